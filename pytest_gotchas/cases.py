@@ -1,0 +1,284 @@
+"""Chapter YAML -> Chapter / Case / Pair, with file:line on every error.
+
+A chapter file holds a name and title, defaults for its REPL cases (interpreter, environment), whether it is
+implementation-defined, an optional prelude and primers, the cases, the pairs and the twins (the same program
+written twice and cut at the same point). README.md documents the format.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from . import transcript
+from .transcript import Transcript, TranscriptError
+
+CHAPTER_KEYS = {"chapter", "number", "title", "interpreter", "env", "implementation_defined", "prelude",
+                "primers", "cases", "pairs", "twins"}
+CASE_KEYS = {"id", "transcript", "correct", "wrong", "unscored", "note", "interpreter", "env"}
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_VERSION = re.compile(r"^3\.\d+$")
+_LOOKS_LIKE_CHAPTER = re.compile(r"^(chapter|cases)\s*:", re.MULTILINE)
+
+
+class CaseFileError(Exception):
+    """A user error in a chapter file; the message names the file, the line and the case."""
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    line: int
+    transcript: Transcript  # the case's own transcript (without primer or prelude)
+    correct: str | None
+    wrong: str | None
+    unscored: str | None  # why it is shown but never scored
+    note: str | None
+    interpreter: str  # "3.11"
+    env: tuple[tuple[str, str], ...]  # sorted; for shell cases exactly what the command line sets
+
+    @property
+    def scored(self) -> bool:
+        return self.unscored is None
+
+
+@dataclass(frozen=True)
+class Pair:
+    id: str
+    members: tuple[str, str]
+    line: int
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One prompt the model sees for a case: the case under one primer (or none), prelude included."""
+
+    case: Case
+    primer: str | None
+    transcript: Transcript
+
+
+@dataclass(frozen=True)
+class Chapter:
+    name: str
+    number: int | None
+    title: str
+    path: Path
+    implementation_defined: bool
+    primers: tuple[tuple[str, str], ...]
+    prelude: str
+    cases: tuple[Case, ...]
+    pairs: tuple[Pair, ...]
+    twins: tuple[Pair, ...]
+
+    @property
+    def label(self) -> str:
+        """The heading reports use: "ch.2 sets: the order you see is the hash table"."""
+        return f"ch.{self.number} {self.title}" if self.number is not None else self.title
+
+    def prompts(self, case: Case) -> list[Prompt]:
+        if case.transcript.command is not None:
+            return [Prompt(case, None, case.transcript)]
+        variants = list(self.primers) or [(None, "")]
+        return [Prompt(case, name, _combined(text, self.prelude, case.transcript.prompt)) for name, text in variants]
+
+
+def looks_like_chapter(path: Path) -> bool:
+    try:
+        return bool(_LOOKS_LIKE_CHAPTER.search(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _combined(primer: str, prelude: str, own_prompt: str) -> Transcript:
+    text = "".join(_block(part) for part in (primer, prelude)) + own_prompt + transcript.CURSOR
+    return transcript.parse(text)
+
+
+def _block(text: str) -> str:
+    text = transcript.normalise_prompts(text)
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+class _Loader(yaml.SafeLoader):
+    """Keeps the line of every mapping and of each of its keys."""
+
+
+def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> "_Map":
+    loader.flatten_mapping(node)
+    result = _Map()
+    result.line = node.start_mark.line + 1
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in result:
+            raise CaseFileError(f"{{path}}:{key_node.start_mark.line + 1}: duplicate key {key!r}")
+        result[key] = loader.construct_object(value_node, deep=True)
+        result.lines[key] = key_node.start_mark.line + 1
+        # A literal block's text starts on the line after its indicator.
+        result.value_lines[key] = value_node.start_mark.line + 1 + (1 if getattr(value_node, "style", None) in ("|", ">") else 0)
+    return result
+
+
+class _Map(dict):
+    line = 0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: dict[str, int] = {}
+        self.value_lines: dict[str, int] = {}
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def load_chapter(path: Path, display: str | None = None) -> Chapter:
+    """Parse and validate one chapter file; `display` is the path shown in messages (relative to rootdir)."""
+    where = display or str(path)
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
+    except CaseFileError as error:
+        raise CaseFileError(str(error).replace("{path}", where)) from None
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or str(error)
+        raise CaseFileError(f"{where}{line}: not valid YAML: {problem}") from None
+    return _Chapter(path, where, data).build()
+
+
+class _Chapter:
+    def __init__(self, path: Path, where: str, data: object) -> None:
+        self.path, self.where, self.data = path, where, data
+
+    def fail(self, line: int, message: str, case: str | None = None) -> CaseFileError:
+        subject = f"case {case!r}: " if case else ""
+        return CaseFileError(f"{self.where}:{line}: {subject}{message}")
+
+    def build(self) -> Chapter:
+        data = self.data
+        if not isinstance(data, _Map):
+            raise self.fail(1, "a chapter file is a mapping with `chapter`, `title` and `cases`")
+        self._unknown(data, CHAPTER_KEYS, "chapter", None)
+        name = data.get("chapter")
+        if not isinstance(name, str) or not _ID.match(name):
+            raise self.fail(data.lines.get("chapter", data.line), "`chapter` must be a short name such as `sets`")
+        number = data.get("number")
+        if number is not None and (not isinstance(number, int) or isinstance(number, bool)):
+            raise self.fail(data.lines["number"], "`number` must be an integer")
+        title = data.get("title", name)
+        interpreter = self._version(data, None)
+        env = self._env(data, None)
+        primers = data.get("primers") or {}
+        if not isinstance(primers, dict) or not all(isinstance(v, str) for v in primers.values()):
+            raise self.fail(data.lines.get("primers", data.line), "`primers` maps a primer name to its transcript text")
+        prelude = data.get("prelude") or ""
+        if not isinstance(prelude, str):
+            raise self.fail(data.lines["prelude"], "`prelude` is a transcript text")
+        raw_cases = data.get("cases")
+        if not isinstance(raw_cases, list) or not raw_cases:
+            raise self.fail(data.lines.get("cases", data.line), "`cases` must be a non-empty list of cases")
+        cases: list[Case] = []
+        for raw in raw_cases:
+            case = self._case(raw, interpreter or "3.11", env, bool(primers or prelude))
+            if any(c.id == case.id for c in cases):
+                raise self.fail(case.line, "duplicate case id", case.id)
+            cases.append(case)
+        chapter = Chapter(
+            name=name, number=number, title=str(title), path=self.path,
+            implementation_defined=bool(data.get("implementation_defined", False)),
+            primers=tuple((str(k), v) for k, v in primers.items()), prelude=prelude, cases=tuple(cases),
+            pairs=self._pairs(data, "pairs", cases), twins=self._pairs(data, "twins", cases),
+        )
+        for case in chapter.cases:  # primer + prelude + case must still parse as one session
+            try:
+                chapter.prompts(case)
+            except TranscriptError as error:
+                raise self.fail(case.line, f"with its primer/prelude: {error}", case.id) from None
+        return chapter
+
+    def _unknown(self, data: _Map, allowed: set[str], what: str, case: str | None) -> None:
+        for key in data:
+            if key not in allowed:
+                raise self.fail(data.lines[key], f"unknown {what} key {key!r} (allowed: {', '.join(sorted(allowed))})",
+                                case)
+
+    def _version(self, data: _Map, case: str | None) -> str | None:
+        value = data.get("interpreter")
+        if value is None:
+            return None
+        value = str(value)
+        if not _VERSION.match(value):
+            raise self.fail(data.lines["interpreter"], f"`interpreter` is a version such as \"3.12\", got {value!r}", case)
+        return value
+
+    def _env(self, data: _Map, case: str | None) -> dict[str, str]:
+        value = data.get("env") or {}
+        if not isinstance(value, dict):
+            raise self.fail(data.lines["env"], "`env` maps variable names to values", case)
+        return {str(k): str(v) for k, v in value.items()}
+
+    def _case(self, raw: object, interpreter: str, env: dict[str, str], framed: bool) -> Case:
+        if not isinstance(raw, _Map):
+            raise self.fail(getattr(raw, "line", 1), "each case is a mapping with `id` and `transcript`")
+        case_id = raw.get("id")
+        if not isinstance(case_id, str) or not _ID.match(case_id):
+            raise self.fail(raw.line, "every case needs an `id` (letters, digits, `-`, `_`, `.`)")
+        self._unknown(raw, CASE_KEYS, "case", case_id)
+        text = raw.get("transcript")
+        if not isinstance(text, str):
+            raise self.fail(raw.line, "`transcript` (the text the model sees, with █ at the cut) is missing", case_id)
+        try:
+            parsed = transcript.parse(text)
+        except TranscriptError as error:
+            raise self.fail(raw.value_lines["transcript"] + error.line - 1, str(error), case_id) from None
+        if parsed.command is not None and framed:
+            raise self.fail(raw.line, "a shell case cannot take the chapter's primers or prelude", case_id)
+        unscored = raw.get("unscored")
+        correct, wrong = raw.get("correct"), raw.get("wrong")
+        if unscored is not None:
+            if correct is not None or wrong is not None:
+                raise self.fail(raw.line, "an unscored case has no `correct` or `wrong`", case_id)
+            unscored = str(unscored) or "unscored"
+        else:
+            for key, value in (("correct", correct), ("wrong", wrong)):
+                if not isinstance(value, (str, int, float)) or isinstance(value, bool) or str(value) == "":
+                    raise self.fail(raw.lines.get(key, raw.line),
+                                    f"`{key}` must be the non-empty text {'Python prints' if key == 'correct' else 'a misreading expects'} at the cut (quote it: \"True\")",
+                                    case_id)
+            correct, wrong = str(correct), str(wrong)
+            if correct[0] == wrong[0]:
+                raise self.fail(raw.lines["wrong"],
+                                f"`correct` {correct!r} and `wrong` {wrong!r} start alike; cut where they diverge", case_id)
+        if parsed.command is not None:
+            version = parsed.command.interpreter or self._version(raw, case_id) or interpreter
+            case_env = dict(parsed.command.env)
+            if "env" in raw:
+                raise self.fail(raw.lines["env"], "a shell case sets its environment on its command line", case_id)
+        else:
+            version = self._version(raw, case_id) or interpreter
+            case_env = {**env, **self._env(raw, case_id)}
+        return Case(id=case_id, line=raw.line, transcript=parsed, correct=correct, wrong=wrong, unscored=unscored,
+                    note=raw.get("note"), interpreter=version, env=tuple(sorted(case_env.items())))
+
+    def _pairs(self, data: _Map, key: str, cases: list[Case]) -> tuple[Pair, ...]:
+        raw = data.get(key)
+        if raw is None:
+            return ()
+        if not isinstance(raw, _Map):
+            raise self.fail(data.lines.get(key, data.line), f"`{key}` maps an id to two case ids: `id: [a, b]`")
+        ids = {c.id: c for c in cases}
+        pairs = []
+        for pair_id, members in raw.items():
+            line = raw.lines[pair_id]
+            if not isinstance(members, list) or len(members) != 2:
+                raise self.fail(line, f"{key[:-1]} {pair_id!r} must list exactly two case ids")
+            for member in members:
+                if member not in ids:
+                    raise self.fail(line, f"{key[:-1]} {pair_id!r} names unknown case {member!r}")
+                if not ids[member].scored:
+                    raise self.fail(line, f"{key[:-1]} {pair_id!r} names unscored case {member!r}")
+            pairs.append(Pair(id=str(pair_id), members=(members[0], members[1]), line=line))
+        return tuple(pairs)

@@ -1,0 +1,200 @@
+"""Execute a session under its interpreter and render exactly what a terminal would show.
+
+REPL sessions are replayed through the interpreter's own REPL (`python -q -i -s`, input on stdin), not emulated
+with `code.InteractiveConsole`, which loses the SyntaxError caret and 3.13's traceback source lines. A
+PYTHONSTARTUP file swaps the prompts for unique markers and line-buffers stdout, as on a terminal; each marker is
+then rendered as `>>> ` / `... ` plus the echoed input line.
+
+Snippets are code from a file: each run gets a temporary working directory, its own session (process group),
+limits on memory, CPU time, file size and core dumps, and a timeout that kills the whole group. The environment is
+fully explicit: nothing of the parent's leaks in (this machine exports PYTHONUNBUFFERED=1, which changes how
+stdout and stderr interleave).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from filelock import FileLock
+
+from .interpreters import Interpreter
+from .transcript import PS1, PS2
+
+RENDERER_VERSION = 1  # part of every cache key: bump it when rendering changes
+_MARK1, _MARK2 = "\x1eGOTCHAS-PS1\x1e", "\x1eGOTCHAS-PS2\x1e"
+_MARKER = re.compile("(" + re.escape(_MARK1) + "|" + re.escape(_MARK2) + ")")
+_STARTUP = f"""import sys
+sys.ps1 = {_MARK1!r}
+sys.ps2 = {_MARK2!r}
+sys.stdout.reconfigure(line_buffering=True)
+"""
+# Runs in the host interpreter just before exec: limits are set in the child without preexec_fn, which is unsafe
+# in a threaded parent.
+_LIMITED_EXEC = """import os, resource, sys
+mem, cpu, fsize = (int(x) for x in sys.argv[1:4])
+resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+os.execv(sys.argv[4], sys.argv[4:])
+"""
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout: float = 10.0  # seconds of wall time for one run
+    memory: int = 1 << 30  # bytes of address space
+    file_size: int = 16 << 20  # bytes
+
+
+@dataclass(frozen=True)
+class Request:
+    """One session to execute: everything that can change what it prints is in here."""
+
+    interpreter: Interpreter
+    repl_input: tuple[str, ...] | None  # REPL: the input lines
+    args: tuple[str, ...] | None  # shell: arguments after the interpreter
+    shell_text: str | None  # shell: the command as written, echoed before its output
+    env: tuple[tuple[str, str], ...]  # the session's own variables (PYTHONHASHSEED=0 ...), sorted
+
+    def key(self, runs: int, limits: Limits) -> str:
+        payload = json.dumps([RENDERER_VERSION, asdict(self), runs, asdict(limits)], sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+    @property
+    def pinned_seed(self) -> str | None:
+        return dict(self.env).get("PYTHONHASHSEED")
+
+
+@dataclass(frozen=True)
+class Run:
+    text: str  # the rendered transcript
+    seed: str  # the PYTHONHASHSEED it ran under
+    returncode: int  # negative: killed by that signal
+    timed_out: bool
+
+    @property
+    def signal_name(self) -> str | None:
+        if self.returncode >= 0 or self.timed_out:
+            return None
+        try:
+            return signal.Signals(-self.returncode).name
+        except ValueError:
+            return f"signal {-self.returncode}"
+
+
+def seeds(request: Request, runs: int) -> list[str]:
+    """A pinned PYTHONHASHSEED is used for every run; otherwise each run gets a different seed, so that an answer
+    that depends on the hash seed is caught as nondeterministic."""
+    pinned = request.pinned_seed
+    return [pinned] * runs if pinned is not None else [str(n) for n in range(1, runs + 1)]
+
+
+def render_repl(raw: str, lines: tuple[str, ...]) -> str:
+    """Replace each prompt marker with the prompt and the input line it read, as a terminal echoes it."""
+    parts = _MARKER.split(raw)
+    out = [parts[0]]
+    pending = list(lines)
+    for marker, text in zip(parts[1::2], parts[2::2]):
+        if not pending:  # the prompt that met end of input: what follows is the REPL's goodbye newline
+            break
+        out.append((PS1 if marker == _MARK1 else PS2) + pending.pop(0) + "\n" + text)
+    return "".join(out)
+
+
+def run_once(request: Request, seed: str, limits: Limits) -> Run:
+    with tempfile.TemporaryDirectory(prefix="gotchas-") as tmp:
+        env = {"PATH": f"{Path(request.interpreter.path).parent}:/usr/bin:/bin", "HOME": tmp, "LANG": "C.UTF-8",
+               "PYTHONHASHSEED": seed, **dict(request.env)}
+        env["PYTHONHASHSEED"] = seed
+        if request.repl_input is not None:
+            startup = Path(tmp, ".gotchas_startup.py")
+            startup.write_text(_STARTUP)
+            env.update(PYTHONSTARTUP=str(startup), PYTHON_BASIC_REPL="1")
+            argv = [request.interpreter.path, "-q", "-i", "-s"]
+            stdin = "".join(line + "\n" for line in request.repl_input)
+        else:
+            argv = [request.interpreter.path, "-s", *(request.args or ())]
+            stdin = ""
+        cpu = max(1, int(limits.timeout) * 2)
+        command = [sys.executable, "-S", "-c", _LIMITED_EXEC, str(limits.memory), str(cpu), str(limits.file_size), *argv]
+        proc = subprocess.Popen(command, cwd=tmp, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            raw, _ = proc.communicate(stdin.encode(), timeout=limits.timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            raw, _ = proc.communicate()
+            timed_out = True
+    output = raw.decode("utf-8", errors="backslashreplace")
+    if request.repl_input is not None:
+        text = render_repl(output, request.repl_input)
+    else:
+        text = f"$ {request.shell_text}\n{output}"
+    return Run(text=text, seed=seed, returncode=proc.returncode, timed_out=timed_out)
+
+
+def execute(request: Request, runs: int, limits: Limits) -> tuple[Run, ...]:
+    return tuple(run_once(request, seed, limits) for seed in seeds(request, runs))
+
+
+class Cache:
+    """Executed transcripts on disk, one JSON file per key; a per-key file lock makes concurrent processes
+    (xdist workers) wait for the one that executes instead of executing again."""
+
+    def __init__(self, directory: Path | None) -> None:
+        self.directory = directory
+        self.hits = self.misses = 0
+
+    def get_or_execute(self, request: Request, runs: int, limits: Limits) -> tuple[Run, ...]:
+        if self.directory is None:
+            self.misses += 1
+            return execute(request, runs, limits)
+        key = request.key(runs, limits)
+        path = self.directory / f"{key}.json"
+        stored = _read(path)
+        if stored is None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(path) + ".lock"):
+                stored = _read(path)
+                if stored is None:
+                    self.misses += 1
+                    result = execute(request, runs, limits)
+                    _write_atomic(path, [asdict(r) for r in result])
+                    return result
+        self.hits += 1
+        return tuple(Run(**r) for r in stored)
+
+    def execute_all(self, requests: list[Request], runs: int, limits: Limits, workers: int | None = None
+                    ) -> list[tuple[Run, ...]]:
+        """Cache misses run in parallel: each run is a subprocess, so threads suffice."""
+        unique = list(dict.fromkeys(requests))
+        workers = workers or max(2, (os.cpu_count() or 2) * 2)
+        with ThreadPoolExecutor(max_workers=min(workers, max(1, len(unique)))) as pool:
+            results = dict(zip(unique, pool.map(lambda r: self.get_or_execute(r, runs, limits), unique)))
+        return [results[r] for r in requests]
+
+
+def _read(path: Path) -> list[dict] | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _write_atomic(path: Path, data: object) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(data, f)
+    os.replace(tmp, path)

@@ -1,0 +1,74 @@
+"""Check a prompt against what Python printed: a true prefix, the correct candidate next, the distractor not.
+
+Pure: takes the executed runs, returns a verdict on the case's ground truth with a message that shows expected
+and actual text around the divergence (reprs, so that a whitespace-only difference is visible).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .execute import Run
+
+CONTEXT = 30  # characters shown on each side of a divergence
+
+
+@dataclass(frozen=True)
+class Checked:
+    status: str  # "ok" | "mismatch" | "nondeterministic" | "crash" | "timeout"
+    message: str | None  # what is wrong, for every status but "ok"
+    output: str  # what Python printed (first run)
+
+
+def check(prompt: str, correct: str | None, wrong: str | None, runs: tuple[Run, ...]) -> Checked:
+    """Every run must agree with the case; `correct`/`wrong` are None for an unscored case, which must instead
+    show that its output changes between runs (seeds)."""
+    output = runs[0].text
+    for run in runs:
+        if run.timed_out:
+            return Checked("timeout", f"the snippet did not finish (killed after the timeout, seed {run.seed})", output)
+        if run.signal_name:
+            return Checked("crash", f"the interpreter crashed: killed by {run.signal_name} (seed {run.seed})", output)
+    problems = [(run, _problem(prompt, correct, wrong, run.text)) for run in runs]
+    failing = [(run, p) for run, p in problems if p]
+    if failing and len(failing) < len(runs):
+        passing = next(run for run, p in problems if not p)
+        run, problem = failing[0]
+        return Checked("nondeterministic",
+                       f"the answer changes between runs: it holds under PYTHONHASHSEED={passing.seed} but not under "
+                       f"PYTHONHASHSEED={run.seed}: {problem}", output)
+    if failing:
+        return Checked("mismatch", failing[0][1], output)
+    if correct is None and len({run.text for run in runs}) < 2:
+        seeds = ", ".join(run.seed for run in runs)
+        return Checked("mismatch", f"an unscored case must show that its output changes, but it printed the same "
+                                   f"under PYTHONHASHSEED={seeds}; score it with `correct`/`wrong` instead", output)
+    return Checked("ok", None, output)
+
+
+def _problem(prompt: str, correct: str | None, wrong: str | None, actual: str) -> str | None:
+    if not actual.startswith(prompt):
+        at = _divergence(prompt, actual)
+        return "the prompt is not what Python printed\n" + _show(prompt, actual, at)
+    rest = actual[len(prompt):]
+    if correct is not None and not rest.startswith(correct):
+        return (f"`correct` {correct!r} is not what Python prints at the cut; it prints "
+                f"{rest[:max(len(correct), 12)]!r}\n" + _show(prompt + correct, actual, len(prompt)))
+    if wrong is not None and rest.startswith(wrong):
+        return f"`wrong` {wrong!r} is what Python prints at the cut: it is not a misreading"
+    return None
+
+
+def _divergence(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def _show(expected: str, actual: str, at: int) -> str:
+    line = expected.count("\n", 0, at) + 1
+    start = max(0, at - CONTEXT)
+    return (f"  at line {line} of the transcript, after {expected[start:at]!r}:\n"
+            f"    transcript: {expected[at:at + CONTEXT]!r}\n"
+            f"    python:     {actual[at:at + CONTEXT]!r}")

@@ -1,0 +1,114 @@
+"""Find python3.X interpreters and verify each by running it.
+
+`shutil.which` finds pyenv shims that exit 127 for versions the shim does not select, so nothing is trusted
+until it has printed its own version.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_PROBE = "import sys, platform; print('%d.%d.%d' % sys.version_info[:3], platform.python_implementation())"
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    version: str  # exact, e.g. "3.13.0"
+    path: str  # absolute path that was verified
+    implementation: str  # "CPython"
+
+    @property
+    def minor(self) -> str:
+        return ".".join(self.version.split(".")[:2])
+
+
+@dataclass(frozen=True)
+class Missing:
+    wanted: str
+    looked: tuple[str, ...]  # every place tried, with why it was rejected
+
+    def reason(self) -> str:
+        tried = "; ".join(self.looked) or "nowhere"
+        return (
+            f"no working python{self.wanted} found (tried: {tried}); "
+            f"point to one with --gotchas-python {self.wanted}=/path/to/python{self.wanted} "
+            f"or the ini option gotchas_python"
+        )
+
+
+def parse_mapping(entries: list[str]) -> dict[str, str]:
+    """`3.12=/opt/py312/bin/python` entries, from the command line or the ini, into {"3.12": path}."""
+    mapping = {}
+    for entry in entries:
+        version, sep, path = entry.partition("=")
+        if not sep or not version.strip() or not path.strip():
+            raise ValueError(f"--gotchas-python expects VERSION=PATH (e.g. 3.12=/usr/bin/python3.12), got {entry!r}")
+        mapping[version.strip()] = os.path.expanduser(path.strip())
+    return mapping
+
+
+def candidates(version: str, path_env: str | None = None) -> list[str]:
+    """Where python`version` may live, most specific first."""
+    on_path = shutil.which(f"python{version}", path=path_env)
+    pyenv_root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    pyenv = sorted(glob.glob(os.path.join(pyenv_root, "versions", f"{version}.*", "bin", f"python{version}")), reverse=True)
+    found = [on_path] if on_path and "/shims/" not in on_path else []
+    found += pyenv + [f"/usr/local/bin/python{version}", f"/usr/bin/python{version}"]
+    if f"{sys.version_info.major}.{sys.version_info.minor}" == version:
+        found.append(sys.executable)
+    # A pyenv shim answers only for the versions pyenv currently selects, and slowly: try it last.
+    if on_path and "/shims/" in on_path:
+        found.append(on_path)
+    seen: list[str] = []
+    for path in found:
+        if path not in seen:
+            seen.append(path)
+    return seen
+
+
+def probe(path: str, timeout: float = 10.0) -> Interpreter | str:
+    """Run `path` and read its version; returns an Interpreter, or why it was rejected."""
+    if not os.path.exists(path):
+        return f"{path}: does not exist"
+    try:
+        done = subprocess.run(
+            [path, "-s", "-c", _PROBE], capture_output=True, text=True, timeout=timeout,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/")},
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"{path}: {error.__class__.__name__}"
+    if done.returncode != 0:
+        return f"{path}: exited {done.returncode}"
+    version, _, implementation = done.stdout.strip().partition(" ")
+    return Interpreter(version=version, path=str(Path(path).absolute()), implementation=implementation)
+
+
+@dataclass
+class Finder:
+    """Resolves "3.12" to a verified interpreter, once per process."""
+
+    overrides: dict[str, str] = field(default_factory=dict)
+    _found: dict[str, Interpreter | Missing] = field(default_factory=dict)
+
+    def find(self, version: str) -> Interpreter | Missing:
+        if version not in self._found:
+            self._found[version] = self._search(version)
+        return self._found[version]
+
+    def _search(self, version: str) -> Interpreter | Missing:
+        paths = [self.overrides[version]] if version in self.overrides else candidates(version)
+        looked = []
+        for path in paths:
+            result = probe(path)
+            if isinstance(result, Interpreter):
+                if result.minor == version:
+                    return result
+                result = f"{path}: is Python {result.version}"
+            looked.append(result)
+        return Missing(wanted=version, looked=tuple(looked))
