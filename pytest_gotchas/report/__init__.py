@@ -1,0 +1,1 @@
+"""Views of one result object: terminal, JSON, HTML."""

@@ -1,0 +1,182 @@
+"""One process's gotchas state: interpreters, the transcript cache, the model (loaded lazily, once) and the
+results. It wires the steps together so that plugin.py only translates between pytest and these calls."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import cases as cases_mod
+from .cases import Case, Chapter, Prompt
+from .execute import Cache, Limits, Request, Run
+from .groundtruth import Checked, check
+from .interpreters import Finder, Interpreter, Missing
+from .options import Settings
+from .results import CRASH, EXCLUDED, SCORED, SKIPPED, UNSCORED, CaseResult, ChapterInfo, RunResult
+from .verdict import case_verdict, run_verdict
+
+
+class GotchasError(Exception):
+    """A user-facing error: shown as its message alone, never as a traceback."""
+
+
+class ModelUnavailable(GotchasError):
+    """The model could not be loaded: the run stops after the first case that needed it."""
+
+
+@dataclass
+class Planned:
+    """What collection decided for one case: the prompts it verified, or why the case cannot be scored."""
+
+    case: Case
+    chapter: Chapter
+    info: ChapterInfo
+    prompts: list[Prompt]
+    status: str  # SCORED | UNSCORED | CRASH | EXCLUDED | SKIPPED
+    message: str | None = None
+    interpreter: Interpreter | None = None
+    outputs: list[list[str]] = field(default_factory=list)
+
+    def result(self, **values: Any) -> CaseResult:
+        interpreter = f"{self.interpreter.version} {self.interpreter.path}" if self.interpreter else None
+        base = dict(id=self.case.id, chapter=self.info, status=self.status, verdict=None, interpreter=interpreter,
+                    outputs=self.outputs, message=self.message, note=self.case.note)
+        return CaseResult(**{**base, **values})
+
+
+@dataclass
+class ChapterPlan:
+    chapter: Chapter
+    planned: list[Planned]
+    refused: list[str]  # messages of cases whose ground truth contradicts them: the file fails to collect
+    warnings: list[str]  # implementation-defined mismatches
+
+
+def chapter_info(chapter: Chapter, display: str) -> ChapterInfo:
+    return ChapterInfo(
+        name=chapter.name, label=chapter.label, title=chapter.title, path=display,
+        implementation_defined=chapter.implementation_defined, case_ids=[c.id for c in chapter.cases],
+        pairs={p.id: list(p.members) for p in chapter.pairs}, twins={t.id: list(t.members) for t in chapter.twins},
+    )
+
+
+class GotchasSession:
+    def __init__(self, settings: Settings, cache_dir: Path | None, worker_id: str | None = None) -> None:
+        self.settings = settings
+        self.finder = Finder(overrides=settings.python)
+        self.cache = Cache(cache_dir)
+        self.limits = Limits(timeout=settings.timeout)
+        self.worker_id = worker_id
+        self._loaded: Any = None
+        self._load_error: str | None = None
+        self.results: list[CaseResult] = []
+
+    # -- collection: load, execute, check ---------------------------------------------------------------------
+
+    def plan_chapter(self, path: Path, display: str) -> ChapterPlan:
+        chapter = cases_mod.load_chapter(path, display)
+        info = chapter_info(chapter, display)
+        planned: list[Planned] = []
+        requests: list[tuple[Planned, Prompt, Request]] = []
+        for case in chapter.cases:
+            found = self.finder.find(case.interpreter)
+            prompts = chapter.prompts(case)
+            if isinstance(found, Missing):
+                planned.append(Planned(case, chapter, info, prompts, SKIPPED, found.reason()))
+                continue
+            plan = Planned(case, chapter, info, prompts, UNSCORED if not case.scored else SCORED, case.unscored,
+                           interpreter=found)
+            planned.append(plan)
+            for prompt in prompts:
+                requests.append((plan, prompt, _request(found, prompt)))
+        executed = self.cache.execute_all([r for _, _, r in requests], self.settings.runs, self.limits)
+        refused, warnings = [], []
+        for (plan, prompt, _), runs in zip(requests, executed):
+            checked = check(prompt.transcript.prompt, plan.case.correct, plan.case.wrong, runs)
+            if plan.status == UNSCORED:
+                plan.outputs = [[run.seed, run.text] for run in runs]
+            if checked.status == "ok" or plan.status in (CRASH, EXCLUDED):
+                continue
+            message = _describe(display, plan, prompt, checked, runs)
+            if checked.status == "crash":
+                plan.status, plan.message = CRASH, message
+            elif chapter.implementation_defined and checked.status in ("mismatch", "nondeterministic"):
+                plan.status, plan.message = EXCLUDED, message
+                warnings.append(message + "\n  (implementation-defined chapter: the case is left out of scoring)")
+            else:
+                refused.append(message)
+        return ChapterPlan(chapter, planned, refused, warnings)
+
+    # -- scoring ----------------------------------------------------------------------------------------------
+
+    def model(self) -> Any:
+        """The model, loaded on first use; a failure is remembered so that it is reported once, not per case."""
+        if self._loaded is None and self._load_error is None:
+            from .model import ModelLoadError, ModelSpec, load_model, resolve_device
+
+            spec = ModelSpec(name=self.settings.model, dtype=self.settings.dtype,
+                             device=resolve_device(self.settings.device, self.worker_id))
+            try:
+                self._loaded = load_model(spec, self.settings.cache_dir)
+            except ModelLoadError as error:
+                self._load_error = str(error)
+        if self._load_error is not None:
+            raise ModelUnavailable(self._load_error)
+        return self._loaded
+
+    def score(self, plan: Planned) -> CaseResult:
+        from .score import CutError, plan_cut, score_batch
+
+        loaded = self.model()
+        case = plan.case
+        try:
+            cuts = [plan_cut(loaded.tokenizer, p.transcript.prompt, case.correct, case.wrong) for p in plan.prompts]
+        except CutError as error:
+            raise GotchasError(f"{plan.info.path}:{case.line}: case {case.id!r}: {error}") from None
+        scores = score_batch(loaded, cuts, softmax_dtype=self.settings.softmax_dtype, top_k=self.settings.top_k,
+                             batch_size=self.settings.batch_size)
+        runs = []
+        for prompt, s in zip(plan.prompts, scores):
+            plain = None if s.plain_p_correct is None else run_verdict(s.plain_p_correct, s.plain_p_wrong)
+            runs.append(RunResult(
+                primer=prompt.primer, prompt=prompt.transcript.prompt, correct=case.correct, wrong=case.wrong,
+                p_correct=s.p_correct, p_wrong=s.p_wrong, coverage=s.p_correct + s.p_wrong,
+                margin=abs(s.p_correct - s.p_wrong), verdict=run_verdict(s.p_correct, s.p_wrong), reading=s.kind,
+                correct_tokens=list(s.correct_tokens), wrong_tokens=list(s.wrong_tokens),
+                top=[[t, p] for t, p in s.top], plain_p_correct=s.plain_p_correct, plain_p_wrong=s.plain_p_wrong,
+                plain_verdict=plain, softmax_dtype=s.softmax_dtype, batch_size=self.settings.batch_size,
+                forward_passes=s.forward_passes,
+            ))
+        return plan.result(verdict=case_verdict([r.verdict for r in runs]), runs=runs,
+                           model=_model_info(loaded))
+
+
+def _model_info(loaded: Any) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return asdict(loaded.info)
+
+
+def _request(interpreter: Interpreter, prompt: Prompt) -> Request:
+    command = prompt.transcript.command
+    return Request(
+        interpreter=interpreter,
+        repl_input=prompt.transcript.repl_input,
+        args=command.args if command else None,
+        shell_text=command.text if command else None,
+        env=prompt.case.env,
+    )
+
+
+def _describe(display: str, plan: Planned, prompt: Prompt, checked: Checked, runs: tuple[Run, ...]) -> str:
+    interp = plan.interpreter
+    env = " ".join(f"{k}={v}" for k, v in plan.case.env) or "no variables set"
+    primer = f", primer {prompt.primer!r}" if prompt.primer else ""
+    where = f"{display}:{plan.case.line}: case {plan.case.id!r}{primer}"
+    return f"{where}: {checked.message}\n  (python {interp.version} at {interp.path}; {env}; {len(runs)} runs)"
+
+
+def worker_id() -> str | None:
+    return os.environ.get("PYTEST_XDIST_WORKER")
