@@ -119,6 +119,9 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> "_Map":
         result.lines[key] = key_node.start_mark.line + 1
         # A literal block's text starts on the line after its indicator.
         result.value_lines[key] = value_node.start_mark.line + 1 + (1 if getattr(value_node, "style", None) in ("|", ">") else 0)
+        result.literal[key] = getattr(value_node, "style", None) == "|"
+        if isinstance(value_node, yaml.ScalarNode) and value_node.style is None:
+            result.plain_text[key] = value_node.value  # `3.10` as written, not the float 3.1
     return result
 
 
@@ -129,6 +132,15 @@ class _Map(dict):
         super().__init__()
         self.lines: dict[str, int] = {}
         self.value_lines: dict[str, int] = {}
+        self.literal: dict[str, bool] = {}  # a `|` block: its lines are the file's lines
+        self.plain_text: dict[str, str] = {}  # unquoted scalars as written
+
+    def text(self, key: str) -> object:
+        """The value, but a number as it is written: YAML reads `3.10` as 3.1 and `0.10` as 0.1."""
+        value = self.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and key in self.plain_text:
+            return self.plain_text[key]
+        return value
 
 
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
@@ -206,7 +218,7 @@ class _Chapter:
                                 case)
 
     def _version(self, data: _Map, case: str | None) -> str | None:
-        value = data.get("interpreter")
+        value = data.text("interpreter")
         if value is None:
             return None
         value = str(value)
@@ -233,11 +245,13 @@ class _Chapter:
         try:
             parsed = transcript.parse(text)
         except TranscriptError as error:
-            raise self.fail(raw.value_lines["transcript"] + error.line - 1, str(error), case_id) from None
+            # Only a `|` block keeps the transcript's lines as the file's lines.
+            offset = error.line - 1 if raw.literal.get("transcript") else 0
+            raise self.fail(raw.value_lines["transcript"] + offset, str(error), case_id) from None
         if parsed.command is not None and framed:
             raise self.fail(raw.line, "a shell case cannot take the chapter's primers or prelude", case_id)
         unscored = raw.get("unscored")
-        correct, wrong = raw.get("correct"), raw.get("wrong")
+        correct, wrong = raw.text("correct"), raw.text("wrong")
         if unscored is not None:
             if correct is not None or wrong is not None:
                 raise self.fail(raw.line, "an unscored case has no `correct` or `wrong`", case_id)

@@ -30,7 +30,7 @@ from filelock import FileLock
 from .interpreters import Interpreter
 from .transcript import PS1, PS2
 
-RENDERER_VERSION = 1  # part of every cache key: bump it when rendering changes
+RENDERER_VERSION = 2  # part of every cache key: bump it when rendering changes
 _MARK1, _MARK2 = "\x1eGOTCHAS-PS1\x1e", "\x1eGOTCHAS-PS2\x1e"
 _MARKER = re.compile("(" + re.escape(_MARK1) + "|" + re.escape(_MARK2) + ")")
 _STARTUP = f"""import sys
@@ -124,6 +124,12 @@ def run_once(request: Request, seed: str, limits: Limits) -> Run:
             argv = [request.interpreter.path, "-q", "-i", "-s"]
             stdin = "".join(line + "\n" for line in request.repl_input)
         else:
+            # A terminal line-buffers stdout, a pipe does not: without this, a program's stderr overtakes its
+            # stdout. sitecustomize (which -s does not skip) does what the REPL's startup file does.
+            hook = Path(tmp, ".gotchas")
+            hook.mkdir()
+            hook.joinpath("sitecustomize.py").write_text("import sys\nsys.stdout.reconfigure(line_buffering=True)\n")
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (str(hook), env.get("PYTHONPATH")) if p)
             argv = [request.interpreter.path, "-s", *(request.args or ())]
             stdin = ""
         cpu = max(1, int(limits.timeout) * 2)
@@ -146,7 +152,12 @@ def run_once(request: Request, seed: str, limits: Limits) -> Run:
 
 
 def execute(request: Request, runs: int, limits: Limits) -> tuple[Run, ...]:
-    return tuple(run_once(request, seed, limits) for seed in seeds(request, runs))
+    done: list[Run] = []
+    for seed in seeds(request, runs):
+        done.append(run_once(request, seed, limits))
+        if done[-1].timed_out:  # a runaway snippet: running it again only costs another timeout
+            break
+    return tuple(done)
 
 
 class Cache:

@@ -38,6 +38,15 @@ def check(prompt: str, correct: str | None, wrong: str | None, runs: tuple[Run, 
                        f"the answer changes between runs: it holds under PYTHONHASHSEED={passing.seed} but not under "
                        f"PYTHONHASHSEED={run.seed}: {problem}", output)
     if failing:
+        # Wrong under every seed, but the text up to the end of the candidates differs: the output itself varies.
+        end = len(prompt) + max(len(correct or ""), len(wrong or ""))
+        (first, problem) = failing[0]
+        different = next(((run, p) for run, p in failing if run.text[:end] != first.text[:end]), None)
+        if different is not None:
+            run, other = different
+            return Checked("nondeterministic",
+                           f"the output changes between runs: under PYTHONHASHSEED={first.seed}: {problem}\n"
+                           f"under PYTHONHASHSEED={run.seed}: {other}", output)
         return Checked("mismatch", failing[0][1], output)
     if correct is None and len({run.text for run in runs}) < 2:
         seeds = ", ".join(run.seed for run in runs)
@@ -52,6 +61,9 @@ def _problem(prompt: str, correct: str | None, wrong: str | None, actual: str) -
         return "the prompt is not what Python printed\n" + _show(prompt, actual, at)
     rest = actual[len(prompt):]
     if correct is not None and not rest.startswith(correct):
+        if wrong is not None and rest.startswith(wrong):
+            return (f"`correct` {correct!r} is not what Python prints at the cut, `wrong` {wrong!r} is\n"
+                    + _show(prompt + correct, actual, len(prompt)))
         return (f"`correct` {correct!r} is not what Python prints at the cut; it prints "
                 f"{rest[:max(len(correct), 12)]!r}\n" + _show(prompt + correct, actual, len(prompt)))
     if wrong is not None and rest.startswith(wrong):

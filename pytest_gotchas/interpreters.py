@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -47,7 +48,7 @@ def parse_mapping(entries: list[str]) -> dict[str, str]:
     mapping = {}
     for entry in entries:
         version, sep, path = entry.partition("=")
-        if not sep or not version.strip() or not path.strip():
+        if not sep or not re.fullmatch(r"3\.\d+", version.strip()) or not path.strip():
             raise ValueError(f"--gotchas-python expects VERSION=PATH (e.g. 3.12=/usr/bin/python3.12), got {entry!r}")
         mapping[version.strip()] = os.path.expanduser(path.strip())
     return mapping
@@ -103,7 +104,7 @@ class Finder:
 
     def _search(self, version: str) -> Interpreter | Missing:
         paths = [self.overrides[version]] if version in self.overrides else candidates(version)
-        looked = []
+        looked = [] if version in self.overrides else _empty_searches(version)
         for path in paths:
             result = probe(path)
             if isinstance(result, Interpreter):
@@ -112,3 +113,15 @@ class Finder:
                 result = f"{path}: is Python {result.version}"
             looked.append(result)
         return Missing(wanted=version, looked=tuple(looked))
+
+
+def _empty_searches(version: str) -> list[str]:
+    """The searches behind `candidates` that found nothing, so that a Missing says where it looked."""
+    empty = []
+    if not shutil.which(f"python{version}"):
+        empty.append(f"PATH: no python{version}")
+    pyenv_root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    pattern = os.path.join(pyenv_root, "versions", f"{version}.*", "bin", f"python{version}")
+    if not glob.glob(pattern):
+        empty.append(f"{pattern}: none")
+    return empty

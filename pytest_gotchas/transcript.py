@@ -52,7 +52,9 @@ def normalise_prompts(text: str) -> str:
 def parse(text: str) -> Transcript:
     count = text.count(CURSOR)
     if count != 1:
-        raise TranscriptError(f"a transcript needs exactly one cursor {CURSOR} marking the cut; found {count}")
+        # Point at the second cursor when there are several.
+        line = text.count("\n", 0, text.find(CURSOR, text.find(CURSOR) + 1)) + 1 if count > 1 else 1
+        raise TranscriptError(f"a transcript needs exactly one cursor {CURSOR} marking the cut; found {count}", line)
     before, after = text.split(CURSOR)
     if after.strip():
         line = before.count("\n") + 1

@@ -1,0 +1,99 @@
+"""Shared helpers: write chapter files into a pytester directory, find line numbers, find interpreters."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from pytest_gotchas.interpreters import Finder, Interpreter
+
+pytest_plugins = ["pytester"]
+
+# The test modules import these helpers as `gotchas_helpers`: `import conftest` could name the rootdir's conftest.
+sys.modules.setdefault("gotchas_helpers", sys.modules[__name__])
+
+REPO = Path(__file__).resolve().parent.parent
+CASES_DIR = REPO / "cases"
+PY312_PATH = "/root/.pyenv/versions/3.12.1/bin/python3.12"
+
+# A chapter header; the cases follow under `cases:` (line 5 is the first case line).
+HEADER = """\
+chapter: demo
+title: "demo chapter"
+interpreter: "3.12"
+cases:
+"""
+
+
+def chapter_text(cases: str, header: str = HEADER, footer: str = "") -> str:
+    """A chapter file: `cases` is the YAML list under `cases:` written at column 0 (it is indented here)."""
+    body = textwrap.indent(textwrap.dedent(cases).strip("\n"), "  ") + "\n"
+    return header + body + textwrap.dedent(footer)
+
+
+def line_of(text: str, needle: str, nth: int = 1) -> int:
+    """1-based line of the nth line of `text` that contains `needle`."""
+    hits = [n for n, line in enumerate(text.split("\n"), start=1) if needle in line]
+    assert len(hits) >= nth, f"{needle!r} occurs {len(hits)} times in\n{text}"
+    return hits[nth - 1]
+
+
+@pytest.fixture
+def write_chapter(pytester: pytest.Pytester) -> Callable[..., tuple[Path, str]]:
+    """write_chapter(cases, name="a.yaml", header=HEADER, footer="") -> (path, text)."""
+
+    def write(cases: str, name: str = "a.yaml", header: str = HEADER, footer: str = "") -> tuple[Path, str]:
+        text = chapter_text(cases, header, footer)
+        path = pytester.path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path, text
+
+    return write
+
+
+_FINDER = Finder()
+
+
+def interpreter(version: str) -> Interpreter:
+    """The verified python`version`, or skip the test that needs it."""
+    found = _FINDER.find(version)
+    if not isinstance(found, Interpreter):
+        pytest.skip(found.reason())
+    return found
+
+
+@pytest.fixture
+def py312() -> Interpreter:
+    return interpreter("3.12")
+
+
+@pytest.fixture
+def py313() -> Interpreter:
+    return interpreter("3.13")
+
+
+@pytest.fixture
+def py311() -> Interpreter:
+    return interpreter("3.11")
+
+
+def output_lines(result: pytest.RunResult) -> list[str]:
+    return result.outlines + result.errlines
+
+
+def assert_block(result: pytest.RunResult, block: str | list[str]) -> None:
+    """The lines of `block` (dedented, or a list of lines taken as they are) appear in the output exactly, one
+    after the other."""
+    want = textwrap.dedent(block).strip("\n").split("\n") if isinstance(block, str) else block
+    lines = output_lines(result)
+    for start in range(len(lines) - len(want) + 1):
+        if lines[start:start + len(want)] == want:
+            return
+    shown = "\n".join(lines)
+    pytest.fail(f"these lines were not found together in the output:\n" + "\n".join(want) + f"\n--- output ---\n{shown}",
+                pytrace=False)
