@@ -14,13 +14,15 @@ from typing import Any
 
 import pytest
 
+from . import baseline as baseline_mod
 from . import options
 from .cases import CaseFileError, looks_like_chapter
-from .report import json_report, terminal
+from .report import html, json_report, junit, terminal
 from .results import CRASH, EXCLUDED, SCORED, SKIPPED, UNSCORED, CaseResult
 from .session import GotchasError, GotchasSession, ModelUnavailable, Planned, worker_id
 
 STATE = pytest.StashKey[GotchasSession]()
+GATE = pytest.StashKey[baseline_mod.Gate]()
 # pytest summary categories must be single words: pytester reads "3 prime-dep" back as "prime".
 CATEGORY = {"ok": ("ok", ".", "ok"), "MISS": ("MISS", "M", "MISS"), "tie": ("tie", "T", "tie"),
             "noise": ("noise", "n", "noise"), "prime-dep": ("prime_dep", "P", "prime-dep"),
@@ -43,7 +45,25 @@ def pytest_configure(config: pytest.Config) -> None:
     cache_dir = cache.mkdir("gotchas") / "transcripts" if cache else None
     state = GotchasSession(settings, cache_dir, worker_id())
     config.stash[STATE] = state
+    config.stash[GATE] = _baseline_gate(config, settings)
     config.pluginmanager.register(Reporter(state), "gotchas-reporter")
+
+
+def _baseline_gate(config: pytest.Config, settings: options.Settings) -> baseline_mod.Gate:
+    """The baseline this run compares with (read now, so that a bad file is a usage error before anything runs).
+    A --gotchas-baseline path is relative to the current directory, the ini option's to the ini file."""
+    explicit = settings.baseline
+    if explicit is not None and not explicit.is_absolute():
+        from_cli = config.getoption("gotchas_baseline") is not None
+        ini_dir = config.inipath.parent if config.inipath else config.rootpath
+        explicit = (config.invocation_params.dir if from_cli else ini_dir) / explicit
+    try:
+        return baseline_mod.make_gate(
+            config.rootpath, explicit, settings.model, settings.dtype, settings.device, settings.softmax_dtype,
+            update=settings.update_baseline, any_model=settings.baseline_any_model, strict=settings.strict,
+            command=baseline_mod.update_command(str(a) for a in config.invocation_params.args))
+    except baseline_mod.BaselineError as error:
+        raise pytest.UsageError(str(error)) from None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -62,9 +82,8 @@ class ChapterFile(pytest.File):
             plan = session.plan_chapter(self.path, display)
         except CaseFileError as error:
             raise self.CollectError(str(error)) from None
-        for message in plan.warnings:
-            warnings.warn_explicit(GotchasWarning(message), category=None, filename=str(self.path),
-                                   lineno=1)
+        for line, message in plan.warnings:
+            warnings.warn_explicit(GotchasWarning(message), category=None, filename=str(self.path), lineno=line)
         if plan.refused:
             raise self.CollectError("ground truth refuses these cases:\n" + "\n".join(plan.refused))
         items = []
@@ -85,10 +104,18 @@ class GotchaItem(pytest.Item):
         planned = self.planned
         if planned.status == SCORED:
             self.result = self.config.stash[STATE].score(planned)
+            self.user_properties.extend(junit.properties(self.result))  # --junitxml carries the numbers
+            failure, stop = self.config.stash[GATE].check(self.result)  # the baseline gate, decided per member
+            if stop:
+                self.session.shouldstop = "gotchas: the baseline cannot be used with this model"
+            if failure:
+                raise GotchasError(failure)
             return
         self.result = planned.result()
+        self.user_properties.extend(junit.properties(self.result))
         if planned.status in (SKIPPED, EXCLUDED, CRASH):
-            pytest.skip(planned.message or planned.status)
+            # Located at the case, not at this line, in `-rs` output: as pytest's own skip marks do.
+            raise pytest.skip.Exception(planned.message or planned.status, _use_item_location=True)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, GotchasError):
@@ -141,10 +168,18 @@ class Reporter:
             self.state.results.append(CaseResult.from_dict(data))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if not hasattr(session.config, "workerinput"):
+            self.baseline_lines = _finish_baseline(session, self.state.results)
         settings = self.state.settings
-        if hasattr(session.config, "workerinput") or not self.state.results or settings.json is None:
+        if hasattr(session.config, "workerinput") or not self.state.results:
             return
-        json_report.write(settings.json, json_report.build(self.state.results, run_meta(session.config)))
+        if settings.json is None and settings.html is None:
+            return
+        data = json_report.build(self.state.results, run_meta(session.config))  # one dict: the page is a view of it
+        if settings.json is not None:
+            json_report.write(settings.json, data)
+        if settings.html is not None:
+            html.write(settings.html, data)
 
     def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
         if hasattr(config, "workerinput") or not self.state.results:
@@ -152,6 +187,21 @@ class Reporter:
         terminalreporter.write_sep("=", "gotchas")
         for line, markup in terminal.summary_lines(self.state.results):
             terminalreporter.write_line(line, **markup)
+        baseline_lines = getattr(self, "baseline_lines", [])
+        for line, markup in [("", {})] + baseline_lines if baseline_lines else []:
+            terminalreporter.write_line(line, **markup)
+
+
+def _finish_baseline(session: pytest.Session, results: list[CaseResult]) -> list[Any]:
+    """Compare (and with --gotchas-update-baseline record) on the controller only; a failed write fails the run."""
+    lines, to_write = session.config.stash[GATE].finish(results)
+    if to_write is not None:
+        try:
+            baseline_mod.write(*to_write)
+        except OSError as error:
+            lines.append((f"baseline: could not write {to_write[0]}: {error}", {"red": True}))
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    return lines
 
 
 def run_meta(config: pytest.Config) -> dict[str, Any]:

@@ -51,7 +51,7 @@ class ChapterPlan:
     chapter: Chapter
     planned: list[Planned]
     refused: list[str]  # messages of cases whose ground truth contradicts them: the file fails to collect
-    warnings: list[str]  # implementation-defined mismatches
+    warnings: list[tuple[int, str]]  # (line, message) of implementation-defined mismatches
 
 
 def chapter_info(chapter: Chapter, display: str) -> ChapterInfo:
@@ -99,14 +99,16 @@ class GotchasSession:
                 plan.outputs = [[run.seed, run.text] for run in runs]
             if checked.status == "ok" or plan.status in (CRASH, EXCLUDED):
                 continue
-            message = _describe(display, plan, prompt, checked, runs)
+            where = f"{display}:{plan.case.line}: case {plan.case.id!r}"
+            body = _describe(plan, prompt, checked, runs, self.limits)
             if checked.status == "crash":
-                plan.status, plan.message = CRASH, message
+                plan.status, plan.message = CRASH, body  # pytest puts the case's location before a skip reason
             elif chapter.implementation_defined and checked.status in ("mismatch", "nondeterministic"):
-                plan.status, plan.message = EXCLUDED, message
-                warnings.append(message + "\n  (implementation-defined chapter: the case is left out of scoring)")
+                plan.status, plan.message = EXCLUDED, body
+                warnings.append((plan.case.line, f"{where}: {body}\n  (implementation-defined chapter: "
+                                                 f"the case is left out of scoring)"))
             else:
-                refused.append(message)
+                refused.append(f"{where}: {body}")
         return ChapterPlan(chapter, planned, refused, warnings)
 
     # -- scoring ----------------------------------------------------------------------------------------------
@@ -170,12 +172,14 @@ def _request(interpreter: Interpreter, prompt: Prompt) -> Request:
     )
 
 
-def _describe(display: str, plan: Planned, prompt: Prompt, checked: Checked, runs: tuple[Run, ...]) -> str:
+def _describe(plan: Planned, prompt: Prompt, checked: Checked, runs: tuple[Run, ...], limits: Limits) -> str:
     interp = plan.interpreter
     env = " ".join(f"{k}={v}" for k, v in plan.case.env) or "no variables set"
-    primer = f", primer {prompt.primer!r}" if prompt.primer else ""
-    where = f"{display}:{plan.case.line}: case {plan.case.id!r}{primer}"
-    return f"{where}: {checked.message}\n  (python {interp.version} at {interp.path}; {env}; {len(runs)} runs)"
+    primer = f"under primer {prompt.primer!r}: " if prompt.primer else ""
+    message = checked.message
+    if checked.status == "timeout":
+        message += f"; the limit is {limits.timeout:g} s (--gotchas-timeout)"
+    return f"{primer}{message}\n  (python {interp.version} at {interp.path}; {env}; {len(runs)} runs)"
 
 
 def worker_id() -> str | None:
