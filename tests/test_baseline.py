@@ -1,0 +1,370 @@
+"""baseline.py alone: no model, no pytester. Results are built by hand."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pytest_gotchas import baseline as bl
+from pytest_gotchas.cases import looks_like_chapter
+from pytest_gotchas.results import SCORED, SKIPPED, UNSCORED, CaseResult, ChapterInfo, RunResult
+from pytest_gotchas.verdict import run_verdict
+
+SHA = "a" * 64
+MODEL = {"name": "tiny", "source": "/m/tiny", "weights_sha256": SHA, "dtype": "bfloat16", "device": "cpu",
+         "torch_version": "2.13.0", "transformers_version": "5.24.0"}
+HEADER = bl.Header(name="tiny", weights_sha256=SHA, dtype="bfloat16", softmax_dtype="bfloat16", device="cpu",
+                   torch="2.13.0", transformers="5.24.0")
+
+
+def info(name: str = "sets", cases: tuple[str, ...] = ("a", "b", "c", "d"),
+         pairs: dict[str, list[str]] | None = None) -> ChapterInfo:
+    return ChapterInfo(name=name, label=f"ch {name}", title=name, path=f"{name}.yaml", implementation_defined=False,
+                       case_ids=list(cases), pairs={"ab": ["a", "b"], "cd": ["c", "d"]} if pairs is None else pairs,
+                       twins={})
+
+
+def run(p_correct: float, p_wrong: float, primer: str | None = None) -> RunResult:
+    return RunResult(primer=primer, prompt=">>> x\n", correct="1", wrong="2", p_correct=p_correct, p_wrong=p_wrong,
+                     coverage=p_correct + p_wrong, margin=abs(p_correct - p_wrong),
+                     verdict=run_verdict(p_correct, p_wrong), reading="plain", correct_tokens=["1"],
+                     wrong_tokens=["2"], top=[], plain_p_correct=None, plain_p_wrong=None, plain_verdict=None,
+                     softmax_dtype="bfloat16", batch_size=1, forward_passes=1)
+
+
+def case(case_id: str, p_correct: float = 0.75, p_wrong: float = 0.125, chapter: ChapterInfo | None = None,
+         runs: list[RunResult] | None = None, status: str = SCORED, model: dict | None = None) -> CaseResult:
+    chapter = chapter or info()
+    if status != SCORED:
+        return CaseResult(id=case_id, chapter=chapter, status=status, verdict=None)
+    runs = runs or [run(p_correct, p_wrong)]
+    verdicts = {r.verdict for r in runs}
+    verdict = runs[0].verdict if len(verdicts) == 1 else "prime-dep"
+    return CaseResult(id=case_id, chapter=chapter, status=SCORED, verdict=verdict, runs=runs,
+                      model=dict(MODEL, **(model or {})))
+
+
+OK_ = (0.75, 0.125)
+MISS_ = (0.125, 0.75)
+
+
+def all_ok() -> list[CaseResult]:
+    return [case("a"), case("b"), case("c"), case("d", *MISS_)]
+
+
+def recorded(results: list[CaseResult] | None = None) -> bl.Baseline:
+    new, _ = bl.update(None, results or all_ok(), HEADER)
+    return new
+
+
+# -- file format -----------------------------------------------------------------------------------------------
+
+
+def test_dumps_is_sorted_one_line_per_entry_and_reads_back_exactly() -> None:
+    primed = case("c", runs=[run(0.4296875, 0.125, "True-first"), run(0.5, 0.25, "False-first")])
+    baseline = recorded([case("b"), case("a", 0.0001239776611328125, 5.960464477539063e-08), primed, case("d")])
+    text = bl.dumps(baseline)
+    assert bl.loads(text) == baseline
+    body = [line for line in text.splitlines() if not line.startswith("#")]
+    assert body[:2] == ["format: 1", "model:"]
+    assert body[body.index("pairs:") + 1:body.index("verdicts:")] == ["  sets/ab: fail", "  sets/cd: pass"]
+    verdicts = body[body.index("verdicts:") + 1:]
+    assert [line.split(":")[0].strip() for line in verdicts] == ["sets/a", "sets/b", "sets/c", "sets/d"]
+    assert verdicts[0] == ("  sets/a: {p_correct: 0.0001239776611328125, p_wrong: 5.960464477539063e-08, "
+                           "verdict: noise}")
+    assert verdicts[2] == ("  sets/c: {p_correct: {False-first: 0.5, True-first: 0.4296875}, "
+                           "p_wrong: {False-first: 0.25, True-first: 0.125}, verdict: ok}")
+    header = yaml.safe_load(text)["model"]
+    assert list(header) == sorted(header) and header["weights_sha256"] == SHA and header["softmax_dtype"] == "bfloat16"
+
+
+def test_a_baseline_file_is_never_taken_for_a_chapter(tmp_path: Path) -> None:
+    path = tmp_path / "b.yaml"
+    bl.write(path, recorded())
+    assert not looks_like_chapter(path)
+    assert "cases" not in yaml.safe_load(path.read_text())
+
+
+def test_write_is_atomic_and_leaves_no_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "deep" / "b.yaml"
+    bl.write(path, recorded())
+    before = path.read_text()
+    assert os.listdir(path.parent) == ["b.yaml"]
+
+    def broken(*args: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", broken)
+    with pytest.raises(OSError, match="disk full"):
+        bl.write(path, recorded([case("a", *MISS_), case("b")]))
+    assert path.read_text() == before
+    assert os.listdir(path.parent) == ["b.yaml"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("format: 1\npairs: {a: [\n", "line 3: invalid YAML"),
+    ("", "expected a mapping with keys format, model, pairs, verdicts; got nothing (an empty file)"),
+    ("- 1\n", "got a list"),
+    ("format: 1\ncases: {}\n", "unknown key(s) cases"),
+    ("format: 2\n", "format: expected 1, got 2"),
+    ("format: 1\npairs: [a]\n", "pairs: expected a mapping, got a list"),
+    ("format: 1\npairs: {sets/ab: passed}\n", "pairs: sets/ab: expected pass or fail, got 'passed'"),
+    ("format: 1\npairs: {ab: pass}\n", "keys are \"<chapter>/<id>\""),
+    ("format: 1\nverdicts: {sets/a: ok}\n", "verdicts: sets/a: expected {verdict"),
+    ("format: 1\nverdicts: {sets/a: {verdict: good, p_correct: 0.5, p_wrong: 0.1}}\n", "verdict 'good' is not one of"),
+    ("format: 1\nverdicts: {sets/a: {verdict: ok, p_correct: 1.5, p_wrong: 0.1}}\n", "p_correct must be a probability"),
+    ("format: 1\nverdicts: {sets/a: {verdict: ok, p_correct: {x: yes}, p_wrong: 0.1}}\n", "p_correct must be"),
+    ("format: 1\nmodel: {name: x}\n", "model: missing or not a string: weights_sha256, dtype"),
+])
+def test_a_bad_file_is_refused_naming_the_file_and_the_problem(tmp_path: Path, text: str, expected: str) -> None:
+    path = tmp_path / "base.yaml"
+    path.write_text(text)
+    with pytest.raises(bl.BaselineError) as error:
+        bl.read(path)
+    message = str(error.value)
+    assert message.startswith(f"baseline {path} is not a pytest-gotchas baseline: ")
+    assert expected in message
+    assert "--gotchas-update-baseline" in message
+
+
+def test_an_unreadable_file_names_it(tmp_path: Path) -> None:
+    with pytest.raises(bl.BaselineError, match=f"cannot read baseline {tmp_path}"):
+        bl.read(tmp_path)  # a directory
+
+
+# -- where it lives --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model, slug", [
+    (None, "gemma-3-270m"), ("google/gemma-2-2b", "gemma-2-2b"), ("/models/My Model/", "My-Model"),
+    ("~/w/gemma-3-270m-Q4_K_M.gguf", "gemma-3-270m-Q4_K_M"), ("C:\\m\\llama", "llama"), ("///", "model"),
+])
+def test_model_slug(model: str | None, slug: str) -> None:
+    assert bl.model_slug(model) == slug
+
+
+def test_default_path_uses_the_device_kind() -> None:
+    assert bl.default_path(Path("/r"), None, "bfloat16", "cuda:1") == Path("/r/baselines/gemma-3-270m-bfloat16-cuda.yaml")
+
+
+# -- update ---------------------------------------------------------------------------------------------------
+
+
+def test_update_changes_only_what_ran() -> None:
+    other = info("floats", cases=("x", "y"), pairs={"xy": ["x", "y"]})
+    old = recorded(all_ok() + [case("x", chapter=other), case("y", chapter=other)])
+    # A `-k` run of one member of sets/ab, still ok but with other numbers: the pair is not known, so kept.
+    new, stats = bl.update(old, [case("a", 0.5, 0.25)], HEADER)
+    assert new.pairs == old.pairs
+    assert new.verdicts["sets/a"] == bl.Entry("ok", 0.5, 0.25)
+    assert {k: v for k, v in new.verdicts.items() if k != "sets/a"} == {k: v for k, v in old.verdicts.items()
+                                                                        if k != "sets/a"}
+    assert (stats.pairs, stats.verdicts, stats.changed, stats.removed, stats.kept) == (0, 1, 0, 0, 8)  # 3 pairs, 5 cases
+
+
+def test_update_records_a_pair_that_one_member_run_already_fails() -> None:
+    new, stats = bl.update(recorded(), [case("a", *MISS_)], HEADER)
+    assert new.pairs == {"sets/ab": "fail", "sets/cd": "fail"}
+    assert (stats.pairs, stats.verdicts, stats.changed) == (1, 1, 2)
+
+
+def test_update_removes_what_a_chapter_that_ran_no_longer_has() -> None:
+    old = recorded()
+    renamed = info(cases=("a", "b", "c", "e"), pairs={"ab": ["a", "b"], "ce": ["c", "e"]})
+    new, stats = bl.update(old, [case("a", chapter=renamed), case("b", chapter=renamed)], HEADER)
+    assert set(new.pairs) == {"sets/ab"}  # cd is gone from the chapter; ce did not fully run
+    assert set(new.verdicts) == {"sets/a", "sets/b", "sets/c"}
+    assert stats.removed == 2
+
+
+def test_update_drops_a_case_that_became_unscored_and_keeps_one_that_was_skipped() -> None:
+    old = recorded()
+    new, _ = bl.update(old, [case("a", status=UNSCORED), case("b", status=SKIPPED)], HEADER)
+    assert "sets/a" not in new.verdicts and new.verdicts["sets/b"] == old.verdicts["sets/b"]
+
+
+def test_update_takes_the_new_header() -> None:
+    newer = replace(HEADER, torch="2.14.0")
+    new, _ = bl.update(recorded(), all_ok(), newer)
+    assert new.header == newer
+
+
+# -- the per-member gate ---------------------------------------------------------------------------------------
+
+
+def test_a_member_that_breaks_a_passing_pair_fails_with_both_verdicts_and_probabilities() -> None:
+    base = recorded()
+    message = bl.regression_message(base, "b.yaml", case("b", 0.25, 0.5), "pytest --gotchas x --gotchas-update-baseline")
+    assert message is not None
+    assert message.splitlines() == [
+        "regression against the baseline b.yaml:",
+        "  pair sets/ab passed in the baseline and fails now (other member a: ok in the baseline)",
+        "  b:",
+        "    baseline  ok        P(correct) 75.00%  P(wrong) 12.50%",
+        "    now       MISS      P(correct) 25.00%  P(wrong) 50.00%",
+        "If the change is intended, record it:",
+        "  pytest --gotchas x --gotchas-update-baseline",
+    ]
+
+
+@pytest.mark.parametrize("result", [case("b"), case("c", *MISS_), case("d", *MISS_)])
+def test_no_failure_for_an_ok_member_or_a_pair_that_failed_before(result: CaseResult) -> None:
+    base = recorded([case("a"), case("b"), case("c"), case("d", *MISS_)])
+    assert bl.regression_message(base, "b.yaml", result, "cmd") is None
+
+
+def test_a_tie_or_noise_or_prime_dep_breaks_a_pair_too() -> None:
+    base = recorded()
+    for result in (case("a", 0.25, 0.25), case("a", 0.01, 0.001),
+                   case("a", runs=[run(0.5, 0.25, "p1"), run(0.25, 0.5, "p2")])):
+        assert bl.broken_pairs(base, result) == ["ab"], result.verdict
+
+
+def test_strict_fails_every_verdict_that_is_not_ok() -> None:
+    assert bl.strict_message(case("a")) is None
+    assert bl.strict_message(case("a", 0.25, 0.25)) == (
+        "--gotchas-strict: verdict tie is not ok: P(correct) 25.00%  P(wrong) 25.00%")
+
+
+def test_update_command_keeps_the_arguments_and_adds_the_flag_once() -> None:
+    assert bl.update_command(["--gotchas", "-k", "sets or floats"]) == (
+        "pytest --gotchas -k 'sets or floats' --gotchas-update-baseline")
+    assert bl.update_command(["--gotchas-update-baseline"]) == "pytest --gotchas-update-baseline"
+
+
+# -- compare ---------------------------------------------------------------------------------------------------
+
+
+def test_compare_sorts_out_every_kind_of_difference() -> None:
+    base = recorded(all_ok() + [case("x", chapter=info("floats", ("x",), {}))])
+    base.pairs["sets/gone"] = "pass"
+    base.verdicts["sets/old-case"] = bl.Entry("ok", 0.5, 0.25)
+    now = info(cases=("a", "b", "c", "d", "e", "f"), pairs={"ab": ["a", "b"], "cd": ["c", "d"], "ef": ["e", "f"]})
+    results = [case("a", chapter=now), case("b", 0.25, 0.25, chapter=now), case("c", chapter=now),
+               case("d", chapter=now), case("e", chapter=now), case("f", chapter=now)]
+    c = bl.compare(base, results)
+    assert [(p.key, p.describe()) for p in c.regressions] == [("sets/ab", "a ok, b ok -> tie")]
+    assert [(p.key, p.describe()) for p in c.improvements] == [("sets/cd", "c ok, d MISS -> ok")]
+    assert [(p.key, p.new) for p in c.new_pairs] == [("sets/ef", "pass")]
+    assert c.gone_pairs == ["sets/gone"]
+    assert [(x.key, x.old.verdict, x.new.verdict) for x in c.changed_cases] == [("sets/b", "ok", "tie"),
+                                                                                ("sets/d", "MISS", "ok")]
+    assert c.new_cases == ["sets/e", "sets/f"]
+    assert c.gone_cases == ["sets/old-case"]
+    assert c.not_run == ["floats"]
+
+
+def test_compare_lists_a_passing_pair_whose_member_was_not_scored() -> None:
+    c = bl.compare(recorded(), [case("a"), case("b", status=SKIPPED)])
+    assert [(p.key, p.describe()) for p in c.unchecked] == [("sets/ab", "a ok, b not scored")]
+    assert not c.regressions
+
+
+def test_summary_lines_say_what_to_run() -> None:
+    base = recorded()
+    results = [case("a"), case("b"), case("c"), case("d")]
+    lines = [text for text, _ in bl.comparison_lines(bl.compare(base, results), base, "CMD", update=False)]
+    assert "  improvement sets/cd: fail -> pass (c ok, d MISS -> ok)" in lines
+    assert lines[-1] == "  record these changes with: CMD"
+    assert "0 regressed, 1 improved, 1 unchanged" in lines[-2]
+
+
+# -- the gate of one run ---------------------------------------------------------------------------------------
+
+
+def gate(tmp_path: Path, base: bl.Baseline | None = None, **kwargs: object) -> bl.Gate:
+    if base is not None:
+        bl.write(tmp_path / "baselines" / "tiny-bfloat16-cpu.yaml", base)
+    return bl.make_gate(tmp_path, None, "/models/tiny", "bfloat16", None, None, command="CMD", **kwargs)
+
+
+def test_without_a_baseline_nothing_fails_and_the_summary_says_how_to_record(tmp_path: Path) -> None:
+    g = gate(tmp_path)
+    assert g.check(case("b", *MISS_)) == (None, False)
+    lines, write = g.finish(all_ok())
+    assert write is None
+    assert [t for t, _ in lines] == [f"baseline: none at {tmp_path}/baselines/tiny-bfloat16-cpu.yaml; "
+                                     "record one with: CMD"]
+
+
+def test_the_default_file_is_chosen_by_the_device_the_model_loaded_on(tmp_path: Path) -> None:
+    bl.write(tmp_path / "baselines" / "tiny-bfloat16-cuda.yaml", recorded())
+    g = gate(tmp_path)
+    assert g.check(case("b", *MISS_, model={"device": "cuda:1"}))[0] is not None
+    assert g.check(case("b", *MISS_))[0] is None  # cpu: no baseline
+
+
+def test_update_writes_to_the_default_path_and_then_compares(tmp_path: Path) -> None:
+    lines, write = gate(tmp_path, update=True).finish(all_ok())
+    assert write is not None and write[0] == tmp_path / "baselines" / "tiny-bfloat16-cpu.yaml"
+    assert lines[-1][0].endswith("written: 2 pairs and 4 verdicts recorded (0 changed), 0 removed, "
+                                 "0 kept from cases that did not run")
+    bl.write(*write)
+    g = gate(tmp_path)
+    assert g.check(case("a")) == (None, False)
+    failure, stop = g.check(case("a", *MISS_))
+    assert failure and "pair sets/ab passed in the baseline" in failure and not stop
+
+
+def test_a_foreign_model_is_refused_at_its_first_case_and_stops_the_run(tmp_path: Path) -> None:
+    g = gate(tmp_path, recorded())
+    failure, stop = g.check(case("a", model={"weights_sha256": "b" * 64, "name": "other"}))
+    assert stop
+    assert failure == (
+        f"baseline {tmp_path}/baselines/tiny-bfloat16-cpu.yaml was recorded with model 'tiny' (weights sha256 "
+        "aaaaaaaaaaaa..., bfloat16, softmax bfloat16, cpu); this run uses model 'other' (weights sha256 "
+        "bbbbbbbbbbbb..., bfloat16, softmax bfloat16, cpu). They differ in weights_sha256, so their verdicts are not "
+        "comparable. Record a baseline for this model with --gotchas-baseline OTHER.yaml --gotchas-update-baseline, "
+        "or compare anyway with --gotchas-baseline-any-model.")
+    lines, write = g.finish([case("a", model={"weights_sha256": "b" * 64})])
+    assert write is None and lines[0][0].startswith("baseline: not used: ")
+
+
+def test_any_model_compares_across_models_and_says_so(tmp_path: Path) -> None:
+    g = gate(tmp_path, recorded(), any_model=True)
+    other = {"weights_sha256": "b" * 64, "name": "other"}
+    failure, stop = g.check(case("a", *MISS_, model=other))
+    assert not stop and failure and failure.startswith("regression against the baseline")
+    lines, _ = g.finish([case("a", *MISS_, model=other), case("b", model=other)])
+    assert any("compared ACROSS MODELS (--gotchas-baseline-any-model): they differ in weights_sha256" in t
+               for t, _ in lines)
+
+
+def test_update_with_another_model_and_any_model_starts_afresh(tmp_path: Path) -> None:
+    other = {"weights_sha256": "b" * 64}
+    _, write = gate(tmp_path, recorded(), any_model=True, update=True).finish([case("a", model=other),
+                                                                               case("b", model=other)])
+    assert write is not None
+    new = write[1]
+    assert new.header is not None and new.header.weights_sha256 == "b" * 64
+    assert set(new.verdicts) == {"sets/a", "sets/b"} and set(new.pairs) == {"sets/ab"}
+
+
+def test_a_dtype_mismatch_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    bl.write(tmp_path / "b.yaml", recorded())
+    with pytest.raises(bl.BaselineError, match=r"They differ in dtype, softmax_dtype"):
+        bl.make_gate(tmp_path, tmp_path / "b.yaml", None, "float32", None, None)
+    with pytest.raises(bl.BaselineError, match=r"They differ in softmax_dtype"):
+        bl.make_gate(tmp_path, tmp_path / "b.yaml", None, "bfloat16", None, "float32")
+    bl.make_gate(tmp_path, tmp_path / "b.yaml", None, "float32", None, None, any_model=True)
+
+
+def test_an_explicit_path_must_exist_unless_it_is_being_recorded(tmp_path: Path) -> None:
+    with pytest.raises(bl.BaselineError, match="does not exist; record it with --gotchas-baseline"):
+        bl.make_gate(tmp_path, Path("nope.yaml"), None, "bfloat16", None, None)
+    g = bl.make_gate(tmp_path, Path("nope.yaml"), None, "bfloat16", None, None, update=True)
+    assert g.path_for("cpu") == tmp_path / "nope.yaml"
+
+
+def test_the_module_is_pure() -> None:
+    import subprocess
+
+    code = ("import sys, pytest_gotchas.baseline; "
+            "print(sorted(m for m in ('torch', 'transformers', 'pytest') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
