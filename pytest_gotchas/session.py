@@ -158,7 +158,9 @@ class GotchasSession:
 def _model_info(loaded: Any) -> dict[str, Any]:
     from dataclasses import asdict
 
-    return asdict(loaded.info)
+    # Plain values only: the dict travels to the xdist controller inside the report, and torch.__version__ is a
+    # str subclass (TorchVersion) that execnet cannot serialize.
+    return {k: str(v) if isinstance(v, str) else v for k, v in asdict(loaded.info).items()}
 
 
 def _request(interpreter: Interpreter, prompt: Prompt) -> Request:
