@@ -577,7 +577,8 @@ font:600 12px/1 var(--mono);color:#fff;min-width:0}
 border-radius:4px;background:var(--tie-bg);color:var(--tie);border:1px solid #f5e0a1}
 .tag.regressed{background:var(--miss);color:#fff;border-color:var(--miss)}
 .tag.improved{background:var(--ok);color:#fff;border-color:var(--ok)}
-.alts{margin-top:10px;display:flex;flex-wrap:wrap;align-items:baseline;gap:4px 8px}
+.alts{margin-top:10px;display:flex;flex-wrap:wrap;align-items:baseline;gap:4px 6px}
+.alts>span{flex-basis:100%}
 .alts ol{display:contents;list-style:none}
 .alts li{display:inline-flex;gap:6px;align-items:baseline;padding:2px 7px;border:1px solid var(--line);border-radius:5px;
 font-size:13px;background:linear-gradient(to right,#d0d7de var(--p),#fff var(--p))}
@@ -585,6 +586,7 @@ font-size:13px;background:linear-gradient(to right,#d0d7de var(--p),#fff var(--p
 .alts li.t-wrong{background:linear-gradient(to right,#ffcecb var(--p),#fff var(--p));border-color:#ffcecb}
 .alts li code{white-space:pre;color:var(--fg)}
 .alts li b{font-weight:500;color:var(--fg)}
+.runs.many .alts li{font-size:12px;padding:1px 5px;gap:4px}
 .combined{margin:10px 0 0;font-size:14px}
 .note{margin:10px 0 0;font-size:13px;color:var(--muted)}
 .note span{font:600 11px var(--sans);text-transform:uppercase;letter-spacing:.05em;margin-right:4px}
