@@ -1,0 +1,280 @@
+"""Tokenization at the cut and the forward pass, on a tiny model whose logits are set by hand."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+
+import pytest
+import torch
+from tinymodel import build_tiny_model, build_tokenizer
+from tokenizers import normalizers
+
+from pytest_gotchas.model import LoadedModel, ModelSpec, load_model
+from pytest_gotchas.score import CutError, CutPlan, plan_cut, score, score_batch
+
+RULES = {
+    " ": {"1": 3.0, "2": 1.0, "3": 0.5},  # "x = " -> plain, no tie
+    "\n": {"T": 2.0, "F": 2.0},  # "1 == 1\n" -> an exact tie
+    "2": {"),": 1.0, ")]": 2.0, ")": 0.5},  # "(2, 2)" + "," / "]" -> healed to "),", ")]"
+    "{": {"'": 1.0, "'.": 0.5},  # "[{'" + "k" / "." -> chain "'" "k" vs "'."
+    "'": {"k": 3.0, "v": 1.0},
+    ":": {"\n": 4.0, " ": 1.0},
+}
+
+PLAIN = ("x = ", "1", "2")
+TIE = ("1 == 1\n", "True", "False")
+HEALED = ("(2, 2)", ",", "]")
+CHAIN = ("[{'", "k", ".")
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> LoadedModel:
+    root = tmp_path_factory.mktemp("tiny")
+    folder = build_tiny_model(root / "model", RULES)
+    return load_model(ModelSpec(name=str(folder), dtype="bfloat16", device="cpu"), root / "cache")
+
+
+@pytest.fixture(scope="module")
+def scrambled(tiny: LoadedModel) -> LoadedModel:
+    """The tiny model with random attention and MLP outputs, so that every layer does real arithmetic."""
+    model = copy.deepcopy(tiny.model)
+    generator = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for layer in model.model.layers:
+            for weight in (layer.self_attn.o_proj.weight, layer.mlp.down_proj.weight):
+                weight.copy_(torch.randn(weight.shape, generator=generator).to(weight.dtype))
+    return LoadedModel(model=model, tokenizer=tiny.tokenizer, info=tiny.info)
+
+
+def ids(tokenizer, text: str) -> tuple[int, ...]:
+    return tuple(tokenizer(text)["input_ids"])
+
+
+def manual_probs(model, context: tuple[int, ...], dtype: torch.dtype | None = None) -> torch.Tensor:
+    with torch.inference_mode():
+        logits = model(input_ids=torch.tensor([context]), use_cache=False).logits[0, -1]
+    return torch.softmax(logits if dtype is None else logits.to(dtype), dim=-1)
+
+
+# -- plan_cut -----------------------------------------------------------------------------------------------
+
+
+def test_plain_cut(tiny: LoadedModel) -> None:
+    tok = tiny.tokenizer
+    plan = plan_cut(tok, *PLAIN)
+    assert plan.kind == "plain"
+    assert plan.context_ids == plan.prompt_ids == ids(tok, "x = ")
+    assert plan.context_ids[0] == tok.bos_token_id
+    assert (plan.correct_tokens, plan.wrong_tokens) == (("1",), ("2",))
+    assert plan.backed_off_chars == 0
+    assert (plan.plain_correct_id, plan.plain_wrong_id) == (plan.correct_ids[0], plan.wrong_ids[0])
+
+
+def test_healed_cut_backs_off_before_a_merged_token(tiny: LoadedModel) -> None:
+    tok = tiny.tokenizer
+    assert tok.convert_ids_to_tokens(list(ids(tok, "(2, 2),")))[-1] == "),"
+    plan = plan_cut(tok, *HEALED)
+    assert plan.kind == "healed"
+    assert plan.context_ids == ids(tok, "(2, 2")
+    assert plan.prompt_ids == ids(tok, "(2, 2)")
+    assert (plan.correct_tokens, plan.wrong_tokens) == (("),",), (")]",))
+    assert plan.backed_off_chars == 1
+    assert tok.convert_ids_to_tokens([plan.plain_correct_id, plan.plain_wrong_id]) == [",", "]"]
+
+
+def test_chain_cut_when_one_side_starts_with_a_shorter_token(tiny: LoadedModel) -> None:
+    tok = tiny.tokenizer
+    plan = plan_cut(tok, *CHAIN)
+    assert plan.kind == "chain"
+    assert plan.context_ids == ids(tok, "[{")
+    assert (plan.correct_tokens, plan.wrong_tokens) == (("'", "k"), ("'.",))
+    assert plan.backed_off_chars == 1
+    swapped = plan_cut(tok, "[{'", ".", "k")
+    assert (swapped.correct_tokens, swapped.wrong_tokens) == (("'.",), ("'", "k"))
+
+
+def test_unknown_character_is_untokenizable(tiny: LoadedModel) -> None:
+    with pytest.raises(CutError) as error:
+        plan_cut(tiny.tokenizer, "x = ", "█", "1")
+    assert str(error.value) == (
+        "cut not representable by this tokenizer: prompt ends [..., 'x', ' ', '=', ' ']; "
+        "correct \"█\" -> ['<unk>']; wrong \"1\" -> ['1']: "
+        "the correct side maps '█' to the unknown token '<unk>'"
+    )
+
+
+def test_chain_longer_than_eight_tokens_is_untokenizable() -> None:
+    # Merges that need the wrong side's "j" fuse its whole text into one token, so the
+    # two sides share only BOS and the correct side needs all ten characters.
+    merges = ["ij", "hij", "ghij", "fghij", "efghij", "defghij", "cdefghij", "bcdefghij", "abcdefghij"]
+    tok = build_tokenizer(merges)
+    with pytest.raises(CutError) as error:
+        plan_cut(tok, "abcdefghi", "k", "j")
+    assert str(error.value) == (
+        "cut not representable by this tokenizer: prompt ends [..., 'f', 'g', 'h', 'i']; "
+        "correct \"k\" -> ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'k']; wrong \"j\" -> ['abcdefghij']: "
+        "the correct side needs 10 tokens to reach past the cut (at most 8)"
+    )
+
+
+def test_tokenizer_that_drops_text_is_untokenizable() -> None:
+    tok = build_tokenizer()
+    tok.backend_tokenizer.normalizer = normalizers.Replace(" ", "")
+    with pytest.raises(CutError, match=r"the correct side's token offsets do not cover ' 1'$"):
+        plan_cut(tok, "x =", " 1", "2")
+
+
+def test_tokenizer_that_changes_text_is_untokenizable() -> None:
+    tok = build_tokenizer()
+    tok.backend_tokenizer.normalizer = normalizers.Lowercase()
+    with pytest.raises(CutError, match=r"the correct side's tokens decode to 'x = t', which does not end with 'T'$"):
+        plan_cut(tok, "x = ", "T", "f")
+
+
+@pytest.mark.parametrize("correct, wrong", [("", "x"), ("x", ""), ("True", "Tru")])
+def test_candidates_must_differ_in_their_first_character(tiny: LoadedModel, correct: str, wrong: str) -> None:
+    with pytest.raises(CutError, match="must be non-empty and differ in their first character"):
+        plan_cut(tiny.tokenizer, "x = ", correct, wrong)
+
+
+# -- score --------------------------------------------------------------------------------------------------
+
+
+def test_plain_score_equals_a_manual_forward_pass(tiny: LoadedModel) -> None:
+    plan = plan_cut(tiny.tokenizer, *PLAIN)
+    result = score(tiny, plan)
+    probs = manual_probs(tiny.model, plan.context_ids)
+    assert probs.dtype == torch.bfloat16
+    assert result.p_correct == probs[plan.correct_ids[0]].item()
+    assert result.p_wrong == probs[plan.wrong_ids[0]].item()
+    assert result.p_correct > result.p_wrong > 0
+    assert (result.kind, result.forward_passes, result.softmax_dtype) == ("plain", 1, "bfloat16")
+    assert result.plain_p_correct is None and result.plain_p_wrong is None
+    three = probs[tiny.tokenizer.convert_tokens_to_ids("3")].item()
+    assert result.top[:3] == (("1", result.p_correct), ("2", result.p_wrong), ("3", three))
+    assert len(result.top) == 5
+
+
+def test_healed_score_reports_both_readings(tiny: LoadedModel) -> None:
+    plan = plan_cut(tiny.tokenizer, *HEALED)
+    result = score(tiny, plan)
+    healed = manual_probs(tiny.model, plan.context_ids)
+    naive = manual_probs(tiny.model, plan.prompt_ids)
+    assert (result.p_correct, result.p_wrong) == (healed[plan.correct_ids[0]].item(), healed[plan.wrong_ids[0]].item())
+    assert (result.plain_p_correct, result.plain_p_wrong) == (
+        naive[plan.plain_correct_id].item(),
+        naive[plan.plain_wrong_id].item(),
+    )
+    assert result.p_wrong > result.p_correct > 0.2  # healed: a real answer
+    assert result.plain_p_correct == result.plain_p_wrong < 0.02  # naive: noise
+    assert [token for token, _ in result.top[:3]] == [")]", "),", ")"]
+    assert result.forward_passes == 2
+
+
+def test_chain_score_is_the_product_of_its_steps(tiny: LoadedModel) -> None:
+    plan = plan_cut(tiny.tokenizer, *CHAIN)
+    result = score(tiny, plan)
+    first = manual_probs(tiny.model, plan.context_ids)
+    quote, k = plan.correct_ids
+    second = manual_probs(tiny.model, plan.context_ids + (quote,))
+    assert result.p_correct == first[quote].item() * second[k].item()
+    assert result.p_wrong == first[plan.wrong_ids[0]].item()
+    assert (result.correct_tokens, result.wrong_tokens) == (("'", "k"), ("'.",))
+    # The chain's second context is the full prompt, where the naive reading is also taken: one pass for both.
+    assert plan.context_ids + (quote,) == plan.prompt_ids
+    assert result.forward_passes == 2
+    assert result.plain_p_correct == second[plan.plain_correct_id].item()
+
+
+def test_exact_tie_stays_a_tie(tiny: LoadedModel) -> None:
+    plan = plan_cut(tiny.tokenizer, *TIE)
+    assert plan.kind == "plain"
+    result = score(tiny, plan)
+    assert result.p_correct == result.p_wrong == 0.5
+    # Listed by token id ("F" before "T"), not by whichever came first: the list never breaks the tie.
+    assert result.top[:2] == (("F", 0.5), ("T", 0.5))
+
+
+def test_float32_softmax(tiny: LoadedModel) -> None:
+    plan = plan_cut(tiny.tokenizer, *PLAIN)
+    bf16 = score(tiny, plan)
+    fp32 = score(tiny, plan, softmax_dtype="float32")
+    probs = manual_probs(tiny.model, plan.context_ids, torch.float32)
+    assert fp32.softmax_dtype == "float32"
+    assert fp32.p_correct == probs[plan.correct_ids[0]].item()
+    assert fp32.p_correct != bf16.p_correct
+    # The bfloat16 reading is the float32 one rounded to bfloat16.
+    assert torch.tensor(fp32.p_correct).bfloat16().item() == bf16.p_correct
+    assert score(tiny, plan, softmax_dtype="bfloat16") == bf16
+    with pytest.raises(ValueError, match="softmax_dtype"):
+        score(tiny, plan, softmax_dtype="float64")
+
+
+def test_top_tokens_are_decoded_text(tiny: LoadedModel) -> None:
+    result = score(tiny, plan_cut(tiny.tokenizer, "x:", "\n", "1"))
+    assert result.top[0][0] == "\n"
+    assert result.top[1][0] == " "
+    assert len(score(tiny, plan_cut(tiny.tokenizer, *PLAIN), top_k=2).top) == 2
+
+
+@pytest.mark.parametrize("which", ["tiny", "scrambled"])
+def test_last_position_logits_equal_full_logits(which: str, request: pytest.FixtureRequest) -> None:
+    model = request.getfixturevalue(which).model
+    context = torch.tensor([ids(request.getfixturevalue(which).tokenizer, "(1, 2), (2, 2)")])
+    with torch.inference_mode():
+        full = model(input_ids=context, use_cache=False).logits[0, -1]
+        last = model(input_ids=context, logits_to_keep=1, use_cache=False).logits[0, -1]
+    assert torch.equal(full, last)
+
+
+class CountingModel:
+    """Counts forward calls and their batch sizes; everything else is the wrapped model's."""
+
+    def __init__(self, model) -> None:
+        self.model = model
+        self.batches: list[int] = []
+
+    def __getattr__(self, name: str):
+        return getattr(self.model, name)
+
+    def __call__(self, **kwargs):
+        self.batches.append(kwargs["input_ids"].shape[0])
+        return self.model(**kwargs)
+
+
+@pytest.mark.parametrize("which", ["tiny", "scrambled"])
+def test_batched_scores_are_bit_identical(which: str, request: pytest.FixtureRequest) -> None:
+    loaded: LoadedModel = request.getfixturevalue(which)
+    tok = loaded.tokenizer
+    # Same-length prompts (so that batches form), plus every kind of cut.
+    prompts = [("x = ", "1", "2"), ("y = ", "1", "2"), ("z = ", "3", "2"), ("w = ", "2", "1"), TIE, HEALED, CHAIN]
+    plans = [plan_cut(tok, *p) for p in prompts]
+    counting = CountingModel(loaded.model)
+    batched_model = replace_model(loaded, counting)
+    one = score_batch(loaded, plans)
+    batched = score_batch(batched_model, plans, batch_size=4)
+    assert batched == one
+    assert one == [score(loaded, plan) for plan in plans]
+    assert max(counting.batches) == 4
+    assert sum(counting.batches) == len({c for plan in plans for c in contexts(plan)})
+
+
+def replace_model(loaded: LoadedModel, model) -> LoadedModel:
+    return LoadedModel(model=model, tokenizer=loaded.tokenizer, info=loaded.info)
+
+
+def contexts(plan: CutPlan) -> set[tuple[int, ...]]:
+    found = {plan.context_ids, plan.prompt_ids}
+    for chain in (plan.correct_ids, plan.wrong_ids):
+        found.update(plan.context_ids + chain[:i] for i in range(1, len(chain)))
+    return found
+
+
+def test_plain_reading_shown_when_the_naive_token_differs(tiny: LoadedModel) -> None:
+    # A plain cut whose naive first token differs from the canonical one still reports the naive reading.
+    canonical = plan_cut(tiny.tokenizer, *PLAIN)
+    plan = replace(canonical, plain_correct_id=canonical.correct_ids[0] + 2)
+    result = score(tiny, plan)
+    assert result.plain_p_correct == manual_probs(tiny.model, plan.prompt_ids)[plan.plain_correct_id].item()
+    assert result.forward_passes == 1

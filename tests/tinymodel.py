@@ -1,0 +1,163 @@
+"""A tiny real transformers model whose next-token logits are set by hand.
+
+The folder it writes loads through the same code path as a user's model
+(``load_model(ModelSpec(name=str(path), ...))``): a Gemma3 causal LM with one layer
+and a fast BPE tokenizer over single characters plus a few merges.
+
+How the logits are made exact: embeddings are one-hot (1.0), scaled by Gemma's
+sqrt(hidden_size) = 16; the attention and MLP output projections are zero, so the
+residual stream at the last position is 16 * onehot(last token); the final RMSNorm
+divides by rms = 1 and multiplies by (1 + w) = 1/16, giving exactly onehot(last
+token); so the logits are the lm_head column of the last token, which holds
+``rules[token]``. Logits are stored in bfloat16, so pass bfloat16-representable
+values (small integers, halves, quarters) to get exactly the logits you asked for;
+equal logits give exactly equal probabilities.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+HIDDEN_SIZE = 256  # sqrt is 16 (exact), and it bounds the vocabulary size
+LOW_LOGIT = -16.0  # every next token a rule does not name
+SPECIAL_TOKENS = ("<pad>", "<eos>", "<bos>", "<unk>")  # ids 0..3, Gemma's order for pad/eos/bos
+CHARACTERS = tuple(string.printable[:95]) + ("\n",)  # printable ASCII; no "█", which is unknown
+DEFAULT_MERGES = ("),", ")]", "')", "'.")
+
+
+def build_vocab(merges: list[str] | tuple[str, ...] = DEFAULT_MERGES) -> tuple[dict[str, int], list[tuple[str, str]]]:
+    """Vocabulary (token -> id) and BPE merge pairs, in priority order."""
+    vocab = {token: i for i, token in enumerate(SPECIAL_TOKENS + CHARACTERS)}
+    pairs = []
+    for merged in merges:
+        pair = _split_merge(merged, vocab)
+        pairs.append(pair)
+        vocab.setdefault(merged, len(vocab))
+    if len(vocab) > HIDDEN_SIZE:
+        raise ValueError(f"vocabulary of {len(vocab)} tokens exceeds hidden size {HIDDEN_SIZE}")
+    return vocab, pairs
+
+
+def _split_merge(merged: str, vocab: dict[str, int]) -> tuple[str, str]:
+    # The longest left part that is already a token, with a right part that is one too.
+    for cut in range(len(merged) - 1, 0, -1):
+        left, right = merged[:cut], merged[cut:]
+        if left in vocab and right in vocab:
+            return left, right
+    raise ValueError(f"merge {merged!r} is not two existing tokens")
+
+
+def build_tokenizer(merges: list[str] | tuple[str, ...] = DEFAULT_MERGES):
+    """A transformers fast tokenizer: BPE over characters, "<bos>" prepended, "<unk>" for the rest."""
+    from tokenizers import Tokenizer, decoders, models, processors
+    from transformers import PreTrainedTokenizerFast
+
+    vocab, pairs = build_vocab(merges)
+    backend = Tokenizer(models.BPE(vocab=vocab, merges=pairs, unk_token="<unk>"))
+    backend.add_special_tokens(list(SPECIAL_TOKENS))
+    backend.post_processor = processors.TemplateProcessing(
+        single="<bos> $A", pair="<bos> $A <bos> $B", special_tokens=[("<bos>", vocab["<bos>"])]
+    )
+    backend.decoder = decoders.Fuse()  # tokens are literal text: concatenate them
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        bos_token="<bos>",
+        eos_token="<eos>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+        clean_up_tokenization_spaces=False,
+    )
+
+
+def build_tiny_model(
+    path: Path,
+    rules: dict[str, dict[str, float]],
+    merges: list[str] | tuple[str, ...] = DEFAULT_MERGES,
+) -> Path:
+    """Write a model folder into ``path`` whose logits after token t are ``rules[t]``.
+
+    ``rules`` maps a token string (the last token of the prompt) to {next token: logit};
+    every other next token gets ``LOW_LOGIT``, and a last token without a rule gives a
+    uniform distribution.
+    """
+    import torch
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    tokenizer = build_tokenizer(merges)
+    vocab = tokenizer.get_vocab()
+    vocab_size = len(vocab)
+    config = Gemma3TextConfig(
+        vocab_size=vocab_size,
+        hidden_size=HIDDEN_SIZE,
+        intermediate_size=8,
+        num_hidden_layers=1,
+        num_attention_heads=1,
+        num_key_value_heads=1,
+        head_dim=8,
+        query_pre_attn_scalar=8,
+        max_position_embeddings=1024,
+        sliding_window=1024,
+        layer_types=["full_attention"],
+        rms_norm_eps=1e-10,  # 1 + eps == 1 in float32: the final norm is exact in every dtype
+        tie_word_embeddings=False,
+        final_logit_softcapping=None,
+        attn_logit_softcapping=None,
+        pad_token_id=vocab["<pad>"],
+        eos_token_id=vocab["<eos>"],
+        bos_token_id=vocab["<bos>"],
+    )
+    torch.manual_seed(0)
+    model = Gemma3ForCausalLM(config)
+    inner = model.model
+    with torch.no_grad():
+        inner.embed_tokens.weight.zero_()
+        inner.embed_tokens.weight[:, :vocab_size].copy_(torch.eye(vocab_size))
+        for layer in inner.layers:
+            layer.self_attn.o_proj.weight.zero_()
+            layer.mlp.down_proj.weight.zero_()
+        inner.norm.weight.fill_(1.0 / 16 - 1.0)  # (1 + w) undoes the sqrt(hidden) embedding scale
+        head = torch.full((vocab_size, HIDDEN_SIZE), LOW_LOGIT)
+        for last, nexts in rules.items():
+            for token, logit in nexts.items():
+                head[_token_id(vocab, token), _token_id(vocab, last)] = logit
+        head[:, vocab_size:] = 0.0
+        model.lm_head.weight.copy_(head)
+    model = model.to(torch.bfloat16).eval()
+    path.mkdir(parents=True, exist_ok=True)
+    with _no_progress_bars():
+        model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    _pin_tokenizer_class(path)
+    return path
+
+
+@contextmanager
+def _no_progress_bars() -> Iterator[None]:
+    from transformers.utils import logging
+
+    was_enabled = logging.is_progress_bar_enabled()
+    logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            logging.enable_progress_bar()
+
+
+def _token_id(vocab: dict[str, int], token: str) -> int:
+    if token not in vocab:
+        raise KeyError(f"{token!r} is not a token of the tiny vocabulary")
+    return vocab[token]
+
+
+def _pin_tokenizer_class(path: Path) -> None:
+    # config.json says gemma3_text, which would make AutoTokenizer rebuild a Gemma
+    # tokenizer; this folder's tokenizer.json must be used as it is.
+    config_path = path / "tokenizer_config.json"
+    config = json.loads(config_path.read_text())
+    config["tokenizer_class"] = "PreTrainedTokenizerFast"
+    config_path.write_text(json.dumps(config, indent=2) + "\n")
