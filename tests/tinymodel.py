@@ -77,12 +77,20 @@ def build_tiny_model(
     path: Path,
     rules: dict[str, dict[str, float]],
     merges: list[str] | tuple[str, ...] = DEFAULT_MERGES,
+    window_rules: dict[str, dict[str, float]] | None = None,
+    window: int = 12,
 ) -> Path:
     """Write a model folder into ``path`` whose logits after token t are ``rules[t]``.
 
     ``rules`` maps a token string (the last token of the prompt) to {next token: logit};
     every other next token gets ``LOW_LOGIT``, and a last token without a rule gives a
     uniform distribution.
+
+    ``window_rules`` makes the model look back: when one of its tokens occurs among the
+    last ``window`` tokens (sliding-window attention with uniform weights), the logits
+    become (rules[last] + window_rules[that token]) / sqrt(2), up to bfloat16 rounding.
+    That is how a primer's last answer can change the verdict (prime-dep). Window tokens
+    must not also be last tokens of a prompt, and at most one may be in the window.
     """
     import torch
     from transformers import Gemma3ForCausalLM, Gemma3TextConfig
@@ -100,8 +108,8 @@ def build_tiny_model(
         head_dim=8,
         query_pre_attn_scalar=8,
         max_position_embeddings=1024,
-        sliding_window=1024,
-        layer_types=["full_attention"],
+        sliding_window=window if window_rules else 1024,
+        layer_types=["sliding_attention" if window_rules else "full_attention"],
         rms_norm_eps=1e-10,  # 1 + eps == 1 in float32: the final norm is exact in every dtype
         tie_word_embeddings=False,
         final_logit_softcapping=None,
@@ -116,12 +124,23 @@ def build_tiny_model(
     with torch.no_grad():
         inner.embed_tokens.weight.zero_()
         inner.embed_tokens.weight[:, :vocab_size].copy_(torch.eye(vocab_size))
+        window_rules = window_rules or {}
+        if len(window_rules) > config.head_dim:
+            raise ValueError(f"at most {config.head_dim} window tokens")
         for layer in inner.layers:
-            layer.self_attn.o_proj.weight.zero_()
+            attention = layer.self_attn
+            attention.o_proj.weight.zero_()
             layer.mlp.down_proj.weight.zero_()
+            # q = 0: uniform attention over the window; value k carries window token k into its own residual
+            # direction, which the post-attention norm scales to the size of the token's own embedding.
+            attention.q_proj.weight.zero_()
+            attention.v_proj.weight.zero_()
+            for k, token in enumerate(window_rules):
+                attention.v_proj.weight[k, _token_id(vocab, token)] = 1.0
+                attention.o_proj.weight[_token_id(vocab, token), k] = 1.0
         inner.norm.weight.fill_(1.0 / 16 - 1.0)  # (1 + w) undoes the sqrt(hidden) embedding scale
         head = torch.full((vocab_size, HIDDEN_SIZE), LOW_LOGIT)
-        for last, nexts in rules.items():
+        for last, nexts in {**rules, **window_rules}.items():
             for token, logit in nexts.items():
                 head[_token_id(vocab, token), _token_id(vocab, last)] = logit
         head[:, vocab_size:] = 0.0
