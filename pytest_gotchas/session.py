@@ -4,6 +4,7 @@ results. It wires the steps together so that plugin.py only translates between p
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,7 +122,7 @@ class GotchasSession:
             spec = ModelSpec(name=self.settings.model, dtype=self.settings.dtype,
                              device=resolve_device(self.settings.device, self.worker_id))
             try:
-                self._loaded = load_model(spec, self.settings.cache_dir)
+                self._loaded = load_model(spec, self.settings.cache_dir, log=_notice)
             except ModelLoadError as error:
                 self._load_error = str(error)
         if self._load_error is not None:
@@ -153,6 +154,13 @@ class GotchasSession:
             ))
         return plan.result(verdict=case_verdict([r.verdict for r in runs]), runs=runs,
                            model=_model_info(loaded))
+
+
+def _notice(line: str) -> None:
+    """Before slow one-time work (converting a GGUF), say why the run is waiting; stderr reaches the terminal
+    from xdist workers too."""
+    sys.stderr.write(f"gotchas: {line}\n")
+    sys.stderr.flush()
 
 
 def _model_info(loaded: Any) -> dict[str, Any]:
