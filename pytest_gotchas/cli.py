@@ -42,7 +42,9 @@ PRINTED = "<new case>"  # where messages say a printed case is: line numbers cou
 _VERSION = re.compile(r"^3\.\d+$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CASE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-_SHELL_START = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*python(?:3(?:\.\d+)?)?(?:\s|$)")
+# `python3.12 -c ...` without `$ `: a command needs an option (a script file would not exist in the sandbox), which
+# tells it from Python code such as `python = 3`.
+_SHELL_START = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*python(?:3(?:\.\d+)?)?\s+-")
 _CASES_KEY = re.compile(r"^cases\s*:\s*(?:#.*)?$")
 _TOP_LEVEL = re.compile(r"^(?:[^\s#-]|---|\.\.\.)")
 _WORD = re.compile(r"\w+")

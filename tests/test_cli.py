@@ -273,6 +273,18 @@ def test_pasted_transcript_keeps_its_input_and_reruns_it(snippet, capsys, py311)
                                 '    correct: "5"\n    wrong: "6"\n'
 
 
+@pytest.mark.parametrize("text, command", [
+    ('python3.12 -c "print(1)"', 'python3.12 -c "print(1)"'),
+    ('$ PYTHONHASHSEED=0 python -c "print(1)"', 'PYTHONHASHSEED=0 python -c "print(1)"'),
+    ("python = 3", None),
+    ("python3 + 1", None),
+])
+def test_shell_command_or_repl_input(text: str, command: str | None) -> None:
+    parsed = cli.parse_snippet(text + "\n", {})
+    assert parsed.command == command
+    assert (parsed.repl_lines is None) == (command is not None)
+
+
 @pytest.mark.parametrize("lines, typed", [
     (["def f():", "    return 1", "f()"], ("def f():", "    return 1", "", "f()")),
     (["if 0:", "    x = 1", "else:", "    x = 2", "x"], ("if 0:", "    x = 1", "else:", "    x = 2", "", "x")),
