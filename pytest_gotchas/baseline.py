@@ -45,7 +45,7 @@ UPDATE_FLAG = "--gotchas-update-baseline"
 ANY_MODEL_FLAG = "--gotchas-baseline-any-model"
 DEFAULT_DIR = "baselines"
 EMBEDDED_SLUG = "gemma-3-270m"  # the slug of the embedded default model (no --gotchas-model)
-HEADER_FIELDS = ("name", "weights_sha256", "dtype", "softmax_dtype", "device", "torch", "transformers")
+HEADER_FIELDS = ("name", "weights_sha256", "dtype", "softmax_dtype", "device", "hardware", "torch", "transformers")
 # A different value in one of these makes the verdicts incomparable: the comparison is refused.
 IDENTITY_FIELDS = ("weights_sha256", "dtype", "softmax_dtype")
 COMMENT = """\
@@ -64,13 +64,15 @@ class BaselineError(Exception):
 
 @dataclass(frozen=True)
 class Header:
-    """Who produced the verdicts. `device` is the kind only (cpu, cuda, mps ...): xdist workers spread over GPUs."""
+    """Who produced the verdicts. `device` is the kind only (cpu, cuda, mps ...): xdist workers spread over GPUs.
+    `hardware` is what decides how the kernels round: "cpu AVX512", "cpu AVX2", "NVIDIA H200 (sm_90)"."""
 
     name: str
     weights_sha256: str
     dtype: str
     softmax_dtype: str
     device: str
+    hardware: str
     torch: str
     transformers: str
 
@@ -264,6 +266,7 @@ def header_of(result: CaseResult) -> Header | None:
     m = result.model
     return Header(name=str(m["name"]), weights_sha256=str(m["weights_sha256"]), dtype=str(m["dtype"]),
                   softmax_dtype=str(result.runs[0].softmax_dtype), device=device_kind(str(m["device"])),
+                  hardware=str(m.get("hardware", "unknown")),
                   torch=str(m["torch_version"]), transformers=str(m["transformers_version"]))
 
 
@@ -315,7 +318,8 @@ def broken_pairs(baseline: Baseline, result: CaseResult) -> list[str]:
             if result.id in members and baseline.pairs.get(f"{chapter}/{pair_id}") == PASS]
 
 
-def regression_message(baseline: Baseline, path: Path | str, result: CaseResult, command: str) -> str | None:
+def regression_message(baseline: Baseline, path: Path | str, result: CaseResult, command: str,
+                       note: str | None = None) -> str | None:
     """The failure text for a member that broke a pair which passed in the baseline; None when it broke none."""
     broken = broken_pairs(baseline, result)
     if not broken:
@@ -333,6 +337,8 @@ def regression_message(baseline: Baseline, path: Path | str, result: CaseResult,
     lines.append(f"  {result.id}:")
     lines.append(f"    baseline  {was}")
     lines.append(f"    now       {now.verdict:<9} {_probabilities(now.p_correct, now.p_wrong)}")
+    if note:
+        lines.append(f"  ({note})")
     lines.append("If the change is intended, record it:")
     lines.append(f"  {command}")
     return "\n".join(lines)
@@ -593,6 +599,10 @@ class Gate:
         path = self.path_for(device)
         return path, self.files.get(path)
 
+    def shown(self, path: Path) -> str:
+        """The path as reports name it: relative to the rootdir when it is under it, as pytest names files."""
+        return _shown(path, self.root)
+
     def check(self, result: CaseResult) -> tuple[str | None, bool]:
         """(failure message or None, whether the session should stop) for one result, where it ran."""
         header = header_of(result)
@@ -600,12 +610,14 @@ class Gate:
             return None, False
         messages = []
         path, baseline = self.baseline_for(header.device)
+        note = None
         if baseline is not None and baseline.header is not None:
             fields = mismatch(baseline.header, header)
             if fields and not self.any_model:
-                return refusal(path, baseline.header, header.describe(), fields), True
+                return refusal(self.shown(path), baseline.header, header.describe(), fields), True
+            note = hardware_note(baseline.header, header)
         if baseline is not None and not self.update:
-            messages.append(regression_message(baseline, path, result, self.command))
+            messages.append(regression_message(baseline, self.shown(path), result, self.command, note))
         if self.strict:
             messages.append(strict_message(result))
         found = [m for m in messages if m]
@@ -619,17 +631,18 @@ class Gate:
                 return [("baseline: nothing was scored, so nothing was recorded", {"yellow": True})], None
             return [], None
         path, baseline = self.baseline_for(header.device)
+        shown = self.shown(path)
         lines: list[Line] = []
         fields = mismatch(baseline.header, header) if baseline and baseline.header else []
         if fields and not self.any_model:
-            refused = refusal(path, baseline.header, header.describe(), fields)  # type: ignore[union-attr]
+            refused = refusal(shown, baseline.header, header.describe(), fields)  # type: ignore[union-attr]
             return [(f"baseline: not used: {refused}", {"red": True})], None
         if baseline is None:
             if not self.update:
-                return [(f"baseline: none at {path}; record one with: {self.command}", {"yellow": True})], None
+                return [(f"baseline: none at {shown}; record one with: {self.command}", {"yellow": True})], None
         else:
             verb = "recorded over" if self.update else "compared with"
-            lines.append((f"baseline {path}: {verb} {baseline.header.describe() if baseline.header else 'no header'}",
+            lines.append((f"baseline {shown}: {verb} {baseline.header.describe() if baseline.header else 'no header'}",
                           {"bold": True}))
             if fields:
                 lines.append((f"  compared ACROSS MODELS ({ANY_MODEL_FLAG}): they differ in {', '.join(fields)}; "
@@ -640,16 +653,32 @@ class Gate:
             return lines, None
         fresh = bool(fields)  # another model's entries are not this model's: start again
         new, stats = update(None if fresh else baseline, results, header)
-        lines.append((stats.line(path, fresh), {"green": True}))
+        lines.append((stats.line(shown, fresh), {"green": True}))
         return lines, (path, new)
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return str(Path(path).relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def hardware_note(recorded: Header, now: Header) -> str | None:
+    """Said wherever a verdict is compared across hardware: measured, other CPU kernels moved bfloat16
+    probabilities by up to 3 points and turned exact ties into ok or MISS (docs/determinism.md)."""
+    if (recorded.device, recorded.hardware) == (now.device, now.hardware):
+        return None
+    return (f"recorded on {recorded.hardware}, this run on {now.hardware}: other kernels round differently, so "
+            "probabilities move and close verdicts can flip (docs/determinism.md)")
 
 
 def _notes(recorded: Header | None, now: Header) -> Iterator[Line]:
     if recorded is None:
         return
-    if recorded.device != now.device:
-        yield (f"  recorded on {recorded.device}, this run on {now.device}: kernels round differently, so "
-               "probabilities (and ties) may differ", {"yellow": True})
+    note = hardware_note(recorded, now)
+    if note:
+        yield f"  {note}", {"yellow": True}
     versions = [(name, getattr(recorded, name), getattr(now, name)) for name in ("torch", "transformers")]
     changed = [f"{name} {old} -> {new}" for name, old, new in versions if old != new]
     if changed:
@@ -676,7 +705,7 @@ def make_gate(root: Path, explicit: Path | None, model: str | None, dtype: str, 
         fields = settings_mismatch(baseline.header, dtype, softmax_dtype) if baseline.header else []
         if fields and not any_model:
             now = f"dtype {dtype}, softmax {softmax_dtype or dtype}"
-            raise BaselineError(refusal(path, baseline.header, now, fields))  # type: ignore[arg-type]
+            raise BaselineError(refusal(_shown(path, root), baseline.header, now, fields))  # type: ignore[arg-type]
     return Gate(root=Path(root), explicit=explicit, model=model, dtype=dtype, files=files, update=update,
                 any_model=any_model, strict=strict,
                 command=command or f"pytest --gotchas {UPDATE_FLAG}")

@@ -4,6 +4,7 @@ results. It wires the steps together so that plugin.py only translates between p
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -168,7 +169,23 @@ def _model_info(loaded: Any) -> dict[str, Any]:
 
     # Plain values only: the dict travels to the xdist controller inside the report, and torch.__version__ is a
     # str subclass (TorchVersion) that execnet cannot serialize.
-    return {k: str(v) if isinstance(v, str) else v for k, v in asdict(loaded.info).items()}
+    info = {k: str(v) if isinstance(v, str) else v for k, v in asdict(loaded.info).items()}
+    info["hardware"] = _hardware(info["device"])  # the baseline records it: kernels round differently per ISA
+    return info
+
+
+def _hardware(device: str) -> str:
+    """What decides how bfloat16 kernels round (docs/determinism.md): the GPU, or the CPU's vector capability."""
+    import torch
+
+    if "cuda" in device and torch.cuda.is_available():
+        match = re.search(r"cuda:(\d+)", device)
+        index = int(match[1]) if match else torch.cuda.current_device()
+        major, minor = torch.cuda.get_device_capability(index)
+        return f"{torch.cuda.get_device_name(index)} (sm_{major}{minor})"
+    if device.startswith("cpu"):
+        return f"cpu {torch.backends.cpu.get_cpu_capability()}"
+    return device
 
 
 def _request(interpreter: Interpreter, prompt: Prompt) -> Request:

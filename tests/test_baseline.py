@@ -17,9 +17,9 @@ from pytest_gotchas.verdict import run_verdict
 
 SHA = "a" * 64
 MODEL = {"name": "tiny", "source": "/m/tiny", "weights_sha256": SHA, "dtype": "bfloat16", "device": "cpu",
-         "torch_version": "2.13.0", "transformers_version": "5.24.0"}
+         "torch_version": "2.13.0", "transformers_version": "5.24.0", "hardware": "cpu AVX512"}
 HEADER = bl.Header(name="tiny", weights_sha256=SHA, dtype="bfloat16", softmax_dtype="bfloat16", device="cpu",
-                   torch="2.13.0", transformers="5.24.0")
+                   hardware="cpu AVX512", torch="2.13.0", transformers="5.24.0")
 
 
 def info(name: str = "sets", cases: tuple[str, ...] = ("a", "b", "c", "d"),
@@ -288,7 +288,7 @@ def test_without_a_baseline_nothing_fails_and_the_summary_says_how_to_record(tmp
     assert g.check(case("b", *MISS_)) == (None, False)
     lines, write = g.finish(all_ok())
     assert write is None
-    assert [t for t, _ in lines] == [f"baseline: none at {tmp_path}/baselines/tiny-bfloat16-cpu.yaml; "
+    assert [t for t, _ in lines] == ["baseline: none at baselines/tiny-bfloat16-cpu.yaml; "
                                      "record one with: CMD"]
 
 
@@ -316,7 +316,7 @@ def test_a_foreign_model_is_refused_at_its_first_case_and_stops_the_run(tmp_path
     failure, stop = g.check(case("a", model={"weights_sha256": "b" * 64, "name": "other"}))
     assert stop
     assert failure == (
-        f"baseline {tmp_path}/baselines/tiny-bfloat16-cpu.yaml was recorded with model 'tiny' (weights sha256 "
+        "baseline baselines/tiny-bfloat16-cpu.yaml was recorded with model 'tiny' (weights sha256 "
         "aaaaaaaaaaaa..., bfloat16, softmax bfloat16, cpu); this run uses model 'other' (weights sha256 "
         "bbbbbbbbbbbb..., bfloat16, softmax bfloat16, cpu). They differ in weights_sha256, so their verdicts are not "
         "comparable. Record a baseline for this model with --gotchas-baseline OTHER.yaml --gotchas-update-baseline, "
@@ -368,3 +368,16 @@ def test_the_module_is_pure() -> None:
             "print(sorted(m for m in ('torch', 'transformers', 'pytest') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_comparison_across_hardware_or_library_versions_says_so(tmp_path: Path) -> None:
+    g = gate(tmp_path, recorded())
+    elsewhere = {"hardware": "cpu AVX2", "torch_version": "2.14.0"}
+    failure, stop = g.check(case("a", *MISS_, model=elsewhere))
+    assert failure and not stop
+    note = ("recorded on cpu AVX512, this run on cpu AVX2: other kernels round differently, so probabilities move "
+            "and close verdicts can flip (docs/determinism.md)")
+    assert f"  ({note})" in failure.splitlines()
+    lines, _ = g.finish([case("a", *MISS_, model=elsewhere), case("b", model=elsewhere)])
+    texts = [t for t, _ in lines]
+    assert texts[1:3] == [f"  {note}", "  recorded with other library versions: torch 2.13.0 -> 2.14.0"]
