@@ -67,8 +67,11 @@ def chapters(pytester: pytest.Pytester):
     return write
 
 
+SHOWN = "baselines/model-bfloat16-cpu.yaml"  # as reports name it: relative to the rootdir
+
+
 def default_baseline(pytester: pytest.Pytester) -> Path:
-    return pytester.path / "baselines" / "model-bfloat16-cpu.yaml"
+    return pytester.path / SHOWN
 
 
 def baseline_section(result: pytest.RunResult) -> list[str]:
@@ -95,7 +98,7 @@ def test_first_run_without_a_baseline_is_green_and_says_how_to_record(run, chapt
     assert result.parseoutcomes() == {"ok": 3, "MISS": 1}
     path = default_baseline(pytester)
     (line,) = [ln for ln in result.outlines if ln.startswith("baseline")]
-    assert line.startswith(f"baseline: none at {path}; record one with: pytest --gotchas ")
+    assert line.startswith(f"baseline: none at {SHOWN}; record one with: pytest --gotchas ")
     assert line.endswith(" --gotchas-update-baseline")
     assert not path.exists()
 
@@ -105,7 +108,7 @@ def test_update_then_compare_is_green(run, chapters, pytester) -> None:
     recorded = run("--gotchas-update-baseline")
     assert recorded.ret == pytest.ExitCode.OK, recorded.stdout.str()
     path = default_baseline(pytester)
-    assert baseline_section(recorded)[-1] == (f"baseline {path} written: 2 pairs and 4 verdicts recorded (0 changed), "
+    assert baseline_section(recorded)[-1] == (f"baseline {SHOWN} written: 2 pairs and 4 verdicts recorded (0 changed), "
                                               "0 removed, 0 kept from cases that did not run")
     data = yaml.safe_load(path.read_text())
     assert data["pairs"] == {"alpha/ab": "pass", "beta/cd": "fail"}
@@ -118,7 +121,7 @@ def test_update_then_compare_is_green(run, chapters, pytester) -> None:
     assert again.ret == pytest.ExitCode.OK, again.stdout.str()
     assert again.parseoutcomes() == {"ok": 3, "MISS": 1}
     section = baseline_section(again)
-    assert section[0].startswith(f"baseline {path}: compared with model ")
+    assert section[0].startswith(f"baseline {SHOWN}: compared with model ")
     assert section[1:] == ["  0 regressed, 0 improved, 2 unchanged, 0 new, 0 gone, 0 not checked pairs; "
                            "0 verdicts changed"]
 
@@ -130,11 +133,10 @@ def test_a_regression_fails_the_member_that_broke_the_pair(run, chapters, pytest
     result = run()
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert result.parseoutcomes() == {"failed": 1, "ok": 2, "MISS": 1}
-    path = default_baseline(pytester)
     text = failures(result)
     assert re.search(r"_+ alpha chapter: a _+", text), text
     assert textwrap.dedent(f"""\
-        regression against the baseline {path}:
+        regression against the baseline {SHOWN}:
           pair alpha/ab passed in the baseline and fails now (other member b: ok in the baseline)
           a:
             baseline  ok        P(correct) 73.05%  P(wrong) 26.95%
@@ -187,7 +189,7 @@ def test_a_k_update_keeps_the_other_chapters(run, chapters, pytester) -> None:
     chapters(a=A_MISS, d=D_OK)  # alpha would regress, beta improves; only beta is recorded
     result = run("-k", "beta", "--gotchas-update-baseline")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-    assert baseline_section(result)[-1] == (f"baseline {path} written: 1 pairs and 2 verdicts recorded (2 changed), "
+    assert baseline_section(result)[-1] == (f"baseline {SHOWN} written: 1 pairs and 2 verdicts recorded (2 changed), "
                                             "0 removed, 3 kept from cases that did not run")
     after = yaml.safe_load(path.read_text())
     assert after["pairs"] == {"alpha/ab": "pass", "beta/cd": "pass"}
@@ -253,7 +255,7 @@ def test_a_baseline_of_another_model_is_refused_once(run, chapters, pytester) ->
     assert result.ret == pytest.ExitCode.INTERRUPTED
     assert result.parseoutcomes()["failed"] == 1  # the first scored case; then the run stops
     text = failures(result)
-    assert f"baseline {default_baseline(pytester)} was recorded with model " in text
+    assert f"baseline {SHOWN} was recorded with model " in text
     assert "They differ in weights_sha256, so their verdicts are not comparable. Record a baseline for this " \
            "model with --gotchas-baseline OTHER.yaml --gotchas-update-baseline, or compare anyway with " \
            "--gotchas-baseline-any-model." in text.replace("\n", " ")
