@@ -77,7 +77,10 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None) -> Load
     tokenizer = _load_tokenizer(shown, source)
     check_tokenizer(tokenizer, shown)
     if spec.device_map_auto:
-        device = "auto:" + ",".join(sorted({str(d) for d in getattr(model, "hf_device_map", {}).values()}))
+        # With one device (or none but the CPU) transformers sets no hf_device_map: the model's device is the map.
+        mapped = (getattr(model, "hf_device_map", None) or {}).values()  # accelerate names a GPU by its index
+        placed = {f"cuda:{d}" if isinstance(d, int) else str(d) for d in mapped} or {str(model.device)}
+        device = "auto:" + ",".join(sorted(placed))
     folder = source if isinstance(source, Path) else _hub_snapshot(source)
     info = ModelInfo(
         name=shown,

@@ -20,7 +20,9 @@ OPTIONS: list[tuple[str, str, str, Any, str]] = [
     ("--gotchas-model", "gotchas_model", "string", None,
      "model to probe: a hub id, a local folder or a .gguf file (default: the embedded gemma-3-270m)"),
     ("--gotchas-dtype", "gotchas_dtype", "string", "bfloat16", "dtype the model runs in (default bfloat16, as in the spec)"),
-    ("--gotchas-device", "gotchas_device", "string", None, "cpu, cuda or cuda:N (default: cuda when available, else cpu)"),
+    ("--gotchas-device", "gotchas_device", "string", None,
+     "cpu, cuda or cuda:N (default: cuda when available, else cpu; under -n N each worker gets its own GPU); "
+     "auto: device_map=\"auto\", one model spread over every GPU (for a model too large for one)"),
     ("--gotchas-softmax-dtype", "gotchas_softmax_dtype", "string", None,
      "dtype of the softmax at the cut (default: the model's dtype, as in the spec; float32 for finer probabilities)"),
     ("--gotchas-top-k", "gotchas_top_k", "string", "5", "how many top alternatives to record at the cut"),

@@ -120,8 +120,9 @@ class GotchasSession:
         if self._loaded is None and self._load_error is None:
             from .model import ModelLoadError, ModelSpec, load_model, resolve_device
 
-            spec = ModelSpec(name=self.settings.model, dtype=self.settings.dtype,
-                             device=resolve_device(self.settings.device, self.worker_id))
+            auto = self.settings.device == "auto"  # device_map="auto": one model over every GPU
+            spec = ModelSpec(name=self.settings.model, dtype=self.settings.dtype, device_map_auto=auto,
+                             device=None if auto else resolve_device(self.settings.device, self.worker_id))
             try:
                 self._loaded = load_model(spec, self.settings.cache_dir, log=_notice)
             except ModelLoadError as error:
