@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -48,21 +49,47 @@ class ModelInfo:
     transformers_version: str
 
 
-@dataclass
 class LoadedModel:
-    model: Any  # transformers PreTrainedModel, eval mode
-    tokenizer: Any  # a fast tokenizer: offsets are needed at the cut
-    info: ModelInfo
+    """The model, its tokenizer and what was loaded.
+
+    The tokenizer may be loaded lazily (``load_model(..., lazy_tokenizer=True)``): gemma's 262k-entry tokenizer
+    costs 1-3 s and about 400 MB, and a warm run that finds every cut in the cache (cutcache.py) never needs it.
+    ``tokenizer_key`` fingerprints its files and library versions; ``tokenizer_seconds`` is what loading it took.
+    """
+
+    def __init__(self, model: Any, tokenizer: Any = None, info: ModelInfo | None = None, *,
+                 load_tokenizer: Callable[[], Any] | None = None, tokenizer_key: str | None = None) -> None:
+        self.model = model  # transformers PreTrainedModel, eval mode
+        self._tokenizer = tokenizer  # a fast tokenizer: offsets are needed at the cut
+        self._load_tokenizer = load_tokenizer
+        self.info = info
+        self.tokenizer_key = tokenizer_key
+        self.tokenizer_seconds = 0.0
+
+    @property
+    def tokenizer(self) -> Any:
+        """Loaded (and checked) on first use; raises ModelLoadError."""
+        if self._tokenizer is None and self._load_tokenizer is not None:
+            started = time.perf_counter()
+            self._tokenizer = self._load_tokenizer()
+            self._load_tokenizer = None
+            self.tokenizer_seconds += time.perf_counter() - started
+        return self._tokenizer
+
+    @property
+    def tokenizer_loaded(self) -> bool:
+        return self._tokenizer is not None
 
 
 class ModelLoadError(Exception):
     """One user-facing message: what was asked, where it looked, what failed, what to do."""
 
 
-def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None) -> LoadedModel:
+def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_tokenizer: bool = False) -> LoadedModel:
     """Load the model ``spec`` names; .gguf files (and the embedded default) are converted once into ``cache_dir``.
 
-    ``log`` receives a line before slow one-time work (the conversion takes about a minute).
+    ``log`` receives a line before slow one-time work (the conversion takes about a minute). With
+    ``lazy_tokenizer`` the tokenizer is loaded and checked on first use, and ``tokenizer_key`` is set.
     """
     import torch
     import transformers
@@ -74,8 +101,15 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None) -> Load
     _check_device(device, shown)
     source = _resolve_source(spec.name, Path(cache_dir), log or _quiet)
     model = _load_weights(shown, source, getattr(torch, spec.dtype), device)
-    tokenizer = _load_tokenizer(shown, source)
-    check_tokenizer(tokenizer, shown)
+
+    def tokenizer_loader() -> Any:
+        tokenizer = _load_tokenizer(shown, source)
+        check_tokenizer(tokenizer, shown)
+        return tokenizer
+
+    started = time.perf_counter()
+    tokenizer = None if lazy_tokenizer else tokenizer_loader()  # eager: a bad tokenizer is a load error now
+    tokenizer_seconds = time.perf_counter() - started
     if spec.device_map_auto:
         # With one device (or none but the CPU) transformers sets no hf_device_map: the model's device is the map.
         mapped = (getattr(model, "hf_device_map", None) or {}).values()  # accelerate names a GPU by its index
@@ -91,7 +125,12 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None) -> Load
         torch_version=torch.__version__,
         transformers_version=transformers.__version__,
     )
-    return LoadedModel(model=model, tokenizer=tokenizer, info=info)
+    if lazy_tokenizer:
+        return LoadedModel(model, info=info, load_tokenizer=tokenizer_loader,
+                           tokenizer_key=tokenizer_fingerprint(folder, Path(cache_dir)))
+    loaded = LoadedModel(model, tokenizer, info)
+    loaded.tokenizer_seconds = tokenizer_seconds
+    return loaded
 
 
 def resolve_device(requested: str | None, worker_id: str | None) -> str:
@@ -341,6 +380,23 @@ def weight_files(folder: Path) -> list[Path]:
         if (folder / single).is_file():
             return [folder / single]
     return sorted(folder.glob("*.safetensors"), key=lambda p: p.name)
+
+
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".onnx")
+
+
+def tokenizer_fingerprint(folder: Path, cache_dir: Path) -> str:
+    """sha256 over every file of the model folder that is not weights (tokenizer files, config.json, which
+    AutoTokenizer reads too) and the transformers and tokenizers versions: what the tokenizer's answers depend on."""
+    import tokenizers
+    import transformers
+
+    weights = {path.name for path in weight_files(folder)}
+    files = sorted((p for p in folder.iterdir() if p.is_file() and p.name not in weights
+                    and not p.name.endswith(WEIGHT_SUFFIXES) and not p.name.startswith(".")), key=lambda p: p.name)
+    parts = [f"transformers {transformers.__version__}", f"tokenizers {tokenizers.__version__}"]
+    parts += [f"{p.name} {file_sha256(p, cache_dir)}" for p in files]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
 def _hub_snapshot(hub_id: str) -> Path:

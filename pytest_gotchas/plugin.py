@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import platform
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,8 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     cache = getattr(config, "cache", None)  # None under -p no:cacheprovider: execute without caching
     cache_dir = cache.mkdir("gotchas") / "transcripts" if cache else None
-    state = GotchasSession(settings, cache_dir, worker_id())
+    cuts_dir = cache.mkdir("gotchas") / "cuts" if cache else None  # the tokenizer's answers (cutcache.py)
+    state = GotchasSession(settings, cache_dir, worker_id(), cuts_dir=cuts_dir)
     config.stash[STATE] = state
     config.stash[GATE] = _baseline_gate(config, settings)
     config.pluginmanager.register(Reporter(state), "gotchas-reporter")
@@ -132,6 +134,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if isinstance(item, GotchaItem) and call.when == "call":
         if item.result is not None:
             report.gotchas = item.result.to_dict()
+        if hasattr(item.config, "workerinput"):  # the controller writes the JSON: it needs each worker's timings
+            report.gotchas_timings = item.config.stash[STATE].timings()
         if call.excinfo is not None and isinstance(call.excinfo.value, ModelUnavailable):
             # One clear error for the session, not one per case.
             item.session.shouldstop = "gotchas: the model could not be loaded"
@@ -161,11 +165,31 @@ class Reporter:
 
     def __init__(self, state: GotchasSession) -> None:
         self.state = state
+        self.worker_timings: dict[str, Any] = {}  # xdist controller: the latest timings of each worker
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collection(self, session: pytest.Session) -> Any:
+        started = time.perf_counter()
+        try:
+            return (yield)
+        finally:
+            self.state.seconds["collection"] += time.perf_counter() - started
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         data = getattr(report, "gotchas", None)
         if data is not None and report.when == "call":
             self.state.results.append(CaseResult.from_dict(data))
+        timings = getattr(report, "gotchas_timings", None)
+        if timings is not None:
+            gateway = getattr(getattr(report, "node", None), "gateway", None)
+            self.worker_timings[str(getattr(gateway, "id", "worker"))] = timings
+
+    def timings(self) -> dict[str, Any]:
+        """This process's phases; under xdist, the controller's report time and each worker's phases."""
+        if not self.worker_timings:
+            return self.state.timings()
+        return {"seconds": {"report": round(self.state.seconds["report"], 4)},
+                "workers": dict(sorted(self.worker_timings.items()))}
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if not hasattr(session.config, "workerinput"):
@@ -175,8 +199,11 @@ class Reporter:
             return
         if settings.json is None and settings.html is None:
             return
+        started = time.perf_counter()
         data = json_report.build(self.state.results, run_meta(session.config))  # one dict: the page is a view of it
+        self.state.seconds["report"] += time.perf_counter() - started  # building it; not the writes that follow
         if settings.json is not None:
+            data["run"]["timings"] = self.timings()
             json_report.write(settings.json, data)
         if settings.html is not None:
             html.write(settings.html, data)

@@ -280,13 +280,21 @@ def _chain_probability(plan: CutPlan, chain: tuple[int, ...], readings: dict[tup
     return p
 
 
-def _assemble(loaded: Any, plan: CutPlan, readings: dict[tuple[int, ...], _Reading], softmax_dtype: str) -> RunScore:
+def _decode(loaded: Any, token: int, decoded: dict[int, str]) -> str:
+    if token not in decoded:  # the tokenizer is touched only for a text not known yet (see cutcache.py)
+        decoded[token] = loaded.tokenizer.decode([token])
+    return decoded[token]
+
+
+def _assemble(
+    loaded: Any, plan: CutPlan, readings: dict[tuple[int, ...], _Reading], softmax_dtype: str, decoded: dict[int, str]
+) -> RunScore:
     main = readings[plan.context_ids]
     plain = readings[plan.prompt_ids] if _needs_plain(plan) else None
     return RunScore(
         p_correct=_chain_probability(plan, plan.correct_ids, readings),
         p_wrong=_chain_probability(plan, plan.wrong_ids, readings),
-        top=tuple((loaded.tokenizer.decode([i]), p) for i, p in main.top),
+        top=tuple((_decode(loaded, i, decoded), p) for i, p in main.top),
         kind=plan.kind,
         correct_tokens=plan.correct_tokens,
         wrong_tokens=plan.wrong_tokens,
@@ -297,8 +305,18 @@ def _assemble(loaded: Any, plan: CutPlan, readings: dict[tuple[int, ...], _Readi
     )
 
 
+def forward_contexts(plans: list[CutPlan]) -> dict[tuple[int, ...], set[int]]:
+    """Every context the plans need a forward pass for (each once), and the ids read there."""
+    wanted: dict[tuple[int, ...], set[int]] = {}
+    for plan in plans:
+        for context, ids in _reads(plan).items():
+            wanted.setdefault(context, set()).update(ids)
+    return wanted
+
+
 def score_batch(
-    loaded: Any, plans: list[CutPlan], softmax_dtype: str | None = None, top_k: int = 5, batch_size: int = 1
+    loaded: Any, plans: list[CutPlan], softmax_dtype: str | None = None, top_k: int = 5, batch_size: int = 1,
+    decoded: dict[int, str] | None = None,
 ) -> list[RunScore]:
     """Score several plans; each context is run once even if several plans need it.
 
@@ -307,18 +325,18 @@ def score_batch(
     on CPU (tests/test_score.py checks it on the tiny model, also with random attention
     and MLP weights; it held on gemma-3-270m too). GPU kernels may pick a different
     reduction order for a different batch shape, which is why the default stays 1.
+
+    ``decoded`` (token id -> text) is read before the tokenizer is asked, and extended with what it answers.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
     dtype = _resolve_softmax_dtype(loaded.model, softmax_dtype)
-    wanted: dict[tuple[int, ...], set[int]] = {}
-    for plan in plans:
-        for context, ids in _reads(plan).items():
-            wanted.setdefault(context, set()).update(ids)
+    wanted = forward_contexts(plans)
     readings: dict[tuple[int, ...], _Reading] = {}
     for group in _groups(list(wanted), batch_size):
         readings.update(_read_group(loaded.model, group, wanted, dtype, top_k))
-    return [_assemble(loaded, plan, readings, dtype) for plan in plans]
+    decoded = {} if decoded is None else decoded
+    return [_assemble(loaded, plan, readings, dtype, decoded) for plan in plans]
 
 
 def score(loaded: Any, plan: CutPlan, softmax_dtype: str | None = None, top_k: int = 5) -> RunScore:

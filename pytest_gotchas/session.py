@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,16 +65,25 @@ def chapter_info(chapter: Chapter, display: str) -> ChapterInfo:
     )
 
 
+PHASES = ("collection", "model_load", "tokenizer_load", "cuts", "forward", "report")
+
+
 class GotchasSession:
-    def __init__(self, settings: Settings, cache_dir: Path | None, worker_id: str | None = None) -> None:
+    def __init__(self, settings: Settings, cache_dir: Path | None, worker_id: str | None = None,
+                 cuts_dir: Path | None = None) -> None:
         self.settings = settings
         self.finder = Finder(overrides=settings.python)
         self.cache = Cache(cache_dir)
         self.limits = Limits(timeout=settings.timeout)
         self.worker_id = worker_id
+        self.cuts_dir = cuts_dir  # None: no cache of cut plans, and the tokenizer is loaded with the model
+        self._cut_cache: Any = None
         self._loaded: Any = None
         self._load_error: str | None = None
         self.results: list[CaseResult] = []
+        # Wall seconds of this process per phase (plugin.py adds collection and report); see timings().
+        self.seconds = dict.fromkeys(PHASES, 0.0)
+        self.forward_passes = self.prompt_tokens = 0
 
     # -- collection: load, execute, check ---------------------------------------------------------------------
 
@@ -123,25 +133,51 @@ class GotchasSession:
             auto = self.settings.device == "auto"  # device_map="auto": one model over every GPU
             spec = ModelSpec(name=self.settings.model, dtype=self.settings.dtype, device_map_auto=auto,
                              device=None if auto else resolve_device(self.settings.device, self.worker_id))
+            started = time.perf_counter()
             try:
-                self._loaded = load_model(spec, self.settings.cache_dir, log=_notice)
+                self._loaded = load_model(spec, self.settings.cache_dir, log=_notice,
+                                          lazy_tokenizer=self.cuts_dir is not None)
             except ModelLoadError as error:
                 self._load_error = str(error)
+            tokenizer = self._loaded.tokenizer_seconds if self._loaded is not None else 0.0
+            self.seconds["model_load"] += time.perf_counter() - started - tokenizer
         if self._load_error is not None:
             raise ModelUnavailable(self._load_error)
         return self._loaded
 
     def score(self, plan: Planned) -> CaseResult:
-        from .score import CutError, plan_cut, score_batch
+        from .cutcache import CutCache
+        from .model import ModelLoadError
+        from .score import CutError, forward_contexts, plan_cut, score_batch
 
         loaded = self.model()
         case = plan.case
-        try:
-            cuts = [plan_cut(loaded.tokenizer, p.transcript.prompt, case.correct, case.wrong) for p in plan.prompts]
+        if self._cut_cache is None:
+            self._cut_cache = CutCache(self.cuts_dir, loaded.tokenizer_key)
+        texts = [(p.transcript.prompt, case.correct, case.wrong) for p in plan.prompts]
+        started = self._clock(loaded)
+        cached = [self._cut_cache.get(*t) for t in texts]
+        decoded: dict[int, str] = {}  # token id -> text, for the top-k
+        for hit in cached:
+            decoded.update(hit[1] if hit else {})
+        known = len(decoded)
+        try:  # the tokenizer (lazy) is loaded here only if a cut or a top-k token is not in the cache
+            cuts = [hit[0] if hit else plan_cut(loaded.tokenizer, *t) for hit, t in zip(cached, texts)]
+            started = self._tick("cuts", started, loaded)
+            scores = score_batch(loaded, cuts, softmax_dtype=self.settings.softmax_dtype, top_k=self.settings.top_k,
+                                 batch_size=self.settings.batch_size, decoded=decoded)
+            self._tick("forward", started, loaded)
         except CutError as error:
             raise GotchasError(f"{plan.info.path}:{case.line}: case {case.id!r}: {error}") from None
-        scores = score_batch(loaded, cuts, softmax_dtype=self.settings.softmax_dtype, top_k=self.settings.top_k,
-                             batch_size=self.settings.batch_size)
+        except ModelLoadError as error:
+            self._load_error = str(error)
+            raise ModelUnavailable(self._load_error) from None
+        if None in cached or len(decoded) > known:
+            for t, cut in zip(texts, cuts):
+                self._cut_cache.put(*t, cut, decoded)
+        contexts = forward_contexts(cuts)
+        self.forward_passes += len(contexts)
+        self.prompt_tokens += sum(len(c) for c in contexts)
         runs = []
         for prompt, s in zip(plan.prompts, scores):
             plain = None if s.plain_p_correct is None else run_verdict(s.plain_p_correct, s.plain_p_wrong)
@@ -156,6 +192,30 @@ class GotchasSession:
             ))
         return plan.result(verdict=case_verdict([r.verdict for r in runs]), runs=runs,
                            model=_model_info(loaded))
+
+    @staticmethod
+    def _clock(loaded: Any) -> tuple[float, float]:
+        return time.perf_counter(), loaded.tokenizer_seconds
+
+    def _tick(self, phase: str, started: tuple[float, float], loaded: Any) -> tuple[float, float]:
+        """Add the time since ``started`` to ``phase``, less any tokenizer load in between (its own phase)."""
+        now = self._clock(loaded)
+        self.seconds[phase] += (now[0] - started[0]) - (now[1] - started[1])
+        return now
+
+    def timings(self) -> dict[str, Any]:
+        """What this process spent, as plain values for the JSON report's run section: cheap counters only."""
+        if self._loaded is not None:
+            self.seconds["tokenizer_load"] = self._loaded.tokenizer_seconds
+        cuts = self._cut_cache
+        return {
+            "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
+            "forward_passes": self.forward_passes,
+            "prompt_tokens": self.prompt_tokens,
+            "tokenizer_loaded": bool(self._loaded is not None and self._loaded.tokenizer_loaded),
+            "transcript_cache": {"hits": self.cache.hits, "misses": self.cache.misses},
+            "cut_cache": {"hits": cuts.hits if cuts else 0, "misses": cuts.misses if cuts else 0},
+        }
 
 
 def _notice(line: str) -> None:
