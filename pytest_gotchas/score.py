@@ -239,7 +239,7 @@ def _resolve_softmax_dtype(model: Any, softmax_dtype: str | None) -> str:
     raise ValueError(f"softmax_dtype must be None (the model's {model_dtype}) or 'float32', not {softmax_dtype!r}")
 
 
-def _groups(contexts: list[tuple[int, ...]], batch_size: int) -> list[list[tuple[int, ...]]]:
+def forward_groups(contexts: list[tuple[int, ...]], batch_size: int) -> list[list[tuple[int, ...]]]:
     """Batches of equal-length contexts, so that no padding is ever needed."""
     by_length: dict[int, list[tuple[int, ...]]] = {}
     for context in contexts:
@@ -333,7 +333,7 @@ def score_batch(
     dtype = _resolve_softmax_dtype(loaded.model, softmax_dtype)
     wanted = forward_contexts(plans)
     readings: dict[tuple[int, ...], _Reading] = {}
-    for group in _groups(list(wanted), batch_size):
+    for group in forward_groups(list(wanted), batch_size):
         readings.update(_read_group(loaded.model, group, wanted, dtype, top_k))
     decoded = {} if decoded is None else decoded
     return [_assemble(loaded, plan, readings, dtype, decoded) for plan in plans]

@@ -83,7 +83,7 @@ class GotchasSession:
         self.results: list[CaseResult] = []
         # Wall seconds of this process per phase (plugin.py adds collection and report); see timings().
         self.seconds = dict.fromkeys(PHASES, 0.0)
-        self.forward_passes = self.prompt_tokens = 0
+        self.forward_passes = self.forward_calls = self.prompt_tokens = 0
 
     # -- collection: load, execute, check ---------------------------------------------------------------------
 
@@ -148,7 +148,7 @@ class GotchasSession:
     def score(self, plan: Planned) -> CaseResult:
         from .cutcache import CutCache
         from .model import ModelLoadError
-        from .score import CutError, forward_contexts, plan_cut, score_batch
+        from .score import CutError, forward_contexts, forward_groups, plan_cut, score_batch
 
         loaded = self.model()
         case = plan.case
@@ -177,6 +177,7 @@ class GotchasSession:
                 self._cut_cache.put(*t, cut, decoded)
         contexts = forward_contexts(cuts)
         self.forward_passes += len(contexts)
+        self.forward_calls += len(forward_groups(list(contexts), self.settings.batch_size))
         self.prompt_tokens += sum(len(c) for c in contexts)
         runs = []
         for prompt, s in zip(plan.prompts, scores):
@@ -210,7 +211,8 @@ class GotchasSession:
         cuts = self._cut_cache
         return {
             "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
-            "forward_passes": self.forward_passes,
+            "forward_passes": self.forward_passes,  # contexts run
+            "forward_calls": self.forward_calls,  # model calls: fewer when --gotchas-batch-size grouped some
             "prompt_tokens": self.prompt_tokens,
             "tokenizer_loaded": bool(self._loaded is not None and self._loaded.tokenizer_loaded),
             "transcript_cache": {"hits": self.cache.hits, "misses": self.cache.misses},

@@ -115,6 +115,7 @@ def test_a_warm_run_gives_the_same_numbers_without_the_tokenizer(run) -> None:
     assert set(again["seconds"]) == {"collection", "model_load", "tokenizer_load", "cuts", "forward", "report"}
     # plain: one pass; healed: the backed-off context and the full prompt for the plain reading
     assert again["forward_passes"] == 3 == sum(r["forward_passes"] for c in warm["cases"] for r in c["runs"])
+    assert again["forward_calls"] == 3  # batch size 1: one call per context
 
 
 def test_without_the_cache_provider_the_tokenizer_is_loaded_with_the_model(run) -> None:
