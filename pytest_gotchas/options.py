@@ -38,7 +38,7 @@ OPTIONS: list[tuple[str, str, str, Any, str]] = [
     ("--gotchas-json", "gotchas_json", "string", None, "write every number behind the report to this JSON file"),
     ("--gotchas-html", "gotchas_html", "string", None, "write a self-contained HTML report to this file"),
     ("--gotchas-baseline", "gotchas_baseline", "string", None,
-     "baseline YAML to compare pair verdicts with (default: baselines/<model>.yaml under rootdir, when it exists)"),
+     "baseline YAML to compare pair verdicts with (default: baselines/<model>-<dtype>-<device>.yaml under rootdir, when it exists)"),
     ("--gotchas-update-baseline", "gotchas_update_baseline", "bool", False,
      "record this run's verdicts in the baseline (only what ran is changed)"),
     ("--gotchas-baseline-any-model", "gotchas_baseline_any_model", "bool", False,
