@@ -130,10 +130,10 @@ class GotchasSession:
         if self._loaded is None and self._load_error is None:
             from .model import ModelLoadError, ModelSpec, load_model, resolve_device
 
+            started = time.perf_counter()  # before resolve_device, which imports torch
             auto = self.settings.device == "auto"  # device_map="auto": one model over every GPU
             spec = ModelSpec(name=self.settings.model, dtype=self.settings.dtype, device_map_auto=auto,
                              device=None if auto else resolve_device(self.settings.device, self.worker_id))
-            started = time.perf_counter()
             try:
                 self._loaded = load_model(spec, self.settings.cache_dir, log=_notice,
                                           lazy_tokenizer=self.cuts_dir is not None)
