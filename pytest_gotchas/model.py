@@ -99,6 +99,7 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
         raise ModelLoadError(f"cannot load model {shown!r}: dtype {spec.dtype!r} is not one of {', '.join(DTYPES)}")
     device = "auto" if spec.device_map_auto else resolve_device(spec.device, os.environ.get("PYTEST_XDIST_WORKER"))
     _check_device(device, shown)
+    share_cpu_threads(device)
     source = _resolve_source(spec.name, Path(cache_dir), log or _quiet)
     model = _load_weights(shown, source, getattr(torch, spec.dtype), device)
 
@@ -147,6 +148,27 @@ def resolve_device(requested: str | None, worker_id: str | None) -> str:
         if count > 1:
             return f"cuda:{int(match[1]) % count}"
     return device
+
+
+def share_cpu_threads(device: str) -> int | None:
+    """Under pytest-xdist on the CPU, give each worker its share of the cores, not all of them: N workers with all
+    cores each made `-n 2` on 2 cores 1.6x slower than a serial run (OpenMP threads competing), and on that machine
+    the probabilities were the same bits with 1 thread as with 2 (bench/run.py compares -n 2 with serial every run).
+    OMP_NUM_THREADS, when set, is left to decide. Returns the threads set, or None when nothing was changed."""
+    import torch
+
+    try:
+        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0)
+    except ValueError:
+        return None
+    if device != "cpu" or workers < 2 or os.environ.get("OMP_NUM_THREADS"):
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    threads = max(1, cores // workers)
+    if threads >= torch.get_num_threads():
+        return None
+    torch.set_num_threads(threads)
+    return threads
 
 
 def _check_device(device: str, shown: str) -> None:

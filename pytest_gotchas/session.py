@@ -215,6 +215,7 @@ class GotchasSession:
             "forward_calls": self.forward_calls,  # model calls: fewer when --gotchas-batch-size grouped some
             "prompt_tokens": self.prompt_tokens,
             "tokenizer_loaded": bool(self._loaded is not None and self._loaded.tokenizer_loaded),
+            "torch_threads": sys.modules["torch"].get_num_threads() if "torch" in sys.modules else None,
             "transcript_cache": {"hits": self.cache.hits, "misses": self.cache.misses},
             "cut_cache": {"hits": cuts.hits if cuts else 0, "misses": cuts.misses if cuts else 0},
         }
