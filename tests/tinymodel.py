@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import json
 import string
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
+
+from pytest_gotchas.model import _no_progress_bars
 
 HIDDEN_SIZE = 256  # sqrt is 16 (exact), and it bounds the vocabulary size
 LOW_LOGIT = -16.0  # every next token a rule does not name
@@ -152,19 +152,6 @@ def build_tiny_model(
     tokenizer.save_pretrained(path)
     _pin_tokenizer_class(path)
     return path
-
-
-@contextmanager
-def _no_progress_bars() -> Iterator[None]:
-    from transformers.utils import logging
-
-    was_enabled = logging.is_progress_bar_enabled()
-    logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            logging.enable_progress_bar()
 
 
 def _token_id(vocab: dict[str, int], token: str) -> int:
