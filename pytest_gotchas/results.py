@@ -42,6 +42,11 @@ class RunResult:
     softmax_dtype: str
     batch_size: int
     forward_passes: int
+    # The same logits through the other softmax dtype: shows which verdicts that choice decides.
+    other_softmax_dtype: str | None = None
+    other_p_correct: float | None = None
+    other_p_wrong: float | None = None
+    other_verdict: str | None = None
 
 
 @dataclass
@@ -56,6 +61,7 @@ class CaseResult:
     message: str | None = None  # why it was not scored
     note: str | None = None
     model: dict[str, Any] | None = None
+    other_verdict: str | None = None  # the case verdict under the other softmax dtype
 
     @property
     def key(self) -> str:

@@ -206,6 +206,11 @@ class RunScore:
     plain_p_wrong: float | None
     softmax_dtype: str
     forward_passes: int
+    # The same logits through the other softmax (float32 when the main one ran in the model's dtype, and the
+    # reverse), so that a run shows which verdicts the choice of softmax dtype decides. None for a float32 model.
+    other_softmax_dtype: str | None = None
+    other_p_correct: float | None = None
+    other_p_wrong: float | None = None
 
 
 def _needs_plain(plan: CutPlan) -> bool:
@@ -228,6 +233,7 @@ def _reads(plan: CutPlan) -> dict[tuple[int, ...], set[int]]:
 class _Reading:
     probs: dict[int, float]
     top: tuple[tuple[int, float], ...]
+    other: dict[int, float] | None  # the wanted ids under the other softmax dtype
 
 
 def _resolve_softmax_dtype(model: Any, softmax_dtype: str | None) -> str:
@@ -258,25 +264,30 @@ def _read_group(
     input_ids = torch.tensor(group, dtype=torch.long, device=model.device)
     with torch.inference_mode():
         logits = model(input_ids=input_ids, logits_to_keep=1, use_cache=False).logits[:, -1, :]
-        if softmax_dtype == "float32":
-            logits = logits.float()
-        probs = torch.softmax(logits, dim=-1)
+        in_model_dtype = torch.softmax(logits, dim=-1)
+        in_float32 = torch.softmax(logits.float(), dim=-1) if logits.dtype != torch.float32 else None
+        probs, other = in_model_dtype, in_float32
+        if softmax_dtype == "float32" and in_float32 is not None:
+            probs, other = in_float32, in_model_dtype
         top_p, top_i = torch.topk(probs, k=min(top_k, probs.shape[-1]), dim=-1)
     readings = {}
     for row, context in enumerate(group):
         ids = sorted(wanted[context])
         values = probs[row, ids].tolist()
+        others = dict(zip(ids, other[row, ids].tolist())) if other is not None else None
         # Ties in the list are ordered by token id, never by whatever topk returned.
         top = sorted(zip(top_i[row].tolist(), top_p[row].tolist()), key=lambda item: (-item[1], item[0]))
-        readings[context] = _Reading(dict(zip(ids, values)), tuple(top))
+        readings[context] = _Reading(dict(zip(ids, values)), tuple(top), others)
     return readings
 
 
-def _chain_probability(plan: CutPlan, chain: tuple[int, ...], readings: dict[tuple[int, ...], _Reading]) -> float:
+def _chain_probability(plan: CutPlan, chain: tuple[int, ...], readings: dict[tuple[int, ...], _Reading],
+                       other: bool = False) -> float:
     # Python floats: a product of a few bfloat16 values is exact in float64.
     p = 1.0
     for i, token in enumerate(chain):
-        p *= readings[plan.context_ids + chain[:i]].probs[token]
+        reading = readings[plan.context_ids + chain[:i]]
+        p *= reading.other[token] if other else reading.probs[token]
     return p
 
 
@@ -291,6 +302,9 @@ def _assemble(
 ) -> RunScore:
     main = readings[plan.context_ids]
     plain = readings[plan.prompt_ids] if _needs_plain(plan) else None
+    has_other = main.other is not None
+    other_dtype = None if not has_other else "float32" if softmax_dtype != "float32" else str(
+        loaded.model.dtype).removeprefix("torch.")
     return RunScore(
         p_correct=_chain_probability(plan, plan.correct_ids, readings),
         p_wrong=_chain_probability(plan, plan.wrong_ids, readings),
@@ -302,6 +316,9 @@ def _assemble(
         plain_p_wrong=plain.probs[plan.plain_wrong_id] if plain else None,
         softmax_dtype=softmax_dtype,
         forward_passes=len(_reads(plan)),
+        other_softmax_dtype=other_dtype,
+        other_p_correct=_chain_probability(plan, plan.correct_ids, readings, other=True) if has_other else None,
+        other_p_wrong=_chain_probability(plan, plan.wrong_ids, readings, other=True) if has_other else None,
     )
 
 

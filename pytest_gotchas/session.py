@@ -189,10 +189,13 @@ class GotchasSession:
                 correct_tokens=list(s.correct_tokens), wrong_tokens=list(s.wrong_tokens),
                 top=[[t, p] for t, p in s.top], plain_p_correct=s.plain_p_correct, plain_p_wrong=s.plain_p_wrong,
                 plain_verdict=plain, softmax_dtype=s.softmax_dtype, batch_size=self.settings.batch_size,
-                forward_passes=s.forward_passes,
+                forward_passes=s.forward_passes, other_softmax_dtype=s.other_softmax_dtype,
+                other_p_correct=s.other_p_correct, other_p_wrong=s.other_p_wrong,
+                other_verdict=None if s.other_p_correct is None else run_verdict(s.other_p_correct, s.other_p_wrong),
             ))
-        return plan.result(verdict=case_verdict([r.verdict for r in runs]), runs=runs,
-                           model=_model_info(loaded))
+        other = [r.other_verdict for r in runs]
+        return plan.result(verdict=case_verdict([r.verdict for r in runs]), runs=runs, model=_model_info(loaded),
+                           other_verdict=case_verdict(other) if None not in other else None)
 
     @staticmethod
     def _clock(loaded: Any) -> tuple[float, float]:

@@ -181,6 +181,19 @@ def test_float32_softmax_is_recorded(run, pytester: pytest.Pytester) -> None:
     right = next(c for c in data["cases"] if c["id"] == "right")["runs"][0]
     assert right["softmax_dtype"] == "float32"
     assert right["p_correct"] == pytest.approx(0.7310586, abs=1e-6)  # finer than bfloat16's 0.73046875
+    # the same logits through the model's own softmax, for comparison
+    assert (right["other_softmax_dtype"], right["other_p_correct"]) == ("bfloat16", 0.73046875)
+
+
+def test_the_run_shows_which_verdicts_the_softmax_dtype_decides(run, pytester: pytest.Pytester) -> None:
+    result = run("--gotchas-json", "out.json")
+    data = json.loads((pytester.path / "out.json").read_text())
+    right = next(c for c in data["cases"] if c["id"] == "right")["runs"][0]
+    assert (right["softmax_dtype"], right["p_correct"]) == ("bfloat16", 0.73046875)
+    assert right["other_softmax_dtype"] == "float32"
+    assert right["other_p_correct"] == pytest.approx(0.7310586, abs=1e-6)
+    # equal logits tie in either dtype: the ties come from the logits, not from the softmax
+    result.stdout.fnmatch_lines(["softmax in bfloat16; in float32 0 of 5 case verdicts would differ"])
 
 
 ACCENT = """\

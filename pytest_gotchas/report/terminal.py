@@ -48,6 +48,20 @@ def summary_lines(results: list[CaseResult]) -> Iterator[Line]:
     yield "", _PLAIN
     for chapter in chapters:
         yield chapter.line(), {"bold": True}
+    yield from _softmax_line(results)
+
+
+def _softmax_line(results: list[CaseResult]) -> Iterator[Line]:
+    """Which verdicts the softmax dtype decides: the same logits were read through both."""
+    scored = [r for r in results if r.status == SCORED and r.runs]
+    compared = [r for r in scored if r.other_verdict is not None]
+    if not compared:
+        return
+    used, other = scored[0].runs[0].softmax_dtype, compared[0].runs[0].other_softmax_dtype
+    changed = [r for r in compared if r.other_verdict != r.verdict]
+    detail = ", ".join(f"{r.chapter.name}/{r.id} {r.verdict} -> {r.other_verdict}" for r in changed)
+    yield (f"softmax in {used}; in {other} {len(changed)} of {len(compared)} case verdicts would differ"
+           + (f": {detail}" if detail else "")), _PLAIN
 
 
 def _chapter(chapter: ChapterRollup) -> Iterator[Line]:
