@@ -25,18 +25,17 @@ never collected as a chapter even when it sits among the chapter files.
 from __future__ import annotations
 
 import math
-import os
 import re
 import shlex
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 import yaml
 
-from .results import SCORED, UNSCORED, CaseResult, RunResult
-from .rollup import ChapterRollup, PairResult, rollup
+from .files import write_atomic
+from .results import SCORED, UNSCORED, CaseResult
+from .rollup import PairResult, rollup
 from .verdict import OK, VERDICTS
 
 FORMAT = 1
@@ -241,19 +240,7 @@ def dumps(baseline: Baseline) -> str:
 
 def write(path: Path, baseline: Baseline) -> None:
     """Atomic: the file is the old one or the new one, never half of either."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as stream:
-            stream.write(dumps(baseline))
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, dumps(baseline), durable=True)
 
 
 # -- from results -----------------------------------------------------------------------------------------------

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
 from . import score
+from .files import write_atomic
 from .score import CutPlan
 
 FORMAT_VERSION = 1
@@ -82,13 +81,6 @@ class CutCache:
         data = {"prompt": prompt, "correct": correct, "wrong": wrong, "plan": plan_to_dict(plan),
                 "decoded": {str(k): v for k, v in sorted(decoded.items())}}
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=path.name, suffix=".tmp")
+            write_atomic(path, json.dumps(data))
         except OSError:
-            return  # a cache that cannot be written only costs the tokenizer next time
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as stream:
-                json.dump(data, stream)
-            os.replace(tmp, path)
-        except OSError:
-            Path(tmp).unlink(missing_ok=True)
+            pass  # a cache that cannot be written only costs the tokenizer next time

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from .files import write_atomic
 from .interpreters import Interpreter
 from .transcript import PS1, PS2
 
@@ -182,7 +183,7 @@ class Cache:
                 if stored is None:
                     self.misses += 1
                     result = execute(request, runs, limits)
-                    _write_atomic(path, [asdict(r) for r in result])
+                    write_atomic(path, json.dumps([asdict(r) for r in result]))
                     return result
         self.hits += 1
         return tuple(Run(**r) for r in stored)
@@ -203,9 +204,3 @@ def _read(path: Path) -> list[dict] | None:
     except (OSError, ValueError):
         return None
 
-
-def _write_atomic(path: Path, data: object) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump(data, f)
-    os.replace(tmp, path)

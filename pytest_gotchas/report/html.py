@@ -8,13 +8,12 @@ from a case, a model or the command line goes through `html.escape`.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from html import escape
 from pathlib import Path
 from typing import Any, Iterable
 
 from .. import __version__
+from ..files import write_atomic
 from ..verdict import NOISE_FLOOR
 
 CURSOR = "\u2588"  # █, where the model must continue
@@ -99,18 +98,7 @@ def render(data: dict[str, Any]) -> str:
 
 def write(path: Path | str, data: dict[str, Any]) -> None:
     """Atomic: a reader never sees half a page. Readable by others, as a page meant to be shared."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    page = render(data)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(page)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, render(data))
 
 
 # -- header, summary, legend -------------------------------------------------------------------------------------

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ..files import write_atomic
 from ..results import CaseResult
 from ..rollup import rollup
 
@@ -45,10 +44,4 @@ def build(results: list[CaseResult], meta: dict[str, Any]) -> dict[str, Any]:
 
 
 def write(path: Path, data: dict[str, Any]) -> None:
-    """Atomic: a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1, ensure_ascii=False)
-        f.write("\n")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
