@@ -166,17 +166,8 @@ def _pty_session(py: Interpreter, lines: tuple[str, ...], home: Path) -> str:
             os.write(fd, line.encode() + b"\n")
         read_until(len(lines) + 1)
         os.write(fd, b"\x04")
-        while True:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
     finally:
-        os.waitpid(pid, 0)
-        os.close(fd)
+        out += _drain(pid, fd)
     text = re.sub(r"\x1b\[[?0-9;]*[A-Za-z]", "", out.decode().replace("\r\n", "\n"))
     assert text.endswith(">>> \n"), text
     return text[: -len(">>> \n")]
@@ -211,6 +202,11 @@ def _pty_command(argv: list[str], home: Path) -> str:
         os.chdir(home)
         os.execve(argv[0], argv, {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8", "TERM": "dumb",
                                   "PYTHONHASHSEED": "0"})
+    return _drain(pid, fd).decode().replace("\r\n", "\n")
+
+
+def _drain(pid: int, fd: int) -> bytes:
+    """Everything the pty still has to say until the child exits, then reap it."""
     out = b""
     try:
         while True:
@@ -224,7 +220,7 @@ def _pty_command(argv: list[str], home: Path) -> str:
     finally:
         os.waitpid(pid, 0)
         os.close(fd)
-    return out.decode().replace("\r\n", "\n")
+    return out
 
 
 @pytest.mark.parametrize("version", ["3.11", "3.12", "3.13"])
