@@ -29,7 +29,7 @@ import yaml
 from . import transcript
 from .cases import Case, CaseFileError, Chapter, load_chapter
 from .execute import Request
-from .groundtruth import check
+from .groundtruth import check, divergence
 from .interpreters import Missing, parse_mapping
 from .options import DTYPES, Settings
 from .results import CRASH, EXCLUDED, SCORED
@@ -495,7 +495,7 @@ def _execute(session: GotchasSession, snippet: Snippet, args: argparse.Namespace
     wrong = args.wrong
     if output.endswith("\n") and not wrong.endswith("\n"):
         wrong += "\n"  # the whole expected output, as Python would end it
-    d = _divergence(output, wrong)
+    d = divergence(output, wrong)
     if output == wrong:
         raise CLIError(f"the misreading {args.wrong!r} is exactly what Python prints: it is not a misreading")
     if not output:
@@ -553,13 +553,6 @@ def _output_start(own: str, case, snippet: Snippet) -> int:
         at, length = min(hits)
         pos = at + length
     return pos
-
-
-def _divergence(a: str, b: str) -> int:
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return n
 
 
 def _natural(text: str) -> str:

@@ -57,7 +57,7 @@ def check(prompt: str, correct: str | None, wrong: str | None, runs: tuple[Run, 
 
 def _problem(prompt: str, correct: str | None, wrong: str | None, actual: str) -> str | None:
     if not actual.startswith(prompt):
-        at = _divergence(prompt, actual)
+        at = divergence(prompt, actual)
         return "the prompt is not what Python printed\n" + _show(prompt, actual, at)
     rest = actual[len(prompt):]
     if correct is not None and not rest.startswith(correct):
@@ -71,7 +71,8 @@ def _problem(prompt: str, correct: str | None, wrong: str | None, actual: str) -
     return None
 
 
-def _divergence(a: str, b: str) -> int:
+def divergence(a: str, b: str) -> int:
+    """Where two texts first differ (the length of their common prefix)."""
     n = 0
     while n < min(len(a), len(b)) and a[n] == b[n]:
         n += 1
