@@ -470,7 +470,7 @@ def _execute(session: GotchasSession, snippet: Snippet, args: argparse.Namespace
         chapter, case = _load_placeholder(snippet, case_id, where, base, target, args, tmp, display)
     found = session.finder.find(case.interpreter)
     if isinstance(found, Missing):
-        raise CLIError(found.reason().replace(" or the ini option gotchas_python", ""))
+        raise CLIError(found.reason(ini=False))
     prompt = chapter.prompts(case)[0]
     command = prompt.transcript.command
     request = Request(interpreter=found, repl_input=prompt.transcript.repl_input,

@@ -34,12 +34,13 @@ class Missing:
     wanted: str
     looked: tuple[str, ...]  # every place tried, with why it was rejected
 
-    def reason(self) -> str:
+    def reason(self, ini: bool = True) -> str:
+        """`ini`: whether the caller reads the ini option gotchas_python (the plugin does, `gotchas new` does not)."""
         tried = "; ".join(self.looked) or "nowhere"
         return (
             f"no working python{self.wanted} found (tried: {tried}); "
-            f"point to one with --gotchas-python {self.wanted}=/path/to/python{self.wanted} "
-            f"or the ini option gotchas_python"
+            f"point to one with --gotchas-python {self.wanted}=/path/to/python{self.wanted}"
+            + (" or the ini option gotchas_python" if ini else "")
         )
 
 
