@@ -189,21 +189,22 @@ def numbers(report: dict[str, Any]) -> dict[str, Any]:
     found = {}
     for case in report["cases"]:
         found[f"{case['chapter']}/{case['id']}"] = [
-            (r["p_correct"], r["p_wrong"], r["plain_p_correct"], r["plain_p_wrong"], [tuple(t) for t in r["top"]],
-             r["verdict"]) for r in case.get("runs", [])]
+            ({name: (x["p_correct"], x["p_wrong"], x["verdict"]) for name, x in r["readings"].items()},
+             [tuple(t) for t in r["top"]]) for r in case.get("runs", [])]
     return found
 
 
 def same_numbers(a: dict[str, Any], b: dict[str, Any]) -> tuple[bool, int, list[str]]:
     na, nb = numbers(a), numbers(b)
     differ = sorted(k for k in set(na) | set(nb) if na.get(k) != nb.get(k))
-    # probabilities compared: P(correct), P(wrong), and the plain reading's two where the cut was not plain
-    values = sum(1 for runs in na.values() for run in runs for v in run[:4] if v is not None)
+    # probabilities compared: P(correct) and P(wrong) of every reading of every run
+    values = sum(2 * len(run[0]) for runs in na.values() for run in runs)
     return not differ, values, differ
 
 
 def prompts_of(report: dict[str, Any]) -> list[dict[str, str]]:
-    return [{"prompt": r["prompt"], "correct": r["correct"], "wrong": r["wrong"], "reading": r["reading"],
+    return [{"prompt": r["prompt"], "correct": r["correct"], "wrong": r["wrong"],
+             "reading": r["readings"]["token"]["kind"],
              "p_correct": r["p_correct"], "p_wrong": r["p_wrong"]}
             for case in report["cases"] for r in case.get("runs", [])]
 
@@ -299,9 +300,8 @@ def machine() -> dict[str, str]:
 
 def model_folder() -> Path:
     """The converted default model (converted now if this machine has not yet: about a minute, once)."""
-    code = ("import os; from pathlib import Path; from pytest_gotchas.model import embedded_model_folder; "
-            "cache = Path(os.environ.get('XDG_CACHE_HOME', '~/.cache')).expanduser() / 'pytest-gotchas'; "
-            "print(embedded_model_folder(cache, lambda line: print(line, file=__import__('sys').stderr)))")
+    code = ("import sys; from pytest_gotchas.embedded import DEFAULT, MODELS; from pytest_gotchas.options import "
+            "Settings; print(MODELS[DEFAULT].folder(Settings().model_cache, lambda line: print(line, file=sys.stderr)))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"bench: the default model is not available:\n{done.stderr}")

@@ -19,8 +19,9 @@ from .transcript import Transcript, TranscriptError
 CHAPTER_KEYS = {"chapter", "number", "title", "interpreter", "env", "implementation_defined", "prelude",
                 "primers", "cases", "pairs", "twins"}
 CASE_KEYS = {"id", "transcript", "correct", "wrong", "unscored", "note", "interpreter", "env"}
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-_VERSION = re.compile(r"^3\.\d+$")
+CASE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # case, pair and chapter ids
+VERSION = re.compile(r"^3\.\d+$")
+DEFAULT_INTERPRETER = "3.11"  # of a chapter that names none
 _LOOKS_LIKE_CHAPTER = re.compile(r"^(chapter|cases)\s*:", re.MULTILINE)
 
 
@@ -175,7 +176,7 @@ class _Chapter:
             raise self.fail(1, "a chapter file is a mapping with `chapter`, `title` and `cases`")
         self._unknown(data, CHAPTER_KEYS, "chapter", None)
         name = data.get("chapter")
-        if not isinstance(name, str) or not _ID.match(name):
+        if not isinstance(name, str) or not CASE_ID.match(name):
             raise self.fail(data.lines.get("chapter", data.line), "`chapter` must be a short name such as `sets`")
         number = data.get("number")
         if number is not None and (not isinstance(number, int) or isinstance(number, bool)):
@@ -194,7 +195,7 @@ class _Chapter:
             raise self.fail(data.lines.get("cases", data.line), "`cases` must be a non-empty list of cases")
         cases: list[Case] = []
         for raw in raw_cases:
-            case = self._case(raw, interpreter or "3.11", env, bool(primers or prelude))
+            case = self._case(raw, interpreter or DEFAULT_INTERPRETER, env, bool(primers or prelude))
             if any(c.id == case.id for c in cases):
                 raise self.fail(case.line, "duplicate case id", case.id)
             cases.append(case)
@@ -222,7 +223,7 @@ class _Chapter:
         if value is None:
             return None
         value = str(value)
-        if not _VERSION.match(value):
+        if not VERSION.match(value):
             raise self.fail(data.lines["interpreter"], f"`interpreter` is a version such as \"3.12\", got {value!r}", case)
         return value
 
@@ -236,7 +237,7 @@ class _Chapter:
         if not isinstance(raw, _Map):
             raise self.fail(getattr(raw, "line", 1), "each case is a mapping with `id` and `transcript`")
         case_id = raw.get("id")
-        if not isinstance(case_id, str) or not _ID.match(case_id):
+        if not isinstance(case_id, str) or not CASE_ID.match(case_id):
             raise self.fail(raw.line, "every case needs an `id` (letters, digits, `-`, `_`, `.`)")
         self._unknown(raw, CASE_KEYS, "case", case_id)
         text = raw.get("transcript")

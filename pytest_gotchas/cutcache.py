@@ -2,12 +2,12 @@
 
 For gemma-3-270m the tokenizer (262,144 entries, 514,906 merges) takes 1-3 s and about 400 MB to load: more than
 everything else a warm run adds to the forward passes. What a run asks of it is a pure function of the tokenizer
-files and the text: the CutPlan of (prompt, correct, wrong) (score.plan_cut) and the text of the top-k token ids
+files and the text: the CutPlan of (prompt, correct, wrong) (cut.plan_cut) and the text of the top-k token ids
 (tokenizer.decode). Both are kept here, one JSON file per cut, keyed by
 
 - the tokenizer's fingerprint (model.tokenizer_fingerprint: the sha256 of the model folder's non-weight files and
   the transformers and tokenizers versions),
-- the sha256 of score.py itself, so that any change to how cuts are planned or decoded makes new keys,
+- the sha256 of cut.py itself, so that any change to how cuts are planned makes new keys,
 - the texts, which are also stored and compared on reading.
 
 An entry is written only after the tokenizer loaded and passed model.check_tokenizer, so a hit stands for that check
@@ -22,18 +22,18 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
-from . import score
+from . import cut
 from .files import write_atomic
-from .score import CutPlan
+from .cut import CutPlan
 
 FORMAT_VERSION = 1
-_SCORE_DIGEST: list[str] = []
+_CUT_DIGEST: list[str] = []
 
 
-def _score_digest() -> str:
-    if not _SCORE_DIGEST:
-        _SCORE_DIGEST.append(hashlib.sha256(Path(score.__file__).read_bytes()).hexdigest())
-    return _SCORE_DIGEST[0]
+def _cut_digest() -> str:
+    if not _CUT_DIGEST:
+        _CUT_DIGEST.append(hashlib.sha256(Path(cut.__file__).read_bytes()).hexdigest())
+    return _CUT_DIGEST[0]
 
 
 def plan_to_dict(plan: CutPlan) -> dict[str, Any]:
@@ -55,7 +55,7 @@ class CutCache:
 
     def _path(self, texts: tuple[str, str, str]) -> Path:
         assert self.directory is not None
-        payload = json.dumps([FORMAT_VERSION, self.tokenizer_key, _score_digest(), *texts])
+        payload = json.dumps([FORMAT_VERSION, self.tokenizer_key, _cut_digest(), *texts])
         return self.directory / f"{hashlib.sha256(payload.encode()).hexdigest()}.json"
 
     def get(self, prompt: str, correct: str, wrong: str) -> tuple[CutPlan, dict[int, str]] | None:

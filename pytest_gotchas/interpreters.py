@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import glob
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -34,25 +33,14 @@ class Missing:
     wanted: str
     looked: tuple[str, ...]  # every place tried, with why it was rejected
 
-    def reason(self, ini: bool = True) -> str:
-        """`ini`: whether the caller reads the ini option gotchas_python (the plugin does, `gotchas new` does not)."""
+    def reason(self, flag: str = "--gotchas-python", ini: str | None = "gotchas_python") -> str:
+        """`flag` and `ini`: how the caller names the option that points to an interpreter."""
         tried = "; ".join(self.looked) or "nowhere"
         return (
             f"no working python{self.wanted} found (tried: {tried}); "
-            f"point to one with --gotchas-python {self.wanted}=/path/to/python{self.wanted}"
-            + (" or the ini option gotchas_python" if ini else "")
+            f"point to one with {flag} {self.wanted}=/path/to/python{self.wanted}"
+            + (f" or the ini option {ini}" if ini else "")
         )
-
-
-def parse_mapping(entries: list[str]) -> dict[str, str]:
-    """`3.12=/opt/py312/bin/python` entries, from the command line or the ini, into {"3.12": path}."""
-    mapping = {}
-    for entry in entries:
-        version, sep, path = entry.partition("=")
-        if not sep or not re.fullmatch(r"3\.\d+", version.strip()) or not path.strip():
-            raise ValueError(f"--gotchas-python expects VERSION=PATH (e.g. 3.12=/usr/bin/python3.12), got {entry!r}")
-        mapping[version.strip()] = os.path.expanduser(path.strip())
-    return mapping
 
 
 def candidates(version: str, path_env: str | None = None) -> list[str]:

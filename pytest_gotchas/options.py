@@ -1,86 +1,160 @@
-"""Command-line options, each mirrored by an ini option, read into one typed Settings object."""
+"""Every option, declared once: its flag, its ini twin, its default, its validation and its help.
+
+One declaration drives pytest's `addoption` and `addini`, reading the value (the command line wins over the ini
+file), validating it (the same function for both sources), README's table (tests/test_options.py keeps them in
+step) and `gotchas new`, which offers the options marked `cli` under the same name without the `gotchas-` prefix.
+"""
 
 from __future__ import annotations
 
+import math
 import os
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from .interpreters import parse_mapping
-
 DTYPES = ("bfloat16", "float16", "float32")
 
-# (flag, ini name, ini type, default, help); flags without a value are booleans.
-OPTIONS: list[tuple[str, str, str, Any, str]] = [
-    ("--gotchas", "gotchas", "bool", False,
-     "collect chapter YAML files as gotcha cases (the plugin is inert without it)"),
-    ("--gotchas-model", "gotchas_model", "string", None,
-     "model to probe: a hub id, a local folder or a .gguf file (default: the embedded gemma-3-270m)"),
-    ("--gotchas-dtype", "gotchas_dtype", "string", "bfloat16", "dtype the model runs in (default bfloat16, as in the spec)"),
-    ("--gotchas-device", "gotchas_device", "string", None,
-     "cpu, cuda or cuda:N (default: cuda when available, else cpu; under -n N each worker gets its own GPU); "
-     "auto: device_map=\"auto\", one model spread over every GPU (for a model too large for one)"),
-    ("--gotchas-softmax-dtype", "gotchas_softmax_dtype", "string", None,
-     "dtype of the softmax at the cut (default: the model's dtype, as in the spec; float32 for finer probabilities)"),
-    ("--gotchas-top-k", "gotchas_top_k", "string", "5", "how many top alternatives to record at the cut"),
-    ("--gotchas-batch-size", "gotchas_batch_size", "string", "1",
-     "group up to N prompts of equal token length in one forward pass (never padded); default 1"),
-    ("--gotchas-python", "gotchas_python", "linelist", [],
-     "VERSION=PATH: the interpreter to use for python VERSION (repeatable)"),
-    ("--gotchas-runs", "gotchas_runs", "string", "3",
-     "executions of each snippet; each must give the same answer (unpinned hash seeds vary per run)"),
-    ("--gotchas-timeout", "gotchas_timeout", "string", "10", "seconds one snippet run may take before it is killed"),
-    ("--gotchas-cache-dir", "gotchas_cache_dir", "string", None,
-     "where converted models are kept (default: $XDG_CACHE_HOME/pytest-gotchas or ~/.cache/pytest-gotchas)"),
-    ("--gotchas-json", "gotchas_json", "string", None, "write every number behind the report to this JSON file"),
-    ("--gotchas-html", "gotchas_html", "string", None, "write a self-contained HTML report to this file"),
-    ("--gotchas-baseline", "gotchas_baseline", "string", None,
-     "baseline YAML to compare pair verdicts with (default: baselines/<model>-<dtype>-<device>.yaml under rootdir, when it exists)"),
-    ("--gotchas-update-baseline", "gotchas_update_baseline", "bool", False,
-     "record this run's verdicts in the baseline (only what ran is changed)"),
-    ("--gotchas-baseline-any-model", "gotchas_baseline_any_model", "bool", False,
-     "compare with a baseline recorded with another model or dtype"),
-    ("--gotchas-strict", "gotchas_strict", "bool", False, "fail the run on every verdict that is not ok"),
-]
+
+class OptionError(ValueError):
+    """A value an option does not accept; the message says what it expects."""
 
 
-def add_options(parser: pytest.Parser) -> None:
-    group = parser.getgroup("gotchas", "probe a language model with executed Python transcripts")
-    for flag, ini, kind, default, help_text in OPTIONS:
-        dest = ini
-        if kind == "bool":
-            group.addoption(flag, action="store_true", default=None, dest=dest, help=help_text)
-            parser.addini(ini, help_text, type="bool", default=default)
-        elif kind == "linelist":
-            group.addoption(flag, action="append", default=None, dest=dest, metavar="VERSION=PATH", help=help_text)
-            parser.addini(ini, help_text, type="linelist", default=default)
-        else:
-            group.addoption(flag, action="store", default=None, dest=dest, help=help_text)
-            parser.addini(ini, help_text, type="string", default=default)
+def integer(minimum: int) -> Callable[[str], int]:
+    def parse(raw: str) -> int:
+        try:
+            value = int(str(raw).strip())
+        except ValueError:
+            raise OptionError(f"expects a whole number, got {raw!r}") from None
+        if value < minimum:
+            raise OptionError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
 
 
-def value(config: pytest.Config, name: str) -> Any:
-    """The command line wins over the ini file."""
-    given = config.getoption(name)
-    return given if given is not None else config.getini(name)
+def seconds(raw: str) -> float:
+    try:
+        value = float(str(raw).strip())
+    except ValueError:
+        raise OptionError(f"expects a number of seconds, got {raw!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise OptionError(f"must be a positive, finite number of seconds, got {raw!r}")
+    return value
+
+
+def text(raw: str) -> str | None:
+    return str(raw).strip() or None
+
+
+def path(raw: str) -> Path | None:
+    value = str(raw).strip()
+    return Path(value).expanduser() if value else None
+
+
+def interpreter_path(raw: str) -> tuple[str, str]:
+    """`3.12=/opt/py312/bin/python` -> ("3.12", "/opt/py312/bin/python")."""
+    version, sep, where = str(raw).partition("=")
+    if not sep or not re.fullmatch(r"3\.\d+", version.strip()) or not where.strip():
+        raise OptionError(f"expects VERSION=PATH (e.g. 3.12=/usr/bin/python3.12), got {raw!r}")
+    return version.strip(), os.path.expanduser(where.strip())
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str  # the Settings attribute; flag --gotchas-<name with dashes>, ini gotchas_<name>
+    help: str
+    default: Any = None  # what the Settings attribute is when neither source gives a value
+    parse: Callable[[str], Any] = text  # validates and converts one value, from either source
+    kind: str = "value"  # "value" | "flag" (no value) | "list" (repeatable)
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+    cli: bool = False  # `gotchas new` offers it too, as --<name with dashes>
+    shown_default: str = ""  # README's default column, when it is not the default's own text
+
+    @property
+    def flag(self) -> str:
+        return "--gotchas" + ("" if self.name == "enabled" else "-" + self.name.replace("_", "-"))
+
+    @property
+    def ini(self) -> str:
+        return "gotchas" + ("" if self.name == "enabled" else "_" + self.name)
+
+    @property
+    def cli_flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def shown(self) -> str:
+        """The default as README's table shows it."""
+        if self.shown_default:
+            return self.shown_default
+        if self.kind == "flag":
+            return "off"
+        return "" if self.default is None else f"{self.default:g}" if isinstance(self.default, float) else str(
+            self.default)
+
+    def convert(self, raw: Any) -> Any:
+        """A value from the command line or the ini file, validated; lists are converted item by item."""
+        if self.kind == "flag":
+            return bool(raw)
+        if self.kind == "list":
+            return [self.parse(item) for item in raw]
+        if self.choices is not None and str(raw).strip() not in self.choices:
+            raise OptionError(f"must be one of {', '.join(self.choices)}, got {raw!r}")
+        return self.parse(raw)
+
+
+OPTIONS = (
+    Option("enabled", "collect chapter YAML files as gotcha cases (the plugin is inert without it)", False,
+           kind="flag"),
+    Option("model", "model to probe: an embedded model's name, a hub id, a local folder or a .gguf file",
+           metavar="NAME", cli=True, shown_default="embedded gemma-3-270m"),
+    Option("dtype", "dtype the model runs in", "bfloat16", choices=DTYPES, cli=True),
+    Option("device", "cpu, cuda or cuda:N (default: cuda when available, else cpu; under -n N each worker gets its "
+           "own GPU); auto: device_map=\"auto\", one model spread over every GPU (for a model too large for one)",
+           cli=True, shown_default="cuda if available, else cpu"),
+    Option("softmax_dtype", "dtype of the softmax at the cut (default: the model's dtype; float32 for finer "
+           "probabilities)", choices=DTYPES, cli=True, shown_default="the model's dtype"),
+    Option("top_k", "how many top alternatives to record at the cut", 5, integer(1), cli=True),
+    Option("batch_size", "group up to N prompts of equal token length in one forward pass (never padded)", 1,
+           integer(1), metavar="N"),
+    Option("python", "VERSION=PATH: the interpreter to use for python VERSION (repeatable)", [], interpreter_path,
+           kind="list", metavar="VERSION=PATH", cli=True, shown_default="PATH, pyenv"),
+    Option("runs", "executions of each snippet; each must give the same answer (unpinned hash seeds vary per run)",
+           3, integer(2), cli=True),
+    Option("timeout", "seconds one snippet run may take before it is killed", 10.0, seconds, cli=True),
+    Option("cache_dir", "where converted models are kept (default: $XDG_CACHE_HOME/pytest-gotchas or "
+           "~/.cache/pytest-gotchas)", None, path, metavar="DIR", cli=True,
+           shown_default="~/.cache/pytest-gotchas"),
+    Option("json", "write every number behind the report to this JSON file", None, path, metavar="FILE"),
+    Option("html", "write a self-contained HTML report to this file", None, path, metavar="FILE"),
+    Option("baseline", "baseline YAML to compare pair verdicts with (default: baselines/<model>-<dtype>-<device>.yaml"
+           " under rootdir, when it exists)", None, path, metavar="FILE",
+           shown_default="baselines/&lt;model&gt;-&lt;dtype&gt;-&lt;device&gt;.yaml if present"),
+    Option("update_baseline", "record this run's verdicts in the baseline (only what ran is changed)", False,
+           kind="flag"),
+    Option("baseline_any_model", "compare with a baseline recorded with another model or dtype", False, kind="flag"),
+    Option("strict", "fail the run on every verdict that is not ok", False, kind="flag"),
+)
+BY_NAME = {option.name: option for option in OPTIONS}
 
 
 @dataclass(frozen=True)
 class Settings:
-    enabled: bool
-    model: str | None
-    dtype: str
-    device: str | None
-    softmax_dtype: str | None
-    top_k: int
-    batch_size: int
+    enabled: bool = False
+    model: str | None = None
+    dtype: str = "bfloat16"
+    device: str | None = None
+    softmax_dtype: str | None = None
+    top_k: int = 5
+    batch_size: int = 1
     python: dict[str, str] = field(default_factory=dict)
     runs: int = 3
     timeout: float = 10.0
-    cache_dir: Path = Path("~/.cache/pytest-gotchas")
+    cache_dir: Path | None = None
     json: Path | None = None
     html: Path | None = None
     baseline: Path | None = None
@@ -88,54 +162,18 @@ class Settings:
     baseline_any_model: bool = False
     strict: bool = False
 
-
-def read(config: pytest.Config) -> Settings:
-    def text(name: str) -> str | None:
-        raw = value(config, name)
-        return str(raw).strip() or None if raw is not None else None
-
-    def number(name: str, cast: type, minimum: float) -> Any:
-        raw = text(name)
-        try:
-            result = cast(raw)
-        except (TypeError, ValueError):
-            raise pytest.UsageError(f"{_flag(name)} expects a number, got {raw!r}") from None
-        if result < minimum:
-            raise pytest.UsageError(f"{_flag(name)} must be at least {minimum}, got {raw}")
-        return result
-
-    def path(name: str) -> Path | None:
-        raw = text(name)
-        return Path(raw).expanduser() if raw else None
-
-    for name in ("gotchas_dtype", "gotchas_softmax_dtype"):
-        if text(name) is not None and text(name) not in DTYPES:
-            raise pytest.UsageError(f"{_flag(name)} must be one of {', '.join(DTYPES)}, got {text(name)!r}")
-    try:
-        python = parse_mapping(list(value(config, "gotchas_python") or []))
-    except ValueError as error:
-        raise pytest.UsageError(str(error)) from None
-    default_cache = Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")).expanduser() / "pytest-gotchas"
-    return Settings(
-        enabled=bool(value(config, "gotchas")),
-        model=text("gotchas_model"),
-        dtype=text("gotchas_dtype") or "bfloat16",
-        device=text("gotchas_device"),
-        softmax_dtype=text("gotchas_softmax_dtype"),
-        top_k=number("gotchas_top_k", int, 1),
-        batch_size=number("gotchas_batch_size", int, 1),
-        python=python,
-        runs=number("gotchas_runs", int, 2),
-        timeout=number("gotchas_timeout", float, 0.1),
-        cache_dir=path("gotchas_cache_dir") or default_cache,
-        json=path("gotchas_json"),
-        html=path("gotchas_html"),
-        baseline=path("gotchas_baseline"),
-        update_baseline=bool(value(config, "gotchas_update_baseline")),
-        baseline_any_model=bool(value(config, "gotchas_baseline_any_model")),
-        strict=bool(value(config, "gotchas_strict")),
-    )
+    @property
+    def model_cache(self) -> Path:
+        """Where converted models are kept."""
+        return self.cache_dir or Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")).expanduser() / "pytest-gotchas"
 
 
-def _flag(ini_name: str) -> str:
-    return "--" + ini_name.replace("_", "-")
+def settings(values: dict[str, Any]) -> Settings:
+    """Settings from converted values by option name; a missing or None value takes the option's default."""
+    kwargs = {}
+    for option in OPTIONS:
+        value = values.get(option.name)
+        if value is None or (option.kind == "list" and not value):
+            value = option.default
+        kwargs[option.name] = dict(value) if option.name == "python" else value
+    return Settings(**kwargs)

@@ -1,12 +1,23 @@
-"""The result of one case, as plain values: it travels from xdist workers to the controller inside the test
-report, and it is what the JSON report, the terminal summary and the baseline all read."""
+"""The result model: what one case gave, as plain values.
+
+It travels from xdist workers to the controller inside the test report (as ``to_dict()``), and every view (terminal,
+JSON, HTML, junit, baseline) reads it. A run holds its readings by name, so a new way of reading the cut is new data
+under a new name, not new fields here:
+
+- ``token``: the write-up's reading at the cut (plain, healed or a multi-token chain; see cut.py);
+- ``plain``: the naive single-token reading at the full prompt, when the token reading is not plain;
+- ``other-softmax``: the same logits through the other softmax dtype.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-SCORED, UNSCORED, CRASH, EXCLUDED, SKIPPED = "scored", "unscored", "crash", "excluded", "skipped"
+from .verdict import Judged, Status
+
+TOKEN, PLAIN, OTHER_SOFTMAX = "token", "plain", "other-softmax"
+DERIVED = ("verdict", "p_correct", "p_wrong", "coverage", "margin")  # a run's, from its main reading
 
 
 @dataclass
@@ -22,57 +33,130 @@ class ChapterInfo:
 
 
 @dataclass
-class RunResult:
+class Reading:
+    """P(correct) and P(wrong) read one way, and the verdict they give."""
+
+    p_correct: float
+    p_wrong: float
+    verdict: str
+    kind: str  # how the candidates were read: "plain" | "healed" | "chain"
+    softmax_dtype: str
+    correct_tokens: list[str] = field(default_factory=list)
+    wrong_tokens: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.verdict = str(self.verdict)  # a plain str: execnet cannot serialize str subclasses such as Verdict
+
+    @property
+    def coverage(self) -> float:
+        return self.p_correct + self.p_wrong
+
+    @property
+    def margin(self) -> float:
+        return abs(self.p_correct - self.p_wrong)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "coverage": self.coverage, "margin": self.margin}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Reading":
+        return cls(**{k: v for k, v in data.items() if k not in ("coverage", "margin")})
+
+
+@dataclass
+class Run:
+    """One prompt put to the model: the case under one primer (or none)."""
+
     primer: str | None
     prompt: str
     correct: str
     wrong: str
-    p_correct: float
-    p_wrong: float
-    coverage: float
-    margin: float
-    verdict: str
-    reading: str  # "plain" | "healed" | "chain": how the cut was tokenized
-    correct_tokens: list[str]
-    wrong_tokens: list[str]
-    top: list[list[Any]]  # [[token text, probability], ...]
-    plain_p_correct: float | None  # the naive reading at the full prompt, when the cut was not plain
-    plain_p_wrong: float | None
-    plain_verdict: str | None
-    softmax_dtype: str
+    readings: dict[str, Reading]
+    main: str  # the name of the reading the verdict comes from
+    top: list[list[Any]]  # [[token text, probability], ...] at the main reading's context
     batch_size: int
     forward_passes: int
-    # The same logits through the other softmax dtype: shows which verdicts that choice decides.
-    other_softmax_dtype: str | None = None
-    other_p_correct: float | None = None
-    other_p_wrong: float | None = None
-    other_verdict: str | None = None
+
+    @property
+    def reading(self) -> Reading:
+        return self.readings[self.main]
+
+    @property
+    def verdict(self) -> str:
+        return self.reading.verdict
+
+    @property
+    def p_correct(self) -> float:
+        return self.reading.p_correct
+
+    @property
+    def p_wrong(self) -> float:
+        return self.reading.p_wrong
+
+    @property
+    def coverage(self) -> float:
+        return self.reading.coverage
+
+    @property
+    def margin(self) -> float:
+        return self.reading.margin
+
+    def judged(self, reading: str | None = None) -> Judged:
+        return Judged(self.primer, self.readings[reading or self.main].verdict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The main reading's numbers also at the top, for readers of the JSON; from_dict ignores them."""
+        data = {k: v for k, v in asdict(self).items() if k != "readings"}
+        data.update({name: getattr(self, name) for name in DERIVED})
+        data["readings"] = {name: r.to_dict() for name, r in self.readings.items()}
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Run":
+        readings = {name: Reading.from_dict(r) for name, r in data["readings"].items()}
+        return cls(**{**{k: v for k, v in data.items() if k not in DERIVED}, "readings": readings})
 
 
 @dataclass
 class CaseResult:
     id: str
     chapter: ChapterInfo
-    status: str  # scored | unscored | crash | excluded | skipped
-    verdict: str | None
-    runs: list[RunResult] = field(default_factory=list)
+    status: str  # a verdict.Status
+    verdict: str | None  # a verdict.Verdict when scored
+    runs: list[Run] = field(default_factory=list)
     interpreter: str | None = None  # "3.11.7 /path/to/python3.11"
     outputs: list[list[str]] = field(default_factory=list)  # unscored: [[seed, text], ...]
     message: str | None = None  # why it was not scored
     note: str | None = None
-    model: dict[str, Any] | None = None
-    other_verdict: str | None = None  # the case verdict under the other softmax dtype
+    model: dict[str, Any] | None = None  # model.ModelInfo as plain values, plus "hardware"
+    qualifiers: list[str] = field(default_factory=list)  # every qualifier that applies (prime-dep ...)
+    # The case verdict under each other reading every run has: which verdicts that way of reading decides.
+    reading_verdicts: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.status = str(self.status)
+        self.verdict = None if self.verdict is None else str(self.verdict)
 
     @property
     def key(self) -> str:
         return f"{self.chapter.name}/{self.id}"
 
+    @property
+    def scored(self) -> bool:
+        return self.status == Status.SCORED
+
+    @property
+    def outcome(self) -> str:
+        """What the test reports: the verdict of a scored case, else its status."""
+        return str(self.verdict) if self.scored else self.status
+
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = {k: v for k, v in asdict(self).items() if k != "runs"}
+        data["runs"] = [run.to_dict() for run in self.runs]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "CaseResult":
-        data = dict(data)
-        data["chapter"] = ChapterInfo(**data["chapter"])
-        data["runs"] = [RunResult(**r) for r in data.get("runs", [])]
-        return cls(**data)
+        chapter = data["chapter"]
+        return cls(**{**data, "chapter": chapter if isinstance(chapter, ChapterInfo) else ChapterInfo(**chapter),
+                      "runs": [Run.from_dict(r) for r in data.get("runs", [])]})

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .results import SCORED, CaseResult, ChapterInfo
-from .verdict import OK
+from .results import CaseResult, ChapterInfo
+from .verdict import Verdict
 
 
 @dataclass
@@ -66,11 +66,11 @@ def rollup(results: list[CaseResult]) -> list[ChapterRollup]:
         info = cases[0].chapter
         order = {case_id: n for n, case_id in enumerate(info.case_ids)}
         cases.sort(key=lambda c: order.get(c.id, len(order)))
-        verdicts = {c.id: (c.verdict if c.status == SCORED else None) for c in cases}
+        verdicts = {c.id: (c.verdict if c.scored else None) for c in cases}
         pairs = []
         for pair_id, members in info.pairs.items():
             vs = [verdicts.get(m) for m in members]
-            passed = None if None in vs else all(v == OK for v in vs)
+            passed = None if None in vs else all(v == Verdict.OK for v in vs)
             pairs.append(PairResult(name, pair_id, list(members), vs, passed))
         twins = []
         for twin_id, members in info.twins.items():

@@ -1,23 +1,98 @@
-"""The spec's verdict rules, pure: noise, tie, ok, MISS per prompt run; prime-dep across primer orders."""
+"""Verdicts and statuses, each one type, and the write-up's rules that produce them. Pure: no torch, no pytest.
+
+A run (one prompt: the case under one primer) gets a verdict from its two probabilities. A case gets one verdict
+from all its runs; the qualifiers (prime-dep ...) say that runs which should agree did not. Every outcome a test can
+report (a verdict, or the reason a case was not scored) has one pytest category, letter and colour, here.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
 NOISE_FLOOR = 0.02  # the larger candidate below 2%: the answer is neither token
-OK, MISS, TIE, NOISE, PRIME_DEP = "ok", "MISS", "tie", "noise", "prime-dep"
-VERDICTS = (OK, MISS, TIE, NOISE, PRIME_DEP)
 
 
-def run_verdict(p_correct: float, p_wrong: float) -> str:
-    """In the spec's order. The margin is never thresholded, and a tie is never broken by candidate order."""
+class Verdict(StrEnum):
+    OK = "ok"
+    MISS = "MISS"
+    TIE = "tie"
+    NOISE = "noise"
+    PRIME_DEP = "prime-dep"
+
+
+class Status(StrEnum):
+    """Why a case has (or has no) verdict."""
+
+    SCORED = "scored"
+    UNSCORED = "unscored"  # executed and shown, never put to the model
+    CRASH = "crash"  # the interpreter died producing the ground truth
+    EXCLUDED = "excluded"  # implementation-defined chapter whose ground truth differs on this interpreter
+    SKIPPED = "skipped"  # the interpreter it names is missing
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How pytest shows an outcome. Categories are single words: pytester reads "3 prime-dep" back as "prime".
+    No category: pytest reports it as its own skip."""
+
+    key: str
+    category: str | None
+    letter: str
+    word: str
+    colour: str  # green | red | yellow
+
+
+OUTCOMES = {o.key: o for o in (
+    Outcome(Verdict.OK, "ok", ".", "ok", "green"),
+    Outcome(Verdict.MISS, "MISS", "M", "MISS", "red"),
+    Outcome(Verdict.TIE, "tie", "T", "tie", "yellow"),
+    Outcome(Verdict.NOISE, "noise", "n", "noise", "yellow"),
+    Outcome(Verdict.PRIME_DEP, "prime_dep", "P", "prime-dep", "yellow"),
+    Outcome(Status.UNSCORED, "unscored", "u", "unscored", "yellow"),
+    Outcome(Status.CRASH, "crash", "C", "CRASH", "red"),
+    Outcome(Status.EXCLUDED, None, "s", "excluded", "yellow"),
+    Outcome(Status.SKIPPED, None, "s", "skipped", "yellow"),
+)}
+
+
+def colour(key: str | None) -> str:
+    outcome = OUTCOMES.get(key or "")
+    return outcome.colour if outcome else "yellow"
+
+
+def run_verdict(p_correct: float, p_wrong: float) -> Verdict:
+    """In the write-up's order. The margin is never thresholded, and a tie is never broken by candidate order."""
     if max(p_correct, p_wrong) < NOISE_FLOOR:
-        return NOISE
+        return Verdict.NOISE
     if p_correct == p_wrong:
-        return TIE
-    return OK if p_correct > p_wrong else MISS
+        return Verdict.TIE
+    return Verdict.OK if p_correct > p_wrong else Verdict.MISS
 
 
-def case_verdict(run_verdicts: list[str]) -> str:
+@dataclass(frozen=True)
+class Judged:
+    """One run as the case verdict sees it."""
+
+    primer: str | None
+    verdict: str
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: str
+    qualifiers: tuple[str, ...]  # every qualifier that applies, in QUALIFIERS order; the first names the verdict
+
+
+# The documented order in which qualifiers name a case's verdict.
+QUALIFIERS = (Verdict.PRIME_DEP,)
+
+
+def case_verdict(runs: Sequence[Judged]) -> Judgement:
     """A case run under several primer orders counts only if every order gives the same verdict."""
-    if not run_verdicts:
+    if not runs:
         raise ValueError("a scored case has at least one run")
-    return run_verdicts[0] if len(set(run_verdicts)) == 1 else PRIME_DEP
+    verdicts = {r.verdict for r in runs}
+    qualifiers = (Verdict.PRIME_DEP,) if len(verdicts) > 1 else ()
+    return Judgement(str(qualifiers[0]) if qualifiers else runs[0].verdict, tuple(map(str, qualifiers)))

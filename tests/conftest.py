@@ -10,6 +10,8 @@ from typing import Callable
 import pytest
 
 from pytest_gotchas.interpreters import Finder, Interpreter
+from pytest_gotchas.results import TOKEN, CaseResult, ChapterInfo, Reading, Run
+from pytest_gotchas.verdict import Status, case_verdict, run_verdict
 
 pytest_plugins = ["pytester"]
 
@@ -97,3 +99,20 @@ def assert_block(result: pytest.RunResult, block: str | list[str]) -> None:
     shown = "\n".join(lines)
     pytest.fail(f"these lines were not found together in the output:\n" + "\n".join(want) + f"\n--- output ---\n{shown}",
                 pytrace=False)
+
+
+def make_run(p_correct: float, p_wrong: float, primer: str | None = None, kind: str = "plain") -> Run:
+    """A run whose token reading is (p_correct, p_wrong), as scoring builds it."""
+    reading = Reading(p_correct, p_wrong, run_verdict(p_correct, p_wrong), kind, "bfloat16", ["1"], ["2"])
+    return Run(primer=primer, prompt=">>> x\n", correct="1", wrong="2", readings={TOKEN: reading}, main=TOKEN,
+               top=[], batch_size=1, forward_passes=1)
+
+
+def make_case(case_id: str, chapter: ChapterInfo, runs: list[Run], status: str = Status.SCORED,
+              model: dict | None = None) -> CaseResult:
+    """A case result with its verdict judged from its runs, as scoring judges it."""
+    if status != Status.SCORED:
+        return CaseResult(id=case_id, chapter=chapter, status=status, verdict=None)
+    judgement = case_verdict([r.judged() for r in runs])
+    return CaseResult(id=case_id, chapter=chapter, status=status, verdict=judgement.verdict, runs=runs, model=model,
+                      qualifiers=list(judgement.qualifiers))

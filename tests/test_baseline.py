@@ -1,4 +1,5 @@
-"""baseline.py alone: no model, no pytester. Results are built by hand."""
+"""The baseline package alone (file format, comparison, gate) and its wording: no model, no pytester. Results are
+built by hand."""
 
 from __future__ import annotations
 
@@ -10,15 +11,21 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_gotchas import baseline as bl
+from gotchas_helpers import make_case, make_run
+from pytest_gotchas.baseline import compare as cmp
+from pytest_gotchas.baseline import gate, store
 from pytest_gotchas.cases import looks_like_chapter
-from pytest_gotchas.results import SCORED, SKIPPED, UNSCORED, CaseResult, ChapterInfo, RunResult
-from pytest_gotchas.verdict import run_verdict
+from pytest_gotchas.report import comparison as text
+from pytest_gotchas.report import terminal
+from pytest_gotchas.results import CaseResult, ChapterInfo, Run
+from pytest_gotchas.verdict import Status
+
+SCORED, SKIPPED, UNSCORED = Status.SCORED, Status.SKIPPED, Status.UNSCORED
 
 SHA = "a" * 64
 MODEL = {"name": "tiny", "source": "/m/tiny", "weights_sha256": SHA, "dtype": "bfloat16", "device": "cpu",
          "torch_version": "2.13.0", "transformers_version": "5.24.0", "hardware": "cpu AVX512"}
-HEADER = bl.Header(name="tiny", weights_sha256=SHA, dtype="bfloat16", softmax_dtype="bfloat16", device="cpu",
+HEADER = store.Header(name="tiny", weights_sha256=SHA, dtype="bfloat16", softmax_dtype="bfloat16", device="cpu",
                    hardware="cpu AVX512", torch="2.13.0", transformers="5.24.0")
 
 
@@ -29,24 +36,13 @@ def info(name: str = "sets", cases: tuple[str, ...] = ("a", "b", "c", "d"),
                        twins={})
 
 
-def run(p_correct: float, p_wrong: float, primer: str | None = None) -> RunResult:
-    return RunResult(primer=primer, prompt=">>> x\n", correct="1", wrong="2", p_correct=p_correct, p_wrong=p_wrong,
-                     coverage=p_correct + p_wrong, margin=abs(p_correct - p_wrong),
-                     verdict=run_verdict(p_correct, p_wrong), reading="plain", correct_tokens=["1"],
-                     wrong_tokens=["2"], top=[], plain_p_correct=None, plain_p_wrong=None, plain_verdict=None,
-                     softmax_dtype="bfloat16", batch_size=1, forward_passes=1)
+def run(p_correct: float, p_wrong: float, primer: str | None = None) -> Run:
+    return make_run(p_correct, p_wrong, primer)
 
 
 def case(case_id: str, p_correct: float = 0.75, p_wrong: float = 0.125, chapter: ChapterInfo | None = None,
-         runs: list[RunResult] | None = None, status: str = SCORED, model: dict | None = None) -> CaseResult:
-    chapter = chapter or info()
-    if status != SCORED:
-        return CaseResult(id=case_id, chapter=chapter, status=status, verdict=None)
-    runs = runs or [run(p_correct, p_wrong)]
-    verdicts = {r.verdict for r in runs}
-    verdict = runs[0].verdict if len(verdicts) == 1 else "prime-dep"
-    return CaseResult(id=case_id, chapter=chapter, status=SCORED, verdict=verdict, runs=runs,
-                      model=dict(MODEL, **(model or {})))
+         runs: list[Run] | None = None, status: str = SCORED, model: dict | None = None) -> CaseResult:
+    return make_case(case_id, chapter or info(), runs or [run(p_correct, p_wrong)], status, dict(MODEL, **(model or {})))
 
 
 OK_ = (0.75, 0.125)
@@ -57,8 +53,8 @@ def all_ok() -> list[CaseResult]:
     return [case("a"), case("b"), case("c"), case("d", *MISS_)]
 
 
-def recorded(results: list[CaseResult] | None = None) -> bl.Baseline:
-    new, _ = bl.update(None, results or all_ok(), HEADER)
+def recorded(results: list[CaseResult] | None = None) -> store.Baseline:
+    new, _ = cmp.update(None, results or all_ok(), HEADER)
     return new
 
 
@@ -68,8 +64,8 @@ def recorded(results: list[CaseResult] | None = None) -> bl.Baseline:
 def test_dumps_is_sorted_one_line_per_entry_and_reads_back_exactly() -> None:
     primed = case("c", runs=[run(0.4296875, 0.125, "True-first"), run(0.5, 0.25, "False-first")])
     baseline = recorded([case("b"), case("a", 0.0001239776611328125, 5.960464477539063e-08), primed, case("d")])
-    text = bl.dumps(baseline)
-    assert bl.loads(text) == baseline
+    text = store.dumps(baseline)
+    assert store.loads(text) == baseline
     body = [line for line in text.splitlines() if not line.startswith("#")]
     assert body[:2] == ["format: 1", "model:"]
     assert body[body.index("pairs:") + 1:body.index("verdicts:")] == ["  sets/ab: fail", "  sets/cd: pass"]
@@ -85,14 +81,14 @@ def test_dumps_is_sorted_one_line_per_entry_and_reads_back_exactly() -> None:
 
 def test_a_baseline_file_is_never_taken_for_a_chapter(tmp_path: Path) -> None:
     path = tmp_path / "b.yaml"
-    bl.write(path, recorded())
+    store.write(path, recorded())
     assert not looks_like_chapter(path)
     assert "cases" not in yaml.safe_load(path.read_text())
 
 
 def test_write_is_atomic_and_leaves_no_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "deep" / "b.yaml"
-    bl.write(path, recorded())
+    store.write(path, recorded())
     before = path.read_text()
     assert os.listdir(path.parent) == ["b.yaml"]
 
@@ -101,7 +97,7 @@ def test_write_is_atomic_and_leaves_no_temp_file(tmp_path: Path, monkeypatch: py
 
     monkeypatch.setattr(os, "replace", broken)
     with pytest.raises(OSError, match="disk full"):
-        bl.write(path, recorded([case("a", *MISS_), case("b")]))
+        store.write(path, recorded([case("a", *MISS_), case("b")]))
     assert path.read_text() == before
     assert os.listdir(path.parent) == ["b.yaml"]
 
@@ -124,8 +120,8 @@ def test_write_is_atomic_and_leaves_no_temp_file(tmp_path: Path, monkeypatch: py
 def test_a_bad_file_is_refused_naming_the_file_and_the_problem(tmp_path: Path, text: str, expected: str) -> None:
     path = tmp_path / "base.yaml"
     path.write_text(text)
-    with pytest.raises(bl.BaselineError) as error:
-        bl.read(path)
+    with pytest.raises(store.BaselineError) as error:
+        store.read(path)
     message = str(error.value)
     assert message.startswith(f"baseline {path} is not a pytest-gotchas baseline: ")
     assert expected in message
@@ -133,8 +129,8 @@ def test_a_bad_file_is_refused_naming_the_file_and_the_problem(tmp_path: Path, t
 
 
 def test_an_unreadable_file_names_it(tmp_path: Path) -> None:
-    with pytest.raises(bl.BaselineError, match=f"cannot read baseline {tmp_path}"):
-        bl.read(tmp_path)  # a directory
+    with pytest.raises(store.BaselineError, match=f"cannot read baseline {tmp_path}"):
+        store.read(tmp_path)  # a directory
 
 
 # -- where it lives --------------------------------------------------------------------------------------------
@@ -145,11 +141,11 @@ def test_an_unreadable_file_names_it(tmp_path: Path) -> None:
     ("~/w/gemma-3-270m-Q4_K_M.gguf", "gemma-3-270m-Q4_K_M"), ("C:\\m\\llama", "llama"), ("///", "model"),
 ])
 def test_model_slug(model: str | None, slug: str) -> None:
-    assert bl.model_slug(model) == slug
+    assert store.model_slug(model) == slug
 
 
 def test_default_path_uses_the_device_kind() -> None:
-    assert bl.default_path(Path("/r"), None, "bfloat16", "cuda:1") == Path("/r/baselines/gemma-3-270m-bfloat16-cuda.yaml")
+    assert store.default_path(Path("/r"), None, "bfloat16", "cuda:1") == Path("/r/baselines/gemma-3-270m-bfloat16-cuda.yaml")
 
 
 # -- update ---------------------------------------------------------------------------------------------------
@@ -159,16 +155,16 @@ def test_update_changes_only_what_ran() -> None:
     other = info("floats", cases=("x", "y"), pairs={"xy": ["x", "y"]})
     old = recorded(all_ok() + [case("x", chapter=other), case("y", chapter=other)])
     # A `-k` run of one member of sets/ab, still ok but with other numbers: the pair is not known, so kept.
-    new, stats = bl.update(old, [case("a", 0.5, 0.25)], HEADER)
+    new, stats = cmp.update(old, [case("a", 0.5, 0.25)], HEADER)
     assert new.pairs == old.pairs
-    assert new.verdicts["sets/a"] == bl.Entry("ok", 0.5, 0.25)
+    assert new.verdicts["sets/a"] == store.Entry("ok", 0.5, 0.25)
     assert {k: v for k, v in new.verdicts.items() if k != "sets/a"} == {k: v for k, v in old.verdicts.items()
                                                                         if k != "sets/a"}
     assert (stats.pairs, stats.verdicts, stats.changed, stats.removed, stats.kept) == (0, 1, 0, 0, 8)  # 3 pairs, 5 cases
 
 
 def test_update_records_a_pair_that_one_member_run_already_fails() -> None:
-    new, stats = bl.update(recorded(), [case("a", *MISS_)], HEADER)
+    new, stats = cmp.update(recorded(), [case("a", *MISS_)], HEADER)
     assert new.pairs == {"sets/ab": "fail", "sets/cd": "fail"}
     assert (stats.pairs, stats.verdicts, stats.changed) == (1, 1, 2)
 
@@ -176,7 +172,7 @@ def test_update_records_a_pair_that_one_member_run_already_fails() -> None:
 def test_update_removes_what_a_chapter_that_ran_no_longer_has() -> None:
     old = recorded()
     renamed = info(cases=("a", "b", "c", "e"), pairs={"ab": ["a", "b"], "ce": ["c", "e"]})
-    new, stats = bl.update(old, [case("a", chapter=renamed), case("b", chapter=renamed)], HEADER)
+    new, stats = cmp.update(old, [case("a", chapter=renamed), case("b", chapter=renamed)], HEADER)
     assert set(new.pairs) == {"sets/ab"}  # cd is gone from the chapter; ce did not fully run
     assert set(new.verdicts) == {"sets/a", "sets/b", "sets/c"}
     assert stats.removed == 2
@@ -184,13 +180,13 @@ def test_update_removes_what_a_chapter_that_ran_no_longer_has() -> None:
 
 def test_update_drops_a_case_that_became_unscored_and_keeps_one_that_was_skipped() -> None:
     old = recorded()
-    new, _ = bl.update(old, [case("a", status=UNSCORED), case("b", status=SKIPPED)], HEADER)
+    new, _ = cmp.update(old, [case("a", status=UNSCORED), case("b", status=SKIPPED)], HEADER)
     assert "sets/a" not in new.verdicts and new.verdicts["sets/b"] == old.verdicts["sets/b"]
 
 
 def test_update_takes_the_new_header() -> None:
     newer = replace(HEADER, torch="2.14.0")
-    new, _ = bl.update(recorded(), all_ok(), newer)
+    new, _ = cmp.update(recorded(), all_ok(), newer)
     assert new.header == newer
 
 
@@ -199,7 +195,7 @@ def test_update_takes_the_new_header() -> None:
 
 def test_a_member_that_breaks_a_passing_pair_fails_with_both_verdicts_and_probabilities() -> None:
     base = recorded()
-    message = bl.regression_message(base, "b.yaml", case("b", 0.25, 0.5), "pytest --gotchas x --gotchas-update-baseline")
+    message = text.regression_message(base, "b.yaml", case("b", 0.25, 0.5), "pytest --gotchas x --gotchas-update-baseline")
     assert message is not None
     assert message.splitlines() == [
         "regression against the baseline b.yaml:",
@@ -215,26 +211,26 @@ def test_a_member_that_breaks_a_passing_pair_fails_with_both_verdicts_and_probab
 @pytest.mark.parametrize("result", [case("b"), case("c", *MISS_), case("d", *MISS_)])
 def test_no_failure_for_an_ok_member_or_a_pair_that_failed_before(result: CaseResult) -> None:
     base = recorded([case("a"), case("b"), case("c"), case("d", *MISS_)])
-    assert bl.regression_message(base, "b.yaml", result, "cmd") is None
+    assert text.regression_message(base, "b.yaml", result, "cmd") is None
 
 
 def test_a_tie_or_noise_or_prime_dep_breaks_a_pair_too() -> None:
     base = recorded()
     for result in (case("a", 0.25, 0.25), case("a", 0.01, 0.001),
                    case("a", runs=[run(0.5, 0.25, "p1"), run(0.25, 0.5, "p2")])):
-        assert bl.broken_pairs(base, result) == ["ab"], result.verdict
+        assert cmp.broken_pairs(base, result) == ["ab"], result.verdict
 
 
 def test_strict_fails_every_verdict_that_is_not_ok() -> None:
-    assert bl.strict_message(case("a")) is None
-    assert bl.strict_message(case("a", 0.25, 0.25)) == (
+    assert terminal.strict_message(case("a")) is None
+    assert terminal.strict_message(case("a", 0.25, 0.25)) == (
         "--gotchas-strict: verdict tie is not ok: P(correct) 25.00%  P(wrong) 25.00%")
 
 
 def test_update_command_keeps_the_arguments_and_adds_the_flag_once() -> None:
-    assert bl.update_command(["--gotchas", "-k", "sets or floats"]) == (
+    assert gate.update_command(["--gotchas", "-k", "sets or floats"]) == (
         "pytest --gotchas -k 'sets or floats' --gotchas-update-baseline")
-    assert bl.update_command(["--gotchas-update-baseline"]) == "pytest --gotchas-update-baseline"
+    assert gate.update_command(["--gotchas-update-baseline"]) == "pytest --gotchas-update-baseline"
 
 
 # -- compare ---------------------------------------------------------------------------------------------------
@@ -243,13 +239,13 @@ def test_update_command_keeps_the_arguments_and_adds_the_flag_once() -> None:
 def test_compare_sorts_out_every_kind_of_difference() -> None:
     base = recorded(all_ok() + [case("x", chapter=info("floats", ("x",), {}))])
     base.pairs["sets/gone"] = "pass"
-    base.verdicts["sets/old-case"] = bl.Entry("ok", 0.5, 0.25)
+    base.verdicts["sets/old-case"] = store.Entry("ok", 0.5, 0.25)
     now = info(cases=("a", "b", "c", "d", "e", "f"), pairs={"ab": ["a", "b"], "cd": ["c", "d"], "ef": ["e", "f"]})
     results = [case("a", chapter=now), case("b", 0.25, 0.25, chapter=now), case("c", chapter=now),
                case("d", chapter=now), case("e", chapter=now), case("f", chapter=now)]
-    c = bl.compare(base, results)
-    assert [(p.key, p.describe()) for p in c.regressions] == [("sets/ab", "a ok, b ok -> tie")]
-    assert [(p.key, p.describe()) for p in c.improvements] == [("sets/cd", "c ok, d MISS -> ok")]
+    c = cmp.compare(base, results)
+    assert [(p.key, text.describe_change(p)) for p in c.regressions] == [("sets/ab", "a ok, b ok -> tie")]
+    assert [(p.key, text.describe_change(p)) for p in c.improvements] == [("sets/cd", "c ok, d MISS -> ok")]
     assert [(p.key, p.new) for p in c.new_pairs] == [("sets/ef", "pass")]
     assert c.gone_pairs == ["sets/gone"]
     assert [(x.key, x.old.verdict, x.new.verdict) for x in c.changed_cases] == [("sets/b", "ok", "tie"),
@@ -260,15 +256,15 @@ def test_compare_sorts_out_every_kind_of_difference() -> None:
 
 
 def test_compare_lists_a_passing_pair_whose_member_was_not_scored() -> None:
-    c = bl.compare(recorded(), [case("a"), case("b", status=SKIPPED)])
-    assert [(p.key, p.describe()) for p in c.unchecked] == [("sets/ab", "a ok, b not scored")]
+    c = cmp.compare(recorded(), [case("a"), case("b", status=SKIPPED)])
+    assert [(p.key, text.describe_change(p)) for p in c.unchecked] == [("sets/ab", "a ok, b not scored")]
     assert not c.regressions
 
 
 def test_summary_lines_say_what_to_run() -> None:
     base = recorded()
     results = [case("a"), case("b"), case("c"), case("d")]
-    lines = [text for text, _ in bl.comparison_lines(bl.compare(base, results), base, "CMD", update=False)]
+    lines = [text for text, _ in text.comparison_lines(cmp.compare(base, results), base, "CMD", update=False)]
     assert "  improvement sets/cd: fail -> pass (c ok, d MISS -> ok)" in lines
     assert lines[-1] == "  record these changes with: CMD"
     assert "0 regressed, 1 improved, 1 unchanged" in lines[-2]
@@ -277,42 +273,46 @@ def test_summary_lines_say_what_to_run() -> None:
 # -- the gate of one run ---------------------------------------------------------------------------------------
 
 
-def gate(tmp_path: Path, base: bl.Baseline | None = None, **kwargs: object) -> bl.Gate:
+def unpack(done: gate.Finished) -> tuple[list, tuple | None]:
+    return done.lines, done.to_write
+
+
+def run_gate(tmp_path: Path, base: store.Baseline | None = None, **kwargs: object) -> gate.Gate:
     if base is not None:
-        bl.write(tmp_path / "baselines" / "tiny-bfloat16-cpu.yaml", base)
-    return bl.make_gate(tmp_path, None, "/models/tiny", "bfloat16", None, None, command="CMD", **kwargs)
+        store.write(tmp_path / "baselines" / "tiny-bfloat16-cpu.yaml", base)
+    return gate.make_gate(tmp_path, None, "/models/tiny", "bfloat16", None, None, command="CMD", **kwargs)
 
 
 def test_without_a_baseline_nothing_fails_and_the_summary_says_how_to_record(tmp_path: Path) -> None:
-    g = gate(tmp_path)
+    g = run_gate(tmp_path)
     assert g.check(case("b", *MISS_)) == (None, False)
-    lines, write = g.finish(all_ok())
+    lines, write = unpack(g.finish(all_ok()))
     assert write is None
     assert [t for t, _ in lines] == ["baseline: none at baselines/tiny-bfloat16-cpu.yaml; "
                                      "record one with: CMD"]
 
 
 def test_the_default_file_is_chosen_by_the_device_the_model_loaded_on(tmp_path: Path) -> None:
-    bl.write(tmp_path / "baselines" / "tiny-bfloat16-cuda.yaml", recorded())
-    g = gate(tmp_path)
+    store.write(tmp_path / "baselines" / "tiny-bfloat16-cuda.yaml", recorded())
+    g = run_gate(tmp_path)
     assert g.check(case("b", *MISS_, model={"device": "cuda:1"}))[0] is not None
     assert g.check(case("b", *MISS_))[0] is None  # cpu: no baseline
 
 
 def test_update_writes_to_the_default_path_and_then_compares(tmp_path: Path) -> None:
-    lines, write = gate(tmp_path, update=True).finish(all_ok())
+    lines, write = unpack(run_gate(tmp_path, update=True).finish(all_ok()))
     assert write is not None and write[0] == tmp_path / "baselines" / "tiny-bfloat16-cpu.yaml"
     assert lines[-1][0].endswith("written: 2 pairs and 4 verdicts recorded (0 changed), 0 removed, "
                                  "0 kept from cases that did not run")
-    bl.write(*write)
-    g = gate(tmp_path)
+    store.write(*write)
+    g = run_gate(tmp_path)
     assert g.check(case("a")) == (None, False)
     failure, stop = g.check(case("a", *MISS_))
     assert failure and "pair sets/ab passed in the baseline" in failure and not stop
 
 
 def test_a_foreign_model_is_refused_at_its_first_case_and_stops_the_run(tmp_path: Path) -> None:
-    g = gate(tmp_path, recorded())
+    g = run_gate(tmp_path, recorded())
     failure, stop = g.check(case("a", model={"weights_sha256": "b" * 64, "name": "other"}))
     assert stop
     assert failure == (
@@ -321,24 +321,24 @@ def test_a_foreign_model_is_refused_at_its_first_case_and_stops_the_run(tmp_path
         "bbbbbbbbbbbb..., bfloat16, softmax bfloat16, cpu). They differ in weights_sha256, so their verdicts are not "
         "comparable. Record a baseline for this model with --gotchas-baseline OTHER.yaml --gotchas-update-baseline, "
         "or compare anyway with --gotchas-baseline-any-model.")
-    lines, write = g.finish([case("a", model={"weights_sha256": "b" * 64})])
+    lines, write = unpack(g.finish([case("a", model={"weights_sha256": "b" * 64})]))
     assert write is None and lines[0][0].startswith("baseline: not used: ")
 
 
 def test_any_model_compares_across_models_and_says_so(tmp_path: Path) -> None:
-    g = gate(tmp_path, recorded(), any_model=True)
+    g = run_gate(tmp_path, recorded(), any_model=True)
     other = {"weights_sha256": "b" * 64, "name": "other"}
     failure, stop = g.check(case("a", *MISS_, model=other))
     assert not stop and failure and failure.startswith("regression against the baseline")
-    lines, _ = g.finish([case("a", *MISS_, model=other), case("b", model=other)])
+    lines, _ = unpack(g.finish([case("a", *MISS_, model=other), case("b", model=other)]))
     assert any("compared ACROSS MODELS (--gotchas-baseline-any-model): they differ in weights_sha256" in t
                for t, _ in lines)
 
 
 def test_update_with_another_model_and_any_model_starts_afresh(tmp_path: Path) -> None:
     other = {"weights_sha256": "b" * 64}
-    _, write = gate(tmp_path, recorded(), any_model=True, update=True).finish([case("a", model=other),
-                                                                               case("b", model=other)])
+    g = run_gate(tmp_path, recorded(), any_model=True, update=True)
+    write = g.finish([case("a", model=other), case("b", model=other)]).to_write
     assert write is not None
     new = write[1]
     assert new.header is not None and new.header.weights_sha256 == "b" * 64
@@ -346,19 +346,19 @@ def test_update_with_another_model_and_any_model_starts_afresh(tmp_path: Path) -
 
 
 def test_a_dtype_mismatch_is_refused_before_anything_runs(tmp_path: Path) -> None:
-    bl.write(tmp_path / "b.yaml", recorded())
-    with pytest.raises(bl.BaselineError, match=r"They differ in dtype, softmax_dtype"):
-        bl.make_gate(tmp_path, tmp_path / "b.yaml", None, "float32", None, None)
-    with pytest.raises(bl.BaselineError, match=r"They differ in softmax_dtype"):
-        bl.make_gate(tmp_path, tmp_path / "b.yaml", None, "bfloat16", None, "float32")
-    bl.make_gate(tmp_path, tmp_path / "b.yaml", None, "float32", None, None, any_model=True)
+    store.write(tmp_path / "b.yaml", recorded())
+    with pytest.raises(store.BaselineError, match=r"They differ in dtype, softmax_dtype"):
+        gate.make_gate(tmp_path, tmp_path / "b.yaml", None, "float32", None, None)
+    with pytest.raises(store.BaselineError, match=r"They differ in softmax_dtype"):
+        gate.make_gate(tmp_path, tmp_path / "b.yaml", None, "bfloat16", None, "float32")
+    gate.make_gate(tmp_path, tmp_path / "b.yaml", None, "float32", None, None, any_model=True)
 
 
 def test_an_explicit_path_must_exist_unless_it_is_being_recorded(tmp_path: Path) -> None:
-    with pytest.raises(bl.BaselineError, match="does not exist; record it with --gotchas-baseline"):
-        bl.make_gate(tmp_path, Path("nope.yaml"), None, "bfloat16", None, None)
-    g = bl.make_gate(tmp_path, Path("nope.yaml"), None, "bfloat16", None, None, update=True)
-    assert g.path_for("cpu") == tmp_path / "nope.yaml"
+    with pytest.raises(store.BaselineError, match="does not exist; record it with --gotchas-baseline"):
+        gate.make_gate(tmp_path, Path("nope.yaml"), None, "bfloat16", None, None)
+    g = gate.make_gate(tmp_path, Path("nope.yaml"), None, "bfloat16", None, None, update=True)
+    assert g.baseline_for("cpu")[0] == tmp_path / "nope.yaml"
 
 
 def test_the_module_is_pure() -> None:
@@ -371,13 +371,13 @@ def test_the_module_is_pure() -> None:
 
 
 def test_a_comparison_across_hardware_or_library_versions_says_so(tmp_path: Path) -> None:
-    g = gate(tmp_path, recorded())
+    g = run_gate(tmp_path, recorded())
     elsewhere = {"hardware": "cpu AVX2", "torch_version": "2.14.0"}
     failure, stop = g.check(case("a", *MISS_, model=elsewhere))
     assert failure and not stop
     note = ("recorded on cpu AVX512, this run on cpu AVX2: other kernels round differently, so probabilities move "
             "and close verdicts can flip (docs/determinism.md)")
     assert f"  ({note})" in failure.splitlines()
-    lines, _ = g.finish([case("a", *MISS_, model=elsewhere), case("b", model=elsewhere)])
+    lines, _ = unpack(g.finish([case("a", *MISS_, model=elsewhere), case("b", model=elsewhere)]))
     texts = [t for t, _ in lines]
     assert texts[1:3] == [f"  {note}", "  recorded with other library versions: torch 2.13.0 -> 2.14.0"]

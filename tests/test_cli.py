@@ -17,9 +17,10 @@ import yaml
 from conftest import REPO
 from tinymodel import build_tiny_model
 
-from pytest_gotchas import cli
 from pytest_gotchas.cases import load_chapter
 from pytest_gotchas.cli import main
+from pytest_gotchas.cli.chapterfile import case_entry
+from pytest_gotchas.cli.snippet import parse_snippet
 
 # After "[" the tiny model says "0" (the misreading) over "2" (the truth); after "2" it prefers "," to "]".
 RULES = {"[": {"0": 2.0, "2": 1.0}, "2": {",": 1.0, "]": 3.0}}
@@ -117,8 +118,9 @@ def test_help_of_the_subcommand_as_a_module() -> None:
     done = subprocess.run([sys.executable, "-m", "pytest_gotchas", "new", "--help"], capture_output=True, text=True,
                           cwd=REPO)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("usage: gotchas new [-h] --wrong TEXT")
-    for flag in ("--python VERSION", "--env NAME=VALUE", "--model NAME", "--to CHAPTER.yaml", "--id ID", "examples:"):
+    assert done.stdout.startswith("usage: gotchas new [-h] ")
+    for flag in ("--interpreter VERSION", "--env NAME=VALUE", "--model NAME", "--python VERSION=PATH", "--runs RUNS",
+                 "--to CHAPTER.yaml", "--id ID", "examples:"):
         assert flag in done.stdout
 
 
@@ -154,7 +156,7 @@ def test_snippet_to_printed_case(snippet, capsys: pytest.CaptureFixture[str], py
 def test_snippet_to_case_that_collects_and_scores(snippet, capsys: pytest.CaptureFixture[str], tiny: Path,
                                                   pytester: pytest.Pytester, py311) -> None:
     cache = pytester.path / "model-cache"
-    code = main(new(snippet(LATE_CLOSURE), "--python", "3.11", "--wrong", "[0, 1, 2]", "--id", "late-closure",
+    code = main(new(snippet(LATE_CLOSURE), "--interpreter", "3.11", "--wrong", "[0, 1, 2]", "--id", "late-closure",
                     "--model", str(tiny), "--cache-dir", str(cache)))
     out = capsys.readouterr().out
     assert code == 0, out
@@ -280,7 +282,7 @@ def test_pasted_transcript_keeps_its_input_and_reruns_it(snippet, capsys, py311)
     ("python3 + 1", None),
 ])
 def test_shell_command_or_repl_input(text: str, command: str | None) -> None:
-    parsed = cli.parse_snippet(text + "\n", {})
+    parsed = parse_snippet(text + "\n", {})
     assert parsed.command == command
     assert (parsed.repl_lines is None) == (command is not None)
 
@@ -293,16 +295,16 @@ def test_shell_command_or_repl_input(text: str, command: str | None) -> None:
     ([">>> def f():", "...     return 1", "...", ">>> f()", "1"], ("def f():", "    return 1", "", "f()")),
 ])
 def test_snippet_lines_are_typed_as_the_repl_needs(lines: list[str], typed: tuple[str, ...]) -> None:
-    assert cli.parse_snippet("\n".join(lines) + "\n", {}).repl_lines == typed
+    assert parse_snippet("\n".join(lines) + "\n", {}).repl_lines == typed
 
 
 # -- refusals: the exact messages, and nothing written ---------------------------------------------------------------
 
 
 def test_unknown_interpreter(snippet, capsys) -> None:
-    err = error_of(capsys, main(new(snippet("1\n"), "--python", "3.99", "--wrong", "2")))
+    err = error_of(capsys, main(new(snippet("1\n"), "--interpreter", "3.99", "--wrong", "2")))
     assert err.startswith("gotchas new: error: no working python3.99 found (tried: ")
-    assert err.endswith("; point to one with --gotchas-python 3.99=/path/to/python3.99\n")
+    assert err.endswith("; point to one with --python 3.99=/path/to/python3.99\n")
 
 
 def test_crash(snippet, capsys, py311) -> None:
@@ -338,20 +340,32 @@ def test_snippet_that_prints_nothing(snippet, capsys, py311) -> None:
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--python", "three"], "--python expects a version such as 3.12, got 'three'"),
-    (["--env", "PYTHONHASHSEED"], "--env expects NAME=VALUE (e.g. PYTHONHASHSEED=0), got 'PYTHONHASHSEED'"),
     (["--to", "x.yaml"], "--to needs --id, the new case's id"),
     (["--id", "b@d"], "--id 'b@d': use letters, digits, `-`, `_` and `.`, starting with a letter or digit"),
-    (["--gotchas-python", "3.12"], "--gotchas-python expects VERSION=PATH (e.g. 3.12=/usr/bin/python3.12), got '3.12'"),
 ])
 def test_bad_options(snippet, capsys, args: list[str], message: str) -> None:
     assert error_of(capsys, main(new(snippet("1\n"), "--wrong", "2", *args))) == f"gotchas new: error: {message}\n"
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--interpreter", "three"], "argument --interpreter: expects a version such as 3.12, got 'three'"),
+    (["--env", "PYTHONHASHSEED"], "argument --env: expects NAME=VALUE (e.g. PYTHONHASHSEED=0), got 'PYTHONHASHSEED'"),
+    (["--python", "3.12"], "argument --python: expects VERSION=PATH (e.g. 3.12=/usr/bin/python3.12), got '3.12'"),
+    (["--runs", "1"], "argument --runs: must be at least 2, got 1"),
+    (["--timeout", "nan"], "argument --timeout: must be a positive, finite number of seconds, got 'nan'"),
+    (["--dtype", "int8"], "argument --dtype: invalid choice: 'int8' (choose from 'bfloat16', 'float16', 'float32')"),
+])
+def test_options_are_validated_as_the_plugin_validates_them(snippet, capsys, args: list[str], message: str) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(new(snippet("1\n"), "--wrong", "2", *args))
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"gotchas new: error: {message}"
+
+
 def test_command_and_python_disagree(capsys, snippet) -> None:
-    code = main(new(snippet('python3.12 -c "print(1)"\n'), "--python", "3.11", "--wrong", "2"))
-    assert error_of(capsys, code) == ("gotchas new: error: the command runs python3.12 but --python says 3.11; drop one "
-                                      "of them\n")
+    code = main(new(snippet('python3.12 -c "print(1)"\n'), "--interpreter", "3.11", "--wrong", "2"))
+    assert error_of(capsys, code) == ("gotchas new: error: the command runs python3.12 but --interpreter says 3.11; "
+                                      "drop one of them\n")
 
 
 def test_output_that_changes_between_runs_is_refused(snippet, capsys, pytester: pytest.Pytester, py311) -> None:
@@ -399,7 +413,7 @@ def test_model_that_cannot_be_loaded(snippet, capsys, tmp_path: Path, py311) -> 
 
 def test_printed_yaml_reads_back_exactly() -> None:
     text = ">>> s\n'a\\tb'  \n\x1b[0m█"
-    entry = cli.case_entry("  ", [("id", "true"), ("transcript", text), ("correct", "1"), ("wrong", "\n"),
+    entry = case_entry("  ", [("id", "true"), ("transcript", text), ("correct", "1"), ("wrong", "\n"),
                                   ("env", {"PYTHONHASHSEED": "0"})])
     data = yaml.safe_load("cases:\n" + entry)["cases"][0]
     assert data == {"id": "true", "transcript": text, "correct": "1", "wrong": "\n", "env": {"PYTHONHASHSEED": "0"}}

@@ -540,7 +540,16 @@ def test_gotchas_python_that_does_not_exist(pytester: pytest.Pytester, write_cha
 def test_bad_gotchas_python_value_is_a_usage_error(pytester: pytest.Pytester, value: str) -> None:
     result = pytester.runpytest("--gotchas", f"--gotchas-python={value}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert (f"ERROR: --gotchas-python expects VERSION=PATH (e.g. 3.12=/usr/bin/python3.12), got {value!r}"
+    assert (f"pytest.main(): error: argument --gotchas-python: expects VERSION=PATH (e.g. 3.12=/usr/bin/python3.12), "
+            f"got {value!r}" in result.errlines)
+
+
+@pytest.mark.parametrize("value", ["3.99", "3.12:/usr/bin/python3.12"])
+def test_bad_gotchas_python_in_the_ini_is_a_usage_error(pytester: pytest.Pytester, value: str) -> None:
+    pytester.makeini(f"[pytest]\ngotchas = true\ngotchas_python = {value}\n")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert (f"ERROR: ini option gotchas_python expects VERSION=PATH (e.g. 3.12=/usr/bin/python3.12), got {value!r}"
             in result.errlines)
 
 

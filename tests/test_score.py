@@ -11,7 +11,19 @@ from tinymodel import build_tiny_model, build_tokenizer
 from tokenizers import normalizers
 
 from pytest_gotchas.model import LoadedModel, ModelSpec, load_model
-from pytest_gotchas.score import CutError, CutPlan, plan_cut, score, score_batch
+from pytest_gotchas.cut import CutError, CutPlan, plan_cut
+from pytest_gotchas import results
+from pytest_gotchas.results import Reading
+from pytest_gotchas.score import Scored, score, score_batch
+
+
+def token(scored: Scored) -> Reading:
+    return scored.readings[results.TOKEN]
+
+
+def plain(scored: Scored) -> Reading | None:
+    return scored.readings.get(results.PLAIN)
+
 
 RULES = {
     " ": {"1": 3.0, "2": 1.0, "3": 0.5},  # "x = " -> plain, no tie
@@ -146,13 +158,13 @@ def test_plain_score_equals_a_manual_forward_pass(tiny: LoadedModel) -> None:
     result = score(tiny, plan)
     probs = manual_probs(tiny.model, plan.context_ids)
     assert probs.dtype == torch.bfloat16
-    assert result.p_correct == probs[plan.correct_ids[0]].item()
-    assert result.p_wrong == probs[plan.wrong_ids[0]].item()
-    assert result.p_correct > result.p_wrong > 0
-    assert (result.kind, result.forward_passes, result.softmax_dtype) == ("plain", 1, "bfloat16")
-    assert result.plain_p_correct is None and result.plain_p_wrong is None
+    assert token(result).p_correct == probs[plan.correct_ids[0]].item()
+    assert token(result).p_wrong == probs[plan.wrong_ids[0]].item()
+    assert token(result).p_correct > token(result).p_wrong > 0
+    assert (token(result).kind, result.forward_passes, token(result).softmax_dtype) == ("plain", 1, "bfloat16")
+    assert plain(result) is None
     three = probs[tiny.tokenizer.convert_tokens_to_ids("3")].item()
-    assert result.top[:3] == (("1", result.p_correct), ("2", result.p_wrong), ("3", three))
+    assert result.top[:3] == [["1", token(result).p_correct], ["2", token(result).p_wrong], ["3", three]]
     assert len(result.top) == 5
 
 
@@ -161,13 +173,13 @@ def test_healed_score_reports_both_readings(tiny: LoadedModel) -> None:
     result = score(tiny, plan)
     healed = manual_probs(tiny.model, plan.context_ids)
     naive = manual_probs(tiny.model, plan.prompt_ids)
-    assert (result.p_correct, result.p_wrong) == (healed[plan.correct_ids[0]].item(), healed[plan.wrong_ids[0]].item())
-    assert (result.plain_p_correct, result.plain_p_wrong) == (
+    assert (token(result).p_correct, token(result).p_wrong) == (healed[plan.correct_ids[0]].item(), healed[plan.wrong_ids[0]].item())
+    assert (plain(result).p_correct, plain(result).p_wrong) == (
         naive[plan.plain_correct_id].item(),
         naive[plan.plain_wrong_id].item(),
     )
-    assert result.p_wrong > result.p_correct > 0.2  # healed: a real answer
-    assert result.plain_p_correct == result.plain_p_wrong < 0.02  # naive: noise
+    assert token(result).p_wrong > token(result).p_correct > 0.2  # healed: a real answer
+    assert plain(result).p_correct == plain(result).p_wrong < 0.02  # naive: noise
     assert [token for token, _ in result.top[:3]] == [")]", "),", ")"]
     assert result.forward_passes == 2
 
@@ -178,22 +190,22 @@ def test_chain_score_is_the_product_of_its_steps(tiny: LoadedModel) -> None:
     first = manual_probs(tiny.model, plan.context_ids)
     quote, k = plan.correct_ids
     second = manual_probs(tiny.model, plan.context_ids + (quote,))
-    assert result.p_correct == first[quote].item() * second[k].item()
-    assert result.p_wrong == first[plan.wrong_ids[0]].item()
-    assert (result.correct_tokens, result.wrong_tokens) == (("'", "k"), ("'.",))
+    assert token(result).p_correct == first[quote].item() * second[k].item()
+    assert token(result).p_wrong == first[plan.wrong_ids[0]].item()
+    assert (token(result).correct_tokens, token(result).wrong_tokens) == (["'", "k"], ["'."])
     # The chain's second context is the full prompt, where the naive reading is also taken: one pass for both.
     assert plan.context_ids + (quote,) == plan.prompt_ids
     assert result.forward_passes == 2
-    assert result.plain_p_correct == second[plan.plain_correct_id].item()
+    assert plain(result).p_correct == second[plan.plain_correct_id].item()
 
 
 def test_exact_tie_stays_a_tie(tiny: LoadedModel) -> None:
     plan = plan_cut(tiny.tokenizer, *TIE)
     assert plan.kind == "plain"
     result = score(tiny, plan)
-    assert result.p_correct == result.p_wrong == 0.5
+    assert token(result).p_correct == token(result).p_wrong == 0.5
     # Listed by token id ("F" before "T"), not by whichever came first: the list never breaks the tie.
-    assert result.top[:2] == (("F", 0.5), ("T", 0.5))
+    assert result.top[:2] == [["F", 0.5], ["T", 0.5]]
 
 
 def test_float32_softmax(tiny: LoadedModel) -> None:
@@ -201,11 +213,11 @@ def test_float32_softmax(tiny: LoadedModel) -> None:
     bf16 = score(tiny, plan)
     fp32 = score(tiny, plan, softmax_dtype="float32")
     probs = manual_probs(tiny.model, plan.context_ids, torch.float32)
-    assert fp32.softmax_dtype == "float32"
-    assert fp32.p_correct == probs[plan.correct_ids[0]].item()
-    assert fp32.p_correct != bf16.p_correct
+    assert token(fp32).softmax_dtype == "float32"
+    assert token(fp32).p_correct == probs[plan.correct_ids[0]].item()
+    assert token(fp32).p_correct != token(bf16).p_correct
     # The bfloat16 reading is the float32 one rounded to bfloat16.
-    assert torch.tensor(fp32.p_correct).bfloat16().item() == bf16.p_correct
+    assert torch.tensor(token(fp32).p_correct).bfloat16().item() == token(bf16).p_correct
     assert score(tiny, plan, softmax_dtype="bfloat16") == bf16
     with pytest.raises(ValueError, match="softmax_dtype"):
         score(tiny, plan, softmax_dtype="float64")
@@ -276,5 +288,5 @@ def test_plain_reading_shown_when_the_naive_token_differs(tiny: LoadedModel) -> 
     canonical = plan_cut(tiny.tokenizer, *PLAIN)
     plan = replace(canonical, plain_correct_id=canonical.correct_ids[0] + 2)
     result = score(tiny, plan)
-    assert result.plain_p_correct == manual_probs(tiny.model, plan.prompt_ids)[plan.plain_correct_id].item()
+    assert plain(result).p_correct == manual_probs(tiny.model, plan.prompt_ids)[plan.plain_correct_id].item()
     assert result.forward_passes == 1

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from reportdata import PRIMED, WINDOW_RULES  # the primed chapter: the last primer answer decides
 from tinymodel import build_tiny_model
 
 pytest.importorskip("transformers")
@@ -20,8 +21,6 @@ RULES = {
     "6": {"),": 2.0, ")]": 1.0},  # the healed cut of `[(5, 6)█`: `),` against `)]`
     "\n": {"3": 1.0, "4": 1.0},
 }
-# The last primer answer in the window decides: F-last -> "3" (ok), T-last -> "4" (MISS): prime-dep.
-WINDOW_RULES = {"F": {"3": 2.0}, "T": {"4": 2.0}}
 
 CHAPTER = """\
 chapter: demo
@@ -63,40 +62,6 @@ pairs:
   good-pair: [right, healed]
   bad-pair: [right, wrong]
 """
-
-PRIMED = """\
-chapter: primed
-number: 1
-title: "primers decide"
-interpreter: "3.11"
-primers:
-  F-last: |
-    >>> print("T")
-    T
-    >>> print("F")
-    F
-  T-last: |
-    >>> print("F")
-    F
-    >>> print("T")
-    T
-cases:
-  - id: swayed
-    transcript: |-
-      >>> print(3)
-      █
-    correct: "3"
-    wrong: "4"
-  - id: steady
-    transcript: |-
-      >>> print("a7")
-      a█
-    correct: "7"
-    wrong: "8"
-pairs:
-  mixed: [swayed, steady]
-"""
-
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -166,9 +131,10 @@ def test_json_report_carries_every_number(run, pytester: pytest.Pytester) -> Non
     assert first["primer"] == "F-last"
     assert first["prompt"] == '>>> print("T")\nT\n>>> print("F")\nF\n>>> print(3)\n'
     assert [r["verdict"] for r in case["runs"]] == ["ok", "MISS"]
-    healed = next(c for c in data["cases"] if c["id"] == "healed")["runs"][0]
-    assert (healed["reading"], healed["correct_tokens"], healed["wrong_tokens"]) == ("healed", ["),"], [")]"])
-    assert healed["plain_p_correct"] is not None
+    healed = next(c for c in data["cases"] if c["id"] == "healed")["runs"][0]["readings"]
+    token = healed["token"]
+    assert (token["kind"], token["correct_tokens"], token["wrong_tokens"]) == ("healed", ["),"], [")]"])
+    assert healed["plain"]["p_correct"] is not None
     assert {p["key"]: p["passed"] for p in data["pairs"]} == {
         "demo/good-pair": True, "demo/bad-pair": False, "primed/mixed": False}
     assert [c["line"] for c in data["chapters"]] == ["verdicts on a tiny model: 1/2 pairs",
@@ -178,20 +144,20 @@ def test_json_report_carries_every_number(run, pytester: pytest.Pytester) -> Non
 def test_float32_softmax_is_recorded(run, pytester: pytest.Pytester) -> None:
     run("--gotchas-json", "out.json", "--gotchas-softmax-dtype", "float32")
     data = json.loads((pytester.path / "out.json").read_text())
-    right = next(c for c in data["cases"] if c["id"] == "right")["runs"][0]
-    assert right["softmax_dtype"] == "float32"
-    assert right["p_correct"] == pytest.approx(0.7310586, abs=1e-6)  # finer than bfloat16's 0.73046875
+    right = next(c for c in data["cases"] if c["id"] == "right")["runs"][0]["readings"]
+    assert right["token"]["softmax_dtype"] == "float32"
+    assert right["token"]["p_correct"] == pytest.approx(0.7310586, abs=1e-6)  # finer than bfloat16's 0.73046875
     # the same logits through the model's own softmax, for comparison
-    assert (right["other_softmax_dtype"], right["other_p_correct"]) == ("bfloat16", 0.73046875)
+    assert (right["other-softmax"]["softmax_dtype"], right["other-softmax"]["p_correct"]) == ("bfloat16", 0.73046875)
 
 
 def test_the_run_shows_which_verdicts_the_softmax_dtype_decides(run, pytester: pytest.Pytester) -> None:
     result = run("--gotchas-json", "out.json")
     data = json.loads((pytester.path / "out.json").read_text())
-    right = next(c for c in data["cases"] if c["id"] == "right")["runs"][0]
-    assert (right["softmax_dtype"], right["p_correct"]) == ("bfloat16", 0.73046875)
-    assert right["other_softmax_dtype"] == "float32"
-    assert right["other_p_correct"] == pytest.approx(0.7310586, abs=1e-6)
+    right = next(c for c in data["cases"] if c["id"] == "right")["runs"][0]["readings"]
+    assert (right["token"]["softmax_dtype"], right["token"]["p_correct"]) == ("bfloat16", 0.73046875)
+    assert right["other-softmax"]["softmax_dtype"] == "float32"
+    assert right["other-softmax"]["p_correct"] == pytest.approx(0.7310586, abs=1e-6)
     # equal logits tie in either dtype: the ties come from the logits, not from the softmax
     result.stdout.fnmatch_lines(["softmax in bfloat16; in float32 0 of 5 case verdicts would differ"])
 
@@ -249,6 +215,7 @@ def test_xdist_gives_the_serial_results(run, pytester: pytest.Pytester) -> None:
     def numbers(name: str) -> dict:
         data = json.loads((pytester.path / name).read_text())
         data.pop("run")
+        data["baseline"].pop("lines")  # the baseline hint repeats the command line, which differs by `-n 2`
         return data
 
     assert numbers("serial.json") == numbers("parallel.json")

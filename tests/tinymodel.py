@@ -20,7 +20,7 @@ import json
 import string
 from pathlib import Path
 
-from pytest_gotchas.model import _no_progress_bars
+from pytest_gotchas.convert import no_progress_bars
 
 HIDDEN_SIZE = 256  # sqrt is 16 (exact), and it bounds the vocabulary size
 LOW_LOGIT = -16.0  # every next token a rule does not name
@@ -147,7 +147,7 @@ def build_tiny_model(
         model.lm_head.weight.copy_(head)
     model = model.to(torch.bfloat16).eval()
     path.mkdir(parents=True, exist_ok=True)
-    with _no_progress_bars():
+    with no_progress_bars():
         model.save_pretrained(path)
     tokenizer.save_pretrained(path)
     _pin_tokenizer_class(path)

@@ -7,13 +7,13 @@ A case that was not scored has `verdict` set to its status (unscored, crash, exc
 
 from __future__ import annotations
 
-from ..results import SCORED, CaseResult
+from ..results import CaseResult
 
 NUMBERS = ("p_correct", "p_wrong", "coverage", "margin")
 
 
 def properties(result: CaseResult) -> list[tuple[str, object]]:
-    if result.status != SCORED:
+    if not result.scored:
         return [("verdict", result.status)]
     props: list[tuple[str, object]] = [("verdict", result.verdict)]
     if len(result.runs) == 1:

@@ -1,34 +1,41 @@
-"""The terminal view of the results: one line per case under -v, and per-chapter tables in the summary."""
+"""The terminal view: one line per case under -v, per-chapter tables in the summary, and the strict failure text."""
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from ..results import CRASH, SCORED, UNSCORED, CaseResult, RunResult
-from ..rollup import ChapterRollup, rollup
+from ..results import OTHER_SOFTMAX, PLAIN, CaseResult, Run
+from ..rollup import ChapterRollup
+from ..verdict import Status, Verdict, colour
+from ..baseline.compare import entry_of
+from .comparison import Line, pct, probabilities
+from .data import Report
 
-Line = tuple[str, dict[str, bool]]
 _PLAIN: dict[str, bool] = {}
 
 
-def pct(p: float | None) -> str:
-    return "-" if p is None else f"{p * 100:.2f}%"
+def markup(key: str | None) -> dict[str, bool]:
+    return {colour(key): True}
 
 
-def _numbers(run: RunResult) -> str:
+def tokens(correct: list[str], wrong: list[str]) -> str:
+    return f"{'+'.join(map(repr, correct))} vs {'+'.join(map(repr, wrong))}"
+
+
+def _numbers(run: Run) -> str:
     return (f"P(correct) {pct(run.p_correct)}  P(wrong) {pct(run.p_wrong)}  "
             f"coverage {pct(run.coverage)}  margin {pct(run.margin)}")
 
 
-def cut_note(run: RunResult) -> str:
+def cut_note(run: Run) -> str:
     """How the cut was tokenized, when it was not the plain reading; both readings are always shown."""
-    if run.reading == "plain":
+    reading = run.reading
+    if reading.kind == "plain":
         return ""
-    tokens = f"{'+'.join(map(repr, run.correct_tokens))} vs {'+'.join(map(repr, run.wrong_tokens))}"
-    label = "healed cut" if run.reading == "healed" else "multi-token cut"
-    plain = (f"; plain reading {pct(run.plain_p_correct)} / {pct(run.plain_p_wrong)} ({run.plain_verdict})"
-             if run.plain_p_correct is not None else "")
-    return f"{label}: {tokens}{plain}"
+    label = "healed cut" if reading.kind == "healed" else "multi-token cut"
+    plain = run.readings.get(PLAIN)
+    shown = f"; plain reading {pct(plain.p_correct)} / {pct(plain.p_wrong)} ({plain.verdict})" if plain else ""
+    return f"{label}: {tokens(reading.correct_tokens, reading.wrong_tokens)}{shown}"
 
 
 def verbose_word(result: CaseResult) -> str:
@@ -41,25 +48,35 @@ def verbose_word(result: CaseResult) -> str:
     return f"{result.verdict}  [{runs}]"
 
 
-def summary_lines(results: list[CaseResult]) -> Iterator[Line]:
-    chapters = rollup(results)
-    for chapter in chapters:
+def strict_message(result: CaseResult) -> str | None:
+    """--gotchas-strict: every scored verdict that is not ok fails its case."""
+    if not result.scored or result.verdict == Verdict.OK:
+        return None
+    entry = entry_of(result)
+    return f"--gotchas-strict: verdict {entry.verdict} is not ok: {probabilities(entry.p_correct, entry.p_wrong)}"
+
+
+def summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
+    for chapter in report.chapters:
         yield from _chapter(chapter)
     yield "", _PLAIN
-    for chapter in chapters:
+    for chapter in report.chapters:
         yield chapter.line(), {"bold": True}
-    yield from _softmax_line(results)
+    yield from _softmax_line(report.results)
+    if baseline:
+        yield "", _PLAIN
+        yield from baseline
 
 
 def _softmax_line(results: list[CaseResult]) -> Iterator[Line]:
     """Which verdicts the softmax dtype decides: the same logits were read through both."""
-    scored = [r for r in results if r.status == SCORED and r.runs]
-    compared = [r for r in scored if r.other_verdict is not None]
+    compared = [r for r in results if r.scored and OTHER_SOFTMAX in r.reading_verdicts]
     if not compared:
         return
-    used, other = scored[0].runs[0].softmax_dtype, compared[0].runs[0].other_softmax_dtype
-    changed = [r for r in compared if r.other_verdict != r.verdict]
-    detail = ", ".join(f"{r.chapter.name}/{r.id} {r.verdict} -> {r.other_verdict}" for r in changed)
+    used, other = (compared[0].runs[0].reading.softmax_dtype,
+                   compared[0].runs[0].readings[OTHER_SOFTMAX].softmax_dtype)
+    changed = [r for r in compared if r.reading_verdicts[OTHER_SOFTMAX] != r.verdict]
+    detail = ", ".join(f"{r.key} {r.verdict} -> {r.reading_verdicts[OTHER_SOFTMAX]}" for r in changed)
     yield (f"softmax in {used}; in {other} {len(changed)} of {len(compared)} case verdicts would differ"
            + (f": {detail}" if detail else "")), _PLAIN
 
@@ -73,7 +90,7 @@ def _chapter(chapter: ChapterRollup) -> Iterator[Line]:
     head = f"  {'case':<{width}}  " + (f"{'primer':<{pwidth}}  " if primed else "")
     yield head + f"{'verdict':<9}  {'P(correct)':>10}  {'P(wrong)':>8}  {'coverage':>8}  {'margin':>7}  cut", _PLAIN
     for case in chapter.cases:
-        if case.status != SCORED:
+        if not case.scored:
             yield from _unscored(case, width)
             continue
         rows = case.runs if primed else case.runs[:1]
@@ -84,11 +101,11 @@ def _chapter(chapter: ChapterRollup) -> Iterator[Line]:
             yield (f"  {name:<{width}}  {primer}{shown:<9}  {pct(run.p_correct):>10}  {pct(run.p_wrong):>8}  "
                    f"{pct(run.coverage):>8}  {pct(run.margin):>7}  {cut_note(run)}").rstrip(), _PLAIN
         if primed:
-            yield f"  {'':<{width}}  {'':<{pwidth}}  -> {case.verdict}", _markup(case.verdict)
+            yield f"  {'':<{width}}  {'':<{pwidth}}  -> {case.verdict}", markup(case.verdict)
     for pair in chapter.pairs:
         state = "not scored" if pair.passed is None else "pass" if pair.passed else "FAIL"
         members = ", ".join(f"{m} {v or '-'}" for m, v in zip(pair.members, pair.verdicts))
-        yield f"  pair {pair.id}: {state} ({members})", _markup("ok" if pair.passed else "MISS")
+        yield f"  pair {pair.id}: {state} ({members})", markup(Verdict.OK if pair.passed else Verdict.MISS)
     for twin in chapter.twins:
         state = "not scored" if twin.agree is None else "agree" if twin.agree else "DISAGREE"
         members = ", ".join(f"{m} {v or '-'}" for m, v in zip(twin.members, twin.verdicts))
@@ -98,19 +115,11 @@ def _chapter(chapter: ChapterRollup) -> Iterator[Line]:
 
 def _unscored(case: CaseResult, width: int) -> Iterator[Line]:
     first = (case.message or case.status).splitlines()[0]
-    yield f"  {case.id:<{width}}  {case.status:<9}  {first}", _markup(case.status)
-    if case.status == UNSCORED:
+    yield f"  {case.id:<{width}}  {case.status:<9}  {first}", markup(case.status)
+    if case.status == Status.UNSCORED:
         for seed, text in case.outputs:
             last = [line for line in text.splitlines() if line.strip()][-1:]
             yield f"  {'':<{width}}  PYTHONHASHSEED={seed}: {''.join(last)}", _PLAIN
     elif case.message:
         for extra in case.message.splitlines()[1:]:
             yield f"  {'':<{width}}  {extra}", _PLAIN
-
-
-def _markup(verdict: str | None) -> dict[str, bool]:
-    if verdict == "ok":
-        return {"green": True}
-    if verdict in ("MISS", CRASH):
-        return {"red": True}
-    return {"yellow": True}

@@ -1,0 +1,202 @@
+"""A run against its baseline, pure: what changed, what broke, and the baseline that records the run.
+
+A pair that is `pass` in the baseline and no longer passes is a regression; it is decided per member (broken_pairs)
+so that it holds under pytest-xdist, where the two members of a pair may run on different workers. Everything else
+that differs (improvements, other verdict changes, new and vanished pairs and cases) is listed, never failed.
+Updating rewrites only what ran: a `-k` run keeps every other chapter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..results import CaseResult
+from ..rollup import ChapterRollup, PairResult, rollup
+from ..verdict import Status, Verdict
+from .store import FAIL, IDENTITY_FIELDS, PASS, Baseline, Entry, Header, device_kind
+
+
+def header_of(result: CaseResult) -> Header | None:
+    """The header a scored result implies; None for results that were not scored."""
+    if not result.scored or not result.model or not result.runs:
+        return None
+    m = result.model
+    return Header(name=str(m["name"]), weights_sha256=str(m["weights_sha256"]), dtype=str(m["dtype"]),
+                  softmax_dtype=result.runs[0].reading.softmax_dtype, device=device_kind(str(m["device"])),
+                  hardware=str(m.get("hardware", "unknown")),
+                  torch=str(m["torch_version"]), transformers=str(m["transformers_version"]))
+
+
+def run_header(results: Iterable[CaseResult]) -> Header | None:
+    return next((h for h in map(header_of, results) if h is not None), None)
+
+
+def entry_of(result: CaseResult) -> Entry:
+    if len(result.runs) == 1:
+        return Entry(str(result.verdict), result.runs[0].p_correct, result.runs[0].p_wrong)
+    names = [r.primer or f"run{n}" for n, r in enumerate(result.runs, start=1)]
+    return Entry(str(result.verdict), {n: r.p_correct for n, r in zip(names, result.runs)},
+                 {n: r.p_wrong for n, r in zip(names, result.runs)})
+
+
+def mismatch(recorded: Header, now: Header) -> list[str]:
+    """The identity fields that differ: non-empty means the verdicts are not comparable."""
+    return [name for name in IDENTITY_FIELDS if getattr(recorded, name) != getattr(now, name)]
+
+
+def settings_mismatch(recorded: Header, dtype: str, softmax_dtype: str | None) -> list[str]:
+    """What can be checked before the model is loaded: the dtypes the run asks for."""
+    wrong = []
+    if recorded.dtype != dtype:
+        wrong.append("dtype")
+    if recorded.softmax_dtype != (softmax_dtype or dtype):
+        wrong.append("softmax_dtype")
+    return wrong
+
+
+def broken_pairs(baseline: Baseline, result: CaseResult) -> list[str]:
+    """Ids of the pairs that passed in the baseline and that this result, a member, no longer lets pass."""
+    if not result.scored or result.verdict == Verdict.OK:
+        return []
+    chapter = result.chapter.name
+    return [pair_id for pair_id, members in result.chapter.pairs.items()
+            if result.id in members and baseline.pairs.get(f"{chapter}/{pair_id}") == PASS]
+
+
+def pair_state(pair: PairResult) -> str | None:
+    """pass or fail; a pair with a member that did not run is still known to fail when another member is not ok
+    (as the per-member gate decides under `-k`); None when it is not known."""
+    if pair.passed is not None:
+        return PASS if pair.passed else FAIL
+    return FAIL if any(v is not None and v != Verdict.OK for v in pair.verdicts) else None
+
+
+@dataclass
+class PairChange:
+    key: str
+    old: str | None  # pass | fail | None (not in the baseline)
+    new: str | None  # pass | fail | None (not scored in this run)
+    members: list[tuple[str, str | None, str | None]]  # (case id, baseline verdict, verdict now)
+
+
+@dataclass
+class CaseChange:
+    key: str
+    old: Entry
+    new: Entry
+
+
+@dataclass
+class Comparison:
+    regressions: list[PairChange] = field(default_factory=list)  # pass -> fail: their members failed
+    improvements: list[PairChange] = field(default_factory=list)  # fail -> pass
+    unchecked: list[PairChange] = field(default_factory=list)  # passed in the baseline; a member not scored now
+    unchanged: int = 0
+    new_pairs: list[PairChange] = field(default_factory=list)
+    gone_pairs: list[str] = field(default_factory=list)  # their chapter ran, and it no longer has them
+    changed_cases: list[CaseChange] = field(default_factory=list)
+    new_cases: list[str] = field(default_factory=list)
+    gone_cases: list[str] = field(default_factory=list)
+    not_run: list[str] = field(default_factory=list)  # chapters in the baseline that did not run
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _chapter_of(key: str) -> str:
+    return key.split("/", 1)[0]
+
+
+def _gone(keys: Iterable[str], chapter: ChapterRollup, current: Iterable[str]) -> list[str]:
+    """The keys of `chapter` that it no longer has."""
+    have = set(current)
+    return sorted(k for k in keys if _chapter_of(k) == chapter.info.name and k.split("/", 1)[1] not in have)
+
+
+def _pair_change(baseline: Baseline, pair: PairResult) -> PairChange:
+    members = []
+    for case_id, verdict in zip(pair.members, pair.verdicts):
+        old = baseline.verdicts.get(f"{pair.chapter}/{case_id}")
+        members.append((case_id, old.verdict if old else None, verdict))
+    return PairChange(pair.key, baseline.pairs.get(pair.key), pair_state(pair), members)
+
+
+def compare(baseline: Baseline, results: list[CaseResult]) -> Comparison:
+    out = Comparison()
+    chapters = rollup(results)
+    for chapter in chapters:
+        for pair in chapter.pairs:
+            change = _pair_change(baseline, pair)
+            if change.old is None:
+                out.new_pairs.append(change)
+            elif change.new is None:
+                if change.old == PASS:
+                    out.unchecked.append(change)
+            elif change.old == PASS and change.new == FAIL:
+                out.regressions.append(change)
+            elif change.old == FAIL and change.new == PASS:
+                out.improvements.append(change)
+            else:
+                out.unchanged += 1
+        for case in chapter.cases:
+            if not case.scored:
+                continue
+            old = baseline.verdicts.get(case.key)
+            if old is None:
+                out.new_cases.append(case.key)
+            elif old.verdict != case.verdict:
+                out.changed_cases.append(CaseChange(case.key, old, entry_of(case)))
+        out.gone_pairs += _gone(baseline.pairs, chapter, chapter.info.pairs)
+        out.gone_cases += _gone(baseline.verdicts, chapter, chapter.info.case_ids)
+    ran = {c.info.name for c in chapters}
+    out.not_run = sorted({_chapter_of(k) for k in [*baseline.pairs, *baseline.verdicts]} - ran)
+    return out
+
+
+@dataclass
+class UpdateStats:
+    pairs: int = 0  # written from this run
+    verdicts: int = 0
+    changed: int = 0  # pair states and case verdicts that differ from the file's
+    removed: int = 0  # entries of pairs and cases their chapter no longer has
+    kept: int = 0  # entries of pairs and cases that did not run
+
+
+def update(baseline: Baseline | None, results: list[CaseResult], header: Header) -> tuple[Baseline, UpdateStats]:
+    """This run's pairs and verdicts over the old ones: only what ran changes (a `-k` run keeps other chapters);
+    entries of pairs and cases that a chapter which ran no longer has are removed."""
+    old = baseline or Baseline(None)
+    pairs, verdicts = dict(old.pairs), dict(old.verdicts)
+    stats = UpdateStats()
+    written: set[str] = set()
+    for chapter in rollup(results):
+        for key in _gone(pairs, chapter, chapter.info.pairs):
+            del pairs[key]
+            stats.removed += 1
+        for key in _gone(verdicts, chapter, chapter.info.case_ids):
+            del verdicts[key]
+            stats.removed += 1
+        for pair in chapter.pairs:
+            state = pair_state(pair)
+            if state is None:
+                continue
+            stats.changed += pairs.get(pair.key, state) != state
+            pairs[pair.key] = state
+            stats.pairs += 1
+            written.add(pair.key)
+        for case in chapter.cases:
+            if case.status == Status.UNSCORED and case.key in verdicts:  # deliberately never scored now
+                del verdicts[case.key]
+                stats.removed += 1
+            if not case.scored:
+                continue
+            entry = entry_of(case)
+            before = verdicts.get(case.key)
+            stats.changed += before is not None and before.verdict != entry.verdict
+            verdicts[case.key] = entry
+            stats.verdicts += 1
+            written.add(case.key)
+    stats.kept = sum(1 for k in [*pairs, *verdicts] if k not in written)
+    return Baseline(header, dict(sorted(pairs.items())), dict(sorted(verdicts.items()))), stats

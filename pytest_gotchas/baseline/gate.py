@@ -1,0 +1,152 @@
+"""One run's use of its baseline: the per-member check where each case ran, and the comparison (and update) at the
+end, on the controller. Built from the settings by plugin.py, identical on every xdist process."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..report.comparison import (Line, comparison_lines, hardware_note, notes, refusal, regression_message,
+                                 update_line)
+from ..results import CaseResult
+from .compare import Comparison, compare, header_of, mismatch, run_header, settings_mismatch, update
+from .store import ANY_MODEL_FLAG, UPDATE_FLAG, Baseline, BaselineError, default_path, device_kind, read
+
+
+def update_command(args: Iterable[str]) -> str:
+    """The command that records this run: the same one, with the update flag."""
+    args = [a for a in args if a != UPDATE_FLAG]
+    return shlex.join(["pytest", *args, UPDATE_FLAG])
+
+
+@dataclass
+class Finished:
+    """The end of a run's use of its baseline: what the summary says, what the reports show, what to write."""
+
+    lines: list[Line] = field(default_factory=list)
+    path: str | None = None  # as reports name it
+    recorded: dict[str, str] | None = None  # the baseline's header
+    comparison: Comparison | None = None
+    update: bool = False
+    to_write: tuple[Path, Baseline] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report's `baseline` section."""
+        return {"path": self.path, "recorded": self.recorded, "update": self.update,
+                "comparison": self.comparison.to_dict() if self.comparison else None,
+                "lines": [text.strip() for text, _ in self.lines if text.strip()]}
+
+
+@dataclass
+class Gate:
+    """The file is found from the device the model actually loaded on (unless a path was given), so it is chosen
+    at the first scored result. `files` holds every candidate that existed at start, already read (so a corrupt
+    file is a usage error before anything runs)."""
+
+    root: Path
+    explicit: Path | None
+    model: str | None  # --gotchas-model, None = embedded default
+    dtype: str
+    files: dict[Path, Baseline]
+    update: bool = False
+    any_model: bool = False
+    command: str = f"pytest --gotchas {UPDATE_FLAG}"
+
+    def baseline_for(self, device: str) -> tuple[Path, Baseline | None]:
+        path = self.explicit or default_path(self.root, self.model, self.dtype, device)
+        return path, self.files.get(path)
+
+    def shown(self, path: Path) -> str:
+        """The path as reports name it: relative to the rootdir when it is under it, as pytest names files."""
+        return _shown(path, self.root)
+
+    def check(self, result: CaseResult) -> tuple[str | None, bool]:
+        """(failure message or None, whether the session should stop) for one result, where it ran."""
+        header = header_of(result)
+        if header is None:
+            return None, False
+        path, baseline = self.baseline_for(header.device)
+        if baseline is None:
+            return None, False
+        note = None
+        if baseline.header is not None:
+            fields = mismatch(baseline.header, header)
+            if fields and not self.any_model:
+                return refusal(self.shown(path), baseline.header, header.describe(), fields), True
+            note = hardware_note(baseline.header, header)
+        if self.update:
+            return None, False
+        return regression_message(baseline, self.shown(path), result, self.command, note), False
+
+    def finish(self, results: list[CaseResult]) -> Finished:
+        """The summary, and in update mode what to write (on the controller only)."""
+        header = run_header(results)
+        if header is None:
+            if self.update:
+                return Finished([("baseline: nothing was scored, so nothing was recorded", {"yellow": True})])
+            return Finished()
+        path, baseline = self.baseline_for(header.device)
+        shown = self.shown(path)
+        done = Finished(path=shown, update=self.update)
+        fields = mismatch(baseline.header, header) if baseline and baseline.header else []
+        if baseline is not None and baseline.header is not None:
+            done.recorded = {k: str(v) for k, v in vars(baseline.header).items()}
+        if fields and not self.any_model:
+            refused = refusal(shown, baseline.header, header.describe(), fields)  # type: ignore[union-attr]
+            done.lines.append((f"baseline: not used: {refused}", {"red": True}))
+            return done
+        if baseline is None:
+            if not self.update:
+                done.lines.append((f"baseline: none at {shown}; record one with: {self.command}", {"yellow": True}))
+                return done
+        else:
+            verb = "recorded over" if self.update else "compared with"
+            described = baseline.header.describe() if baseline.header else "no header"
+            done.lines.append((f"baseline {shown}: {verb} {described}", {"bold": True}))
+            if fields:
+                done.lines.append((f"  compared ACROSS MODELS ({ANY_MODEL_FLAG}): they differ in {', '.join(fields)}; "
+                                   f"this run uses {header.describe()}", {"yellow": True}))
+            done.lines.extend(notes(baseline.header, header))
+            done.comparison = compare(baseline, results)
+            done.lines.extend(comparison_lines(done.comparison, baseline, self.command, self.update))
+        if self.update:
+            fresh = bool(fields)  # another model's entries are not this model's: start again
+            new, stats = update(None if fresh else baseline, results, header)
+            done.lines.append((update_line(stats, shown, fresh), {"green": True}))
+            done.to_write = (path, new)
+        return done
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return str(Path(path).relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def make_gate(root: Path, explicit: Path | None, model: str | None, dtype: str, device: str | None,
+              softmax_dtype: str | None, update: bool = False, any_model: bool = False,
+              command: str | None = None) -> Gate:
+    """Read every candidate file that exists; raise BaselineError for one that cannot be used. A relative
+    `explicit` path is taken relative to `root`."""
+    if explicit is not None and not explicit.is_absolute():
+        explicit = Path(root) / explicit
+    if explicit is not None:
+        candidates = [explicit]
+        if not explicit.exists() and not update:
+            raise BaselineError(f"baseline {explicit} does not exist; record it with --gotchas-baseline "
+                                f"{explicit} {UPDATE_FLAG}")
+    else:
+        kinds = [device_kind(device)] if device else ["cpu", "cuda"]  # the default device is cuda when there is one
+        candidates = [default_path(root, model, dtype, kind) for kind in kinds]
+    files = {path: read(path) for path in candidates if path.is_file()}
+    for path, baseline in files.items():
+        fields = settings_mismatch(baseline.header, dtype, softmax_dtype) if baseline.header else []
+        if fields and not any_model:
+            now = f"dtype {dtype}, softmax {softmax_dtype or dtype}"
+            raise BaselineError(refusal(_shown(path, root), baseline.header, now, fields))  # type: ignore[arg-type]
+    return Gate(root=Path(root), explicit=explicit, model=model, dtype=dtype, files=files, update=update,
+                any_model=any_model, command=command or f"pytest --gotchas {UPDATE_FLAG}")

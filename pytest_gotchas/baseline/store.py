@@ -1,0 +1,234 @@
+"""The baseline file, pure (no torch, no pytest): its format, reading it with a clear error, writing it.
+
+A baseline stores what one model, at one dtype, answered: each pair's `pass`/`fail` and each scored case's verdict
+and probabilities. The file is small, sorted and diff-friendly, one line per pair and per case:
+
+    format: 1
+    model: {device: cpu, dtype: bfloat16, name: ..., softmax_dtype: bfloat16, torch: ..., transformers: ...,
+            weights_sha256: ...}                                   (a block mapping in the file)
+    pairs:
+      sets/list-vs-set-reversed: fail
+    verdicts:
+      floats/exact-sum: {p_correct: {False-first: 0.4296875, True-first: 0.45703125}, p_wrong: {...}, verdict: ok}
+      sets/list-reversed: {p_correct: 0.0498046875, p_wrong: 0.134765625, verdict: MISS}
+
+Probabilities are stored exactly (the shortest repr that reads back to the same float); a case run under several
+primer orders stores one probability per primer. There is no top-level `cases:` or `chapter:` key, so the file is
+never collected as a chapter even when it sits among the chapter files.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..embedded import DEFAULT as EMBEDDED_SLUG
+from ..files import write_atomic
+from ..verdict import Verdict
+
+FORMAT = 1
+PASS, FAIL = "pass", "fail"
+UPDATE_FLAG = "--gotchas-update-baseline"
+ANY_MODEL_FLAG = "--gotchas-baseline-any-model"
+DEFAULT_DIR = "baselines"
+HEADER_FIELDS = ("name", "weights_sha256", "dtype", "softmax_dtype", "device", "hardware", "torch", "transformers")
+# A different value in one of these makes the verdicts incomparable: the comparison is refused.
+IDENTITY_FIELDS = ("weights_sha256", "dtype", "softmax_dtype")
+COMMENT = """\
+# pytest-gotchas baseline: the pair verdicts `pytest --gotchas` compares every run with.
+# A pair that is `pass` here and no longer passes fails the run. Record intended changes with
+# --gotchas-update-baseline (only the pairs and cases that ran are rewritten).
+"""
+
+Probability = float | dict[str, float]  # one run, or {primer: probability}
+
+
+class BaselineError(Exception):
+    """A baseline file that cannot be used; the message names the file and says what to do."""
+
+
+@dataclass(frozen=True)
+class Header:
+    """Who produced the verdicts. `device` is the kind only (cpu, cuda, mps ...): xdist workers spread over GPUs.
+    `hardware` is what decides how the kernels round: "cpu AVX512", "cpu AVX2", "NVIDIA H200 (sm_90)"."""
+
+    name: str
+    weights_sha256: str
+    dtype: str
+    softmax_dtype: str
+    device: str
+    hardware: str
+    torch: str
+    transformers: str
+
+    def describe(self) -> str:
+        return (f"model {self.name!r} (weights sha256 {self.weights_sha256[:12]}..., {self.dtype}, "
+                f"softmax {self.softmax_dtype}, {self.device})")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One case's recorded verdict and probabilities."""
+
+    verdict: str
+    p_correct: Probability
+    p_wrong: Probability
+
+
+@dataclass
+class Baseline:
+    header: Header | None
+    pairs: dict[str, str] = field(default_factory=dict)  # "<chapter>/<pair id>" -> pass | fail
+    verdicts: dict[str, Entry] = field(default_factory=dict)  # "<chapter>/<case id>" -> Entry
+
+
+# -- where it lives ---------------------------------------------------------------------------------------------
+
+
+def model_slug(model: str | None) -> str:
+    """A file-name-safe name for the model: the last part of a hub id or path, without .gguf."""
+    if model is None:
+        return EMBEDDED_SLUG
+    base = re.split(r"[/\\]+", model.strip().rstrip("/\\"))[-1]
+    base = base[: -len(".gguf")] if base.lower().endswith(".gguf") else base
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-.") or "model"
+
+
+def device_kind(device: str) -> str:
+    """"cuda:1" -> "cuda"; "auto:cuda:0,cuda:1" -> "auto"."""
+    return device.split(":", 1)[0]
+
+
+def default_path(root: Path, model: str | None, dtype: str, device: str) -> Path:
+    """baselines/<model slug>-<dtype>-<device kind>.yaml under the rootdir."""
+    return Path(root) / DEFAULT_DIR / f"{model_slug(model)}-{dtype}-{device_kind(device)}.yaml"
+
+
+# -- reading and writing ----------------------------------------------------------------------------------------
+
+
+def read(path: Path) -> Baseline:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise BaselineError(f"cannot read baseline {path}: {error}") from None
+    return loads(text, str(path))
+
+
+def loads(text: str, source: str = "<baseline>") -> Baseline:
+    def bad(where: str, problem: str) -> BaselineError:
+        return BaselineError(
+            f"baseline {source} is not a pytest-gotchas baseline: {where}: {problem}. Fix or delete the file, "
+            f"then record it again with {UPDATE_FLAG}."
+        )
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "the file"
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise bad(where, f"invalid YAML ({problem})") from None
+    if not isinstance(data, dict):
+        raise bad("the file", f"expected a mapping with keys format, model, pairs, verdicts; got {_kind(data)}")
+    unknown = sorted(str(k) for k in data if k not in ("format", "model", "pairs", "verdicts"))
+    if unknown:
+        raise bad("top level", f"unknown key(s) {', '.join(unknown)} (expected format, model, pairs, verdicts)")
+    if data.get("format") != FORMAT:
+        raise bad("format", f"expected {FORMAT}, got {data.get('format')!r}")
+    header = _read_header(data.get("model"), bad)
+    pairs = _mapping(data.get("pairs"), "pairs", bad)
+    for key, value in pairs.items():
+        _check_key(key, "pairs", bad)
+        if value not in (PASS, FAIL):
+            raise bad(f"pairs: {key}", f"expected pass or fail, got {value!r}")
+    verdicts = {}
+    for key, value in _mapping(data.get("verdicts"), "verdicts", bad).items():
+        _check_key(key, "verdicts", bad)
+        verdicts[key] = _read_entry(value, f"verdicts: {key}", bad)
+    return Baseline(header, dict(pairs), verdicts)
+
+
+def _kind(value: Any) -> str:
+    return "nothing (an empty file)" if value is None else f"a {type(value).__name__}"
+
+
+def _mapping(value: Any, where: str, bad: Any) -> dict[Any, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise bad(where, f"expected a mapping, got {_kind(value)}")
+    return value
+
+
+def _check_key(key: Any, where: str, bad: Any) -> None:
+    if not isinstance(key, str) or key.count("/") != 1 or not all(key.split("/")):
+        raise bad(f"{where}: {key!r}", "keys are \"<chapter>/<id>\"")
+
+
+def _read_header(value: Any, bad: Any) -> Header | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise bad("model", f"expected a mapping, got {_kind(value)}")
+    missing = [name for name in HEADER_FIELDS if not isinstance(value.get(name), str)]
+    if missing:
+        raise bad("model", f"missing or not a string: {', '.join(missing)}")
+    extra = sorted(str(k) for k in value if k not in HEADER_FIELDS)
+    if extra:
+        raise bad("model", f"unknown key(s) {', '.join(extra)}")
+    return Header(**{name: value[name] for name in HEADER_FIELDS})
+
+
+def _read_entry(value: Any, where: str, bad: Any) -> Entry:
+    if not isinstance(value, dict) or set(value) != {"verdict", "p_correct", "p_wrong"}:
+        raise bad(where, "expected {verdict: ..., p_correct: ..., p_wrong: ...}")
+    if value["verdict"] not in list(Verdict):
+        raise bad(where, f"verdict {value['verdict']!r} is not one of {', '.join(Verdict)}")
+    probabilities = []
+    for name in ("p_correct", "p_wrong"):
+        p = value[name]
+        numbers = list(p.values()) if isinstance(p, dict) and p else [p]
+        if not all(_is_probability(x) for x in numbers) or (isinstance(p, dict) and not all(
+                isinstance(k, str) for k in p)):
+            raise bad(where, f"{name} must be a probability or a mapping from primer to probability, got {p!r}")
+        probabilities.append(dict(p) if isinstance(p, dict) else float(p))
+    return Entry(value["verdict"], probabilities[0], probabilities[1])
+
+
+def _is_probability(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and 0 <= x <= 1
+
+
+class _Flow(dict):  # type: ignore[type-arg]
+    """A mapping written on one line."""
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+_Dumper.add_representer(_Flow, lambda dumper, data: dumper.represent_mapping(
+    "tag:yaml.org,2002:map", data, flow_style=True))
+
+
+def dumps(baseline: Baseline) -> str:
+    data: dict[str, Any] = {"format": FORMAT}
+    if baseline.header is not None:
+        data["model"] = {name: getattr(baseline.header, name) for name in HEADER_FIELDS}
+    data["pairs"] = dict(baseline.pairs)
+    data["verdicts"] = {key: _Flow(verdict=e.verdict, p_correct=e.p_correct, p_wrong=e.p_wrong)
+                        for key, e in baseline.verdicts.items()}
+    body = yaml.dump(data, Dumper=_Dumper, sort_keys=True, default_flow_style=False, allow_unicode=True,
+                     width=100_000)
+    return COMMENT + body
+
+
+def write(path: Path, baseline: Baseline) -> None:
+    """Atomic: the file is the old one or the new one, never half of either."""
+    write_atomic(path, dumps(baseline), durable=True)

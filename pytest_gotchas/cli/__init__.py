@@ -1,0 +1,38 @@
+"""The `gotchas` command (also `python -m pytest_gotchas`): tools for writing cases. Each subcommand is a module."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import new
+from .errors import CLIError
+from .tools import shared_parser
+
+PROG = "gotchas"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="pytest-gotchas tools. `gotchas new` writes a case: it executes a snippet, finds where its "
+                    "true output and a misreading diverge, and prints or appends the case.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    shared = shared_parser()
+    new.add_parser(commands, shared)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "run", None) is None:
+        parser.print_help()
+        return 2
+    try:
+        return args.run(args, sys.stdout)
+    except CLIError as error:
+        sys.stdout.flush()
+        print(f"{PROG} {args.command}: error: {error}", file=sys.stderr)
+        return 1

@@ -1,0 +1,326 @@
+"""`gotchas new`: write a case from a snippet and its misreading.
+
+It executes the snippet exactly as collection does, shows the transcript, cuts where the true output and the
+misreading first diverge, optionally checks that cut against a model's tokenizer and scores it, and prints (or
+appends to a chapter file) a case that collection accepts. Every step is the plugin's own: cases.load_chapter reads
+what is written, collect.Collector executes and checks it, scoring.Scorer scores it. Nothing is written unless the
+chapter that results collects.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from .. import transcript
+from ..cases import CASE_ID, DEFAULT_INTERPRETER, Case, CaseFileError, Chapter, load_chapter
+from ..collect import Planned, request_for
+from ..groundtruth import check, divergence
+from ..interpreters import Missing
+from ..report.comparison import pct
+from ..report.terminal import tokens
+from ..results import PLAIN
+from ..scoring import GotchasError, ModelUnavailable
+from ..transcript import CURSOR, PS1, PS2
+from ..verdict import Status
+from .chapterfile import append_entry, case_entry, install, new_chapter_text, stage, writing
+from .errors import CLIError
+from .snippet import Snippet, parse_snippet, read_snippet
+from .tools import Tools, settings_of
+
+DEFAULT_ID = "new-case"
+PRINTED = "<new case>"  # where messages say a printed case is: line numbers count from its stand-in chapter
+_WORD = re.compile(r"\w+")
+
+EXAMPLE = """\
+examples:
+  # print a case: the snippet on stdin, the misreading of what its last line prints
+  printf 'fs = []\\nfor i in range(3):\\n    fs.append(lambda: i)\\n[f() for f in fs]\\n' \\
+    | gotchas new --interpreter 3.11 --wrong '[0, 1, 2]'
+
+  # check the cut against the embedded model, then append the case to a chapter
+  gotchas new snippet.py --wrong '[0, 1, 2]' --model default --to cases/my-chapter.yaml --id late-closure
+
+  # a shell command names its interpreter and environment itself
+  echo 'PYTHONHASHSEED=0 python3.12 -c "print({str(x) for x in range(5)})"' \\
+    | gotchas new --wrong "{'0', '1', '2', '3', '4'}"
+"""
+
+
+def add_parser(commands: argparse._SubParsersAction, shared: argparse.ArgumentParser) -> None:
+    new = commands.add_parser(
+        "new", parents=[shared], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLE,
+        help="write a case from a snippet and its misreading",
+        description="Execute a snippet exactly as `pytest --gotchas` collection does, print its transcript, cut it "
+                    "where the true output and the misreading first diverge, and print a ready YAML case (or "
+                    "append it to a chapter with --to). The case is written only if collection accepts it.\n\n"
+                    "The snippet is REPL input (bare lines, or the >>> / ... lines of a pasted transcript) or one "
+                    "shell command (python3.X -c \"...\", optionally after `$ `). The misreading is compared with "
+                    "what Python prints after the last input line (or after the command).",
+    )
+    new.add_argument("snippet", nargs="?", default="-", help="file holding the snippet; - or nothing: stdin")
+    new.add_argument("--wrong", required=True, metavar="TEXT",
+                     help="the output a careless reader expects, e.g. the whole line '[0, 1, 2]'")
+    new.add_argument("--to", metavar="CHAPTER.yaml",
+                     help="append the case to this chapter file (created if missing) instead of printing it")
+    new.add_argument("--id", metavar="ID", help=f"the case id (required with --to; default {DEFAULT_ID})")
+    new.add_argument("--note", metavar="TEXT", help="a note stored with the case")
+    new.add_argument("--title", metavar="TEXT", help="title of a chapter that --to creates")
+    new.set_defaults(run=run_new)
+
+
+@dataclass
+class Found:
+    """The executed snippet, cut where the output and the misreading first diverge."""
+
+    own_prompt: str  # the case's own transcript (after any primer/prelude) up to the cut
+    correct: str
+    wrong: str
+    env: tuple[tuple[str, str], ...]  # the environment it ran under
+    where: list[tuple[str, object]]  # the case's own `interpreter` / `env` keys
+
+
+def run_new(args: argparse.Namespace, out: TextIO) -> int:
+    if args.to and not args.id:
+        raise CLIError("--to needs --id, the new case's id")
+    case_id = args.id or DEFAULT_ID
+    if not CASE_ID.match(case_id):
+        raise CLIError(f"--id {case_id!r}: use letters, digits, `-`, `_` and `.`, starting with a letter or digit")
+    if args.wrong == "":
+        raise CLIError("--wrong is empty: give the output a careless reader expects")
+    env = dict(args.env)
+    settings = settings_of(args)
+    snippet = parse_snippet(read_snippet(args.snippet, sys.stdin), env)
+    target = Path(args.to) if args.to else None
+    if target is not None and target.exists() and not target.is_file():
+        raise CLIError(f"--to {target}: not a file")
+    base = target.read_text(encoding="utf-8") if target is not None and target.exists() else None
+    if target is not None and base is None and not target.parent.is_dir():
+        raise CLIError(f"--to {target}: the folder {target.parent} does not exist")
+    display = str(target) if target is not None else PRINTED
+
+    with tempfile.TemporaryDirectory(prefix="gotchas-new-") as tmp:
+        session = Tools(settings, Path(tmp))
+        if snippet.ignored:
+            print(f"(ignoring {snippet.ignored} pasted output line(s): the output is executed, not copied)", file=out)
+        found = _execute(session, snippet, args, env, base, target, Path(tmp), display, out)
+        fields = _fields(case_id, found, args.note)
+        result_text = _chapter_text(base, target, args.title, args.interpreter, fields, display)
+        staged = writing(target, lambda: stage(result_text, target, Path(tmp)))
+        try:
+            nothing = "nothing was written" if target is not None else "no case was printed"
+            planned = _collects(session, staged, display, case_id, found.env, nothing)
+            if args.model is not None:
+                _score(session, planned, out, nothing)
+            if target is None:
+                print("\n# the case, ready to paste under `cases:` in a chapter file", file=out)
+                out.write(case_entry("  ", fields))
+            else:
+                writing(target, lambda: install(staged, target))
+                staged = None
+                print(f"\nwrote case {case_id!r} to {target}:{planned.case.line}", file=out)
+        finally:
+            if staged is not None and staged.exists():
+                staged.unlink()
+    return 0
+
+
+def _chapter_text(base: str | None, target: Path | None, title: str | None, python: str | None,
+                  fields: list[tuple[str, object]], display: str) -> str:
+    if base is not None:
+        return append_entry(base, fields, display)
+    if target is not None:
+        return new_chapter_text(target, title, python or DEFAULT_INTERPRETER, fields)
+    # Printing only: a stand-in chapter with no defaults of its own, which is what the printed case assumes.
+    return "chapter: new\ntitle: new\ncases:\n" + case_entry("  ", fields)
+
+
+def _placeholder(snippet: Snippet, case_id: str, where: list[tuple[str, object]]) -> list[tuple[str, object]]:
+    """An unscored case holding just the snippet: loading it tells how collection frames and runs it."""
+    if snippet.command is not None:
+        text = f"$ {snippet.command}\n{CURSOR}"
+    else:
+        text = "".join(PS1 + line + "\n" for line in snippet.repl_lines) + CURSOR
+    fields: list[tuple[str, object]] = [("id", case_id), ("transcript", text), ("unscored", "placeholder")]
+    return fields + where
+
+
+def _where(snippet: Snippet, python: str | None, env: dict[str, str], chapter_python: str | None,
+           chapter_env: dict[str, str]) -> list[tuple[str, object]]:
+    """The `interpreter` and `env` keys the case needs beyond its chapter's defaults (None: always write them).
+    A shell case carries both on its command line."""
+    fields: list[tuple[str, object]] = []
+    if snippet.command is not None:
+        named = transcript.parse(f"$ {snippet.command}\n{CURSOR}").command.interpreter
+        if named is not None and python is not None and named != python:
+            raise CLIError(f"the command runs python{named} but --interpreter says {python}; drop one of them")
+        if named is None and python is not None and python != chapter_python:
+            fields.append(("interpreter", python))
+        return fields
+    if python is not None and python != chapter_python:
+        fields.append(("interpreter", python))
+    own_env = {k: v for k, v in env.items() if chapter_env.get(k) != v}
+    if own_env:
+        fields.append(("env", own_env))
+    return fields
+
+
+def _execute(session: Tools, snippet: Snippet, args: argparse.Namespace, env: dict[str, str],
+             base: str | None, target: Path | None, tmp: Path, display: str, out: TextIO) -> Found:
+    case_id = args.id or DEFAULT_ID
+    # Loaded once without keys of its own, the case shows the chapter's defaults; then with the keys it needs.
+    chapter, case = _load_placeholder(snippet, case_id, [], base, target, args, tmp, display)
+    if display == PRINTED:  # a printed case may be pasted anywhere: it names what it was run with
+        where = _where(snippet, args.interpreter, env, None, {})
+    else:
+        where = _where(snippet, args.interpreter, env, case.interpreter, dict(case.env))
+    if where:
+        chapter, case = _load_placeholder(snippet, case_id, where, base, target, args, tmp, display)
+    found = session.collector.finder.find(case.interpreter)
+    if isinstance(found, Missing):
+        raise CLIError(found.reason(flag="--python", ini=None))
+    prompt = chapter.prompts(case)[0]
+    collector = session.collector
+    runs = collector.cache.get_or_execute(request_for(found, prompt), collector.runs, collector.limits)
+    text = runs[0].text
+    frame = len(prompt.transcript.prompt) - len(case.transcript.prompt)
+    own = text[frame:]
+    env_shown = " ".join(f"{k}={v}" for k, v in case.env) or "no variables set"
+    framing = _framing(chapter, prompt.primer)
+    print(f"python {found.version} ({found.path}); {env_shown}; {len(runs)} run(s){framing}", file=out)
+    print(own if own.endswith("\n") else own + "\n", end="", file=out)
+    problem = check("", None, None, runs)
+    if problem.status in ("crash", "timeout"):
+        limit = f" within --timeout {collector.limits.timeout:g}s" if problem.status == "timeout" else ""
+        raise CLIError(f"{problem.message}; a case must run to completion under python {found.version}{limit}")
+    if not text.startswith(prompt.transcript.prompt[:frame]):
+        raise CLIError(f"the chapter's primer/prelude does not print what {display} shows")
+    start = frame + _output_start(own, case, snippet)
+    output = text[start:]
+    wrong = args.wrong
+    if output.endswith("\n") and not wrong.endswith("\n"):
+        wrong += "\n"  # the whole expected output, as Python would end it
+    d = divergence(output, wrong)
+    if output == wrong:
+        raise CLIError(f"the misreading {args.wrong!r} is exactly what Python prints: it is not a misreading")
+    if not output:
+        raise CLIError("the snippet prints nothing after its last input line; end it with the code whose output "
+                       "is misread")
+    if d == len(wrong):
+        raise CLIError(f"Python's output {output!r} goes on where the misreading {wrong!r} ends: they never differ "
+                       "at one character; give --wrong the whole output a careless reader expects")
+    if d == len(output):
+        raise CLIError(f"the misreading {wrong!r} goes on where Python's output {output!r} ends: they never differ "
+                       "at one character; give --wrong the whole output a careless reader expects")
+    correct_token, wrong_token = _natural(output[d:]), _natural(wrong[d:])
+    own_prompt = text[frame:start + d]
+    last_line = own_prompt.rsplit("\n", 1)[-1]
+    print(f"\ncut at line {own_prompt.count(chr(10)) + 1} of the transcript, after {last_line[-40:]!r}:", file=out)
+    print(f"  correct {correct_token!r:<12} Python prints   {output[:d + 40]!r}", file=out)
+    print(f"  wrong   {wrong_token!r:<12} the misreading  {wrong[:d + 40]!r}", file=out)
+    return Found(own_prompt, correct_token, wrong_token, case.env, where)
+
+
+def _load_placeholder(snippet: Snippet, case_id: str, where: list[tuple[str, object]], base: str | None,
+                      target: Path | None, args: argparse.Namespace, tmp: Path, display: str) -> tuple[Chapter, Case]:
+    text = _chapter_text(base, target, args.title, args.interpreter, _placeholder(snippet, case_id, where), display)
+    staged = stage(text, None, tmp)
+    try:
+        chapter = load_chapter(staged, display)
+    except CaseFileError as error:
+        raise CLIError(f"collection would refuse this case: {error}") from None
+    finally:
+        staged.unlink()
+    return chapter, next(c for c in chapter.cases if c.id == case_id)  # a duplicate id was refused above
+
+
+def _framing(chapter: Chapter, primer: str | None) -> str:
+    parts = ([f"primer {primer!r}"] if primer else []) + (["the prelude"] if chapter.prelude else [])
+    return f"; shown after the chapter's {' and '.join(parts)}" if parts else ""
+
+
+def _output_start(own: str, case, snippet: Snippet) -> int:
+    """Where the output of the last input line (or of the command) starts in the case's rendered text."""
+    if snippet.command is not None:
+        return len(f"$ {case.transcript.command.text}\n")
+    pos = 0
+    for line in case.transcript.repl_input:
+        hits = []
+        for prompt in (PS1, PS2):
+            echo = prompt + line + "\n"
+            at = own.find(echo, pos)
+            while at > 0 and own[at - 1] != "\n":  # an echo starts a line
+                at = own.find(echo, at + 1)
+            if at != -1:
+                hits.append((at, len(echo)))
+        if not hits:
+            raise CLIError(f"the REPL never read the input line {line!r}; is the snippet complete?")
+        at, length = min(hits)
+        pos = at + length
+    return pos
+
+
+def _natural(text: str) -> str:
+    """From the divergence to a natural token end: the rest of a word or number, or one other character."""
+    match = _WORD.match(text)
+    return match.group() if match else text[0]
+
+
+def _fields(case_id: str, found: Found, note: str | None) -> list[tuple[str, object]]:
+    fields: list[tuple[str, object]] = [("id", case_id), ("transcript", found.own_prompt + CURSOR),
+                                        ("correct", found.correct), ("wrong", found.wrong)]
+    fields += found.where
+    if note:
+        fields.append(("note", note))
+    return fields
+
+
+def _collects(session: Tools, staged: Path, display: str, case_id: str, env: tuple[tuple[str, str], ...],
+              nothing: str) -> Planned:
+    """Collect the chapter as it would be written: every refusal of collection refuses the write."""
+    what = "this case" if display == PRINTED else display
+    try:
+        plan = session.collector.plan_chapter(staged, display)
+    except CaseFileError as error:
+        raise CLIError(f"collection would refuse {what}, {nothing}: {error}") from None
+    if plan.refused:
+        hint = ""
+        if any("between runs" in m for m in plan.refused) and "PYTHONHASHSEED" not in dict(env):
+            hint = "\n(the output changes with the hash seed: pin it with --env PYTHONHASHSEED=0)"
+        raise CLIError(f"collection would refuse {what}, {nothing}:\n" + "\n".join(plan.refused) + hint)
+    planned = next(p for p in plan.planned if p.case.id == case_id)
+    if planned.status in (Status.CRASH, Status.EXCLUDED):
+        raise CLIError(f"collection would not score this case, {nothing}: {planned.message}")
+    assert planned.status == Status.SCORED, planned.status
+    return planned
+
+
+def _score(session: Tools, planned: Planned, out: TextIO, nothing: str) -> None:
+    print(f"\nloading model {session.settings.model or 'default (embedded gemma-3-270m)'} ...", file=out, flush=True)
+    try:
+        result = session.scorer.score(planned)
+    except ModelUnavailable as error:
+        raise CLIError(f"{nothing}: {error}") from None
+    except GotchasError as error:
+        raise CLIError(f"this model cannot score the cut, {nothing}: {error}") from None
+    info = result.model or {}
+    print(f"model {info.get('name')} ({info.get('dtype')}, {info.get('device')}):", file=out)
+    for run in result.runs:
+        label = f"  [{run.primer}]" if run.primer else ""
+        reading = run.reading
+        kind = {"plain": "plain", "healed": "healed (backed off to a clean token boundary)",
+                "chain": "multi-token chain (prefer a cut that tokenizes plainly)"}[reading.kind]
+        print(f"  cut{label}: {kind}: {tokens(reading.correct_tokens, reading.wrong_tokens)}", file=out)
+        print(f"  P(correct) {pct(run.p_correct)}  P(wrong) {pct(run.p_wrong)}  coverage {pct(run.coverage)}  "
+              f"margin {pct(run.margin)}  -> {run.verdict}", file=out)
+        plain = run.readings.get(PLAIN)
+        if plain is not None:
+            print(f"  plain reading at the full prompt: {pct(plain.p_correct)} / {pct(plain.p_wrong)} "
+                  f"({plain.verdict})", file=out)
+        print("  top: " + ", ".join(f"{t!r} {pct(p)}" for t, p in run.top), file=out)
+    print(f"  verdict: {result.verdict}", file=out)

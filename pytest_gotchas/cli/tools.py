@@ -1,0 +1,82 @@
+"""What the command-line tools share with the plugin: the options marked `cli` in options.py (spelled without the
+`gotchas-` prefix), the snippet's interpreter and environment, and the collection and scoring steps built from them."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import Any
+
+from ..cases import VERSION
+from ..collect import Collector
+from ..execute import Cache, Limits
+from ..interpreters import Finder
+from ..options import OPTIONS, OptionError, Settings, settings
+from ..scoring import ModelSlot, Scorer, Timings
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _checked(parse: Any) -> Any:
+    def check(raw: str) -> Any:
+        try:
+            return parse(raw)
+        except OptionError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    return check
+
+
+def _version(raw: str) -> str:
+    if not VERSION.match(raw):
+        raise argparse.ArgumentTypeError(f"expects a version such as 3.12, got {raw!r}")
+    return raw
+
+
+def _env(raw: str) -> tuple[str, str]:
+    name, sep, value = raw.partition("=")
+    if not sep or not _ENV_NAME.match(name):
+        raise argparse.ArgumentTypeError(f"expects NAME=VALUE (e.g. PYTHONHASHSEED=0), got {raw!r}")
+    return name, value
+
+
+def shared_parser() -> argparse.ArgumentParser:
+    """The options every tool takes: the snippet's interpreter and environment, and the plugin's `cli` options."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--interpreter", metavar="VERSION", type=_version,
+                        help="the snippet's interpreter, e.g. 3.12 (default: the chapter's, else 3.11; a python3.X "
+                             "command names its own)")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", type=_env,
+                        help="environment variable for the snippet, e.g. PYTHONHASHSEED=0 (repeatable)")
+    for option in OPTIONS:
+        if not option.cli:
+            continue
+        default = f" (default {option.shown_default or option.default})" if option.kind != "list" else ""
+        parser.add_argument(option.cli_flag, dest=option.name, metavar=option.metavar, choices=option.choices,
+                            type=_checked(option.parse), action="append" if option.kind == "list" else "store",
+                            help=option.help + default)
+    return parser
+
+
+def settings_of(args: argparse.Namespace) -> Settings:
+    values = {option.name: getattr(args, option.name, None) for option in OPTIONS if option.cli}
+    if values.get("model") == "default":
+        values["model"] = None
+    return settings(values)
+
+
+class Tools:
+    """Collection and scoring as the plugin wires them, with the transcript cache in a folder of the caller's."""
+
+    def __init__(self, settings: Settings, scratch: Path) -> None:
+        self.settings = settings
+        self.collector = Collector(Finder(overrides=settings.python), Cache(scratch / "transcripts"),
+                                   Limits(timeout=settings.timeout), settings.runs)
+        self.scorer = Scorer(ModelSlot(self._load, Timings()), None, settings.softmax_dtype, settings.top_k, 1)
+
+    def _load(self) -> Any:
+        from ..model import ModelSpec, load_model
+
+        spec = ModelSpec(name=self.settings.model, dtype=self.settings.dtype, device=self.settings.device, flag="--")
+        return load_model(spec, self.settings.model_cache)

@@ -1,0 +1,122 @@
+"""Collection's work for one chapter file: load it, execute every prompt under its interpreter, check the ground
+truth, and decide for each case whether it is scored, shown unscored, or why not (crash, excluded, skipped).
+
+No model and no pytest here: plugin.py turns the plan into items, and `gotchas new` uses the same plan to decide
+whether a case it wrote would collect.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .cases import Case, Chapter, Prompt, load_chapter
+from .execute import Cache, Limits, Request, Run
+from .groundtruth import Checked, check
+from .interpreters import Finder, Interpreter, Missing
+from .results import CaseResult, ChapterInfo
+from .verdict import Status
+
+
+@dataclass
+class Planned:
+    """What collection decided for one case: the prompts it verified, or why the case cannot be scored."""
+
+    case: Case
+    chapter: Chapter
+    info: ChapterInfo
+    prompts: list[Prompt]
+    status: Status
+    message: str | None = None
+    interpreter: Interpreter | None = None
+    outputs: list[list[str]] = field(default_factory=list)
+
+    @property
+    def where(self) -> str:
+        """file:line: case 'id', as every message about this case starts."""
+        return f"{self.info.path}:{self.case.line}: case {self.case.id!r}"
+
+    def result(self, **values: object) -> CaseResult:
+        interpreter = f"{self.interpreter.version} {self.interpreter.path}" if self.interpreter else None
+        base = dict(id=self.case.id, chapter=self.info, status=self.status, verdict=None, interpreter=interpreter,
+                    outputs=self.outputs, message=self.message, note=self.case.note)
+        return CaseResult(**{**base, **values})  # type: ignore[arg-type]
+
+
+@dataclass
+class ChapterPlan:
+    chapter: Chapter
+    planned: list[Planned]
+    refused: list[str]  # messages of cases whose ground truth contradicts them: the file fails to collect
+    warnings: list[tuple[int, str]]  # (line, message) of implementation-defined mismatches
+
+
+def chapter_info(chapter: Chapter, display: str) -> ChapterInfo:
+    return ChapterInfo(
+        name=chapter.name, label=chapter.label, title=chapter.title, path=display,
+        implementation_defined=chapter.implementation_defined, case_ids=[c.id for c in chapter.cases],
+        pairs={p.id: list(p.members) for p in chapter.pairs}, twins={t.id: list(t.members) for t in chapter.twins},
+    )
+
+
+def request_for(interpreter: Interpreter, prompt: Prompt) -> Request:
+    """Everything that can change what the prompt's session prints."""
+    command = prompt.transcript.command
+    return Request(
+        interpreter=interpreter,
+        repl_input=prompt.transcript.repl_input,
+        args=command.args if command else None,
+        shell_text=command.text if command else None,
+        env=prompt.case.env,
+    )
+
+
+class Collector:
+    """Interpreters and the transcript cache of one process."""
+
+    def __init__(self, finder: Finder, cache: Cache, limits: Limits, runs: int) -> None:
+        self.finder, self.cache, self.limits, self.runs = finder, cache, limits, runs
+
+    def plan_chapter(self, path: Path, display: str) -> ChapterPlan:
+        chapter = load_chapter(path, display)
+        info = chapter_info(chapter, display)
+        planned: list[Planned] = []
+        requests: list[tuple[Planned, Prompt, Request]] = []
+        for case in chapter.cases:
+            found = self.finder.find(case.interpreter)
+            prompts = chapter.prompts(case)
+            if isinstance(found, Missing):
+                planned.append(Planned(case, chapter, info, prompts, Status.SKIPPED, found.reason()))
+                continue
+            status = Status.SCORED if case.scored else Status.UNSCORED
+            plan = Planned(case, chapter, info, prompts, status, case.unscored, interpreter=found)
+            planned.append(plan)
+            requests.extend((plan, prompt, request_for(found, prompt)) for prompt in prompts)
+        executed = self.cache.execute_all([r for _, _, r in requests], self.runs, self.limits)
+        refused, warnings = [], []
+        for (plan, prompt, _), runs in zip(requests, executed):
+            checked = check(prompt.transcript.prompt, plan.case.correct, plan.case.wrong, runs)
+            if plan.status == Status.UNSCORED:
+                plan.outputs = [[run.seed, run.text] for run in runs]
+            if checked.status == "ok" or plan.status in (Status.CRASH, Status.EXCLUDED):
+                continue
+            body = self._describe(plan, prompt, checked, runs)
+            if checked.status == "crash":
+                plan.status, plan.message = Status.CRASH, body  # pytest puts the case's location before a skip reason
+            elif chapter.implementation_defined and checked.status in ("mismatch", "nondeterministic"):
+                plan.status, plan.message = Status.EXCLUDED, body
+                warnings.append((plan.case.line, f"{plan.where}: {body}\n  (implementation-defined chapter: "
+                                                 f"the case is left out of scoring)"))
+            else:
+                refused.append(f"{plan.where}: {body}")
+        return ChapterPlan(chapter, planned, refused, warnings)
+
+    def _describe(self, plan: Planned, prompt: Prompt, checked: Checked, runs: tuple[Run, ...]) -> str:
+        interp = plan.interpreter
+        assert interp is not None
+        env = " ".join(f"{k}={v}" for k, v in plan.case.env) or "no variables set"
+        primer = f"under primer {prompt.primer!r}: " if prompt.primer else ""
+        message = checked.message or ""
+        if checked.status == "timeout":
+            message += f"; the limit is {self.limits.timeout:g} s (--gotchas-timeout)"
+        return f"{primer}{message}\n  (python {interp.version} at {interp.path}; {env}; {len(runs)} runs)"

@@ -1,0 +1,114 @@
+"""GGUF files converted once into a safetensors folder that transformers reloads in well under a second.
+
+transformers reads a GGUF file (with the gguf and accelerate packages) in about a minute and cannot save the result
+as loaded; dequantized into bfloat16 and saved with save_pretrained, it is an ordinary model folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+CONVERTED_DTYPE = "bfloat16"  # what the project measured with: dequantized GGUF weights in bfloat16
+
+Log = Callable[[str], None]
+
+
+class ConversionError(Exception):
+    """A GGUF file that transformers could not read or save; the message says which and why."""
+
+
+def one_line(error: BaseException) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return f"{type(error).__name__}: {lines[0] if lines else 'no message'}"
+
+
+@contextmanager
+def no_progress_bars() -> Iterator[None]:
+    # transformers draws tqdm bars on stderr for every load; pytest's output is not the place.
+    from transformers.utils import logging
+
+    was_enabled = logging.is_progress_bar_enabled()
+    logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            logging.enable_progress_bar()
+
+
+def convert_gguf(get_gguf: Callable[[Path], Path], out: Path, shown: str, log: Log) -> Path:
+    """Dequantize a GGUF model into a safetensors folder at ``out``, once.
+
+    ``get_gguf(scratch)`` returns the .gguf path; it may write it into the scratch folder,
+    which is deleted afterwards. A file lock makes parallel pytest-xdist workers wait for
+    one conversion, and the folder appears by an atomic rename, so it is complete or absent.
+    """
+    from filelock import FileLock
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(out) + ".lock"):
+        if out.is_dir():
+            return out
+        log(f"pytest-gotchas: converting {shown} into {out} (once; about a minute)")
+        scratch = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+        try:
+            gguf = get_gguf(scratch)
+            converted = scratch / "converted"
+            _dequantize(gguf, converted, shown)
+            os.rename(converted, out)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return out
+
+
+def _dequantize(gguf: Path, out: Path, shown: str) -> None:
+    import torch
+    import transformers
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        with no_progress_bars(), _parse_gguf_once():
+            model = AutoModelForCausalLM.from_pretrained(
+                gguf.parent,
+                gguf_file=gguf.name,
+                dtype=getattr(torch, CONVERTED_DTYPE),
+                quantization_config=transformers.GgufConfig(dequantize=True),
+            )
+            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            model.save_pretrained(out)
+            tokenizer.save_pretrained(out)
+    except Exception as error:
+        raise ConversionError(
+            f"cannot convert model {shown!r} from {gguf}: {one_line(error)}. "
+            "GGUF loading needs the gguf and accelerate packages and an architecture transformers can read from GGUF."
+        ) from error
+
+
+@contextmanager
+def _parse_gguf_once() -> Iterator[None]:
+    # transformers parses the GGUF three times (config, weights, tokenizer): about 10 s each
+    # for gemma's 262k-token vocabulary. One read-only reader per file serves all three.
+    import gguf
+
+    original = gguf.GGUFReader
+    readers: dict[tuple[str, str], Any] = {}
+
+    def shared(path: Any, mode: str = "r") -> Any:
+        key = (os.path.abspath(path), mode)
+        if key not in readers:
+            readers[key] = original(path, mode)
+        return readers[key]
+
+    gguf.GGUFReader = shared
+    try:
+        yield
+    finally:
+        gguf.GGUFReader = original
+
+

@@ -1,0 +1,165 @@
+"""Scoring one planned case: cut plans (from the cache or the tokenizer), the forward passes, the case verdict.
+
+The model comes from a ModelSlot (loaded on first use, a failure remembered so that it is reported once). Timings
+and counters of this process are kept in one Timings object, for the JSON report's run section.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .collect import Planned
+from .results import CaseResult, Run
+from .verdict import case_verdict
+
+PHASES = ("collection", "model_load", "tokenizer_load", "cuts", "forward", "report")
+
+
+class GotchasError(Exception):
+    """A user-facing error: shown as its message alone, never as a traceback."""
+
+
+class ModelUnavailable(GotchasError):
+    """The model could not be loaded: the run stops after the first case that needed it."""
+
+
+@dataclass
+class Timings:
+    """Wall seconds of this process per phase, and what the forward passes cost."""
+
+    seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))
+    forward_passes: int = 0  # contexts run
+    forward_calls: int = 0  # model calls: fewer when --gotchas-batch-size grouped some
+    prompt_tokens: int = 0
+
+    @contextmanager
+    def phase(self, name: str, exclude: Callable[[], float] = lambda: 0.0) -> Iterator[None]:
+        """Add the time spent inside to ``name``, less what ``exclude`` grew by meanwhile (a lazy tokenizer load
+        inside a forward phase is its own phase)."""
+        started, excluded = time.perf_counter(), exclude()
+        try:
+            yield
+        finally:
+            self.seconds[name] += (time.perf_counter() - started) - (exclude() - excluded)
+
+
+class ModelSlot:
+    """One model, loaded on first use and released on request."""
+
+    def __init__(self, load: Callable[[], Any], timings: Timings) -> None:
+        self._load = load
+        self._loaded: Any = None
+        self._error: str | None = None
+        self.timings = timings
+
+    def get(self) -> Any:
+        from .model import ModelLoadError
+
+        if self._loaded is None and self._error is None:
+            with self.timings.phase("model_load", exclude=self.tokenizer_seconds):
+                try:
+                    self._loaded = self._load()
+                except ModelLoadError as error:
+                    self._error = str(error)
+        if self._error is not None:
+            raise ModelUnavailable(self._error)
+        return self._loaded
+
+    def fail(self, message: str) -> ModelUnavailable:
+        """A load failure found later (a lazy tokenizer that would not load): remembered like the first."""
+        self._error = message
+        return ModelUnavailable(message)
+
+    def tokenizer_seconds(self) -> float:
+        return self._loaded.tokenizer_seconds if self._loaded is not None else 0.0
+
+    @property
+    def loaded(self) -> Any:
+        return self._loaded
+
+    def release(self) -> None:
+        self._loaded = None
+
+
+class Scorer:
+    def __init__(self, slot: ModelSlot, cuts_dir: Path | None, softmax_dtype: str | None, top_k: int,
+                 batch_size: int) -> None:
+        self.slot = slot
+        self.timings = slot.timings
+        self.cuts_dir = cuts_dir  # None: no cache of cut plans, and the tokenizer is loaded with the model
+        self.softmax_dtype, self.top_k, self.batch_size = softmax_dtype, top_k, batch_size
+        self._cut_cache: Any = None
+        self._model_info: dict[str, Any] | None = None
+
+    def score(self, plan: Planned) -> CaseResult:
+        from .cut import CutError
+        from .cutcache import CutCache
+        from .model import ModelLoadError, describe
+        from .score import forward_contexts, forward_groups, score_batch
+
+        loaded = self.slot.get()
+        case = plan.case
+        if self._cut_cache is None:
+            self._cut_cache = CutCache(self.cuts_dir, loaded.tokenizer_key)
+            self._model_info = describe(loaded)
+        texts = [(p.transcript.prompt, str(case.correct), str(case.wrong)) for p in plan.prompts]
+        cached = [self._cut_cache.get(*t) for t in texts]
+        decoded: dict[int, str] = {}  # token id -> text, for the top-k
+        for hit in cached:
+            decoded.update(hit[1] if hit else {})
+        known = len(decoded)
+        try:  # the tokenizer (lazy) is loaded here only if a cut or a top-k token is not in the cache
+            with self.timings.phase("cuts", exclude=self.slot.tokenizer_seconds):
+                cuts = [hit[0] if hit else self._plan(loaded, *t) for hit, t in zip(cached, texts)]
+            with self.timings.phase("forward", exclude=self.slot.tokenizer_seconds):
+                scores = score_batch(loaded, cuts, softmax_dtype=self.softmax_dtype, top_k=self.top_k,
+                                     batch_size=self.batch_size, decoded=decoded)
+        except CutError as error:
+            raise GotchasError(f"{plan.where}: {error}") from None
+        except ModelLoadError as error:
+            raise self.slot.fail(str(error)) from None
+        if None in cached or len(decoded) > known:
+            for t, cut in zip(texts, cuts):
+                self._cut_cache.put(*t, cut, decoded)
+        contexts = forward_contexts(cuts)
+        self.timings.forward_passes += len(contexts)
+        self.timings.forward_calls += len(forward_groups(list(contexts), self.batch_size))
+        self.timings.prompt_tokens += sum(len(c) for c in contexts)
+        runs = [Run(primer=prompt.primer, prompt=prompt.transcript.prompt, correct=str(case.correct),
+                    wrong=str(case.wrong), readings=s.readings, main="token", top=s.top,
+                    batch_size=self.batch_size, forward_passes=s.forward_passes)
+                for prompt, s in zip(plan.prompts, scores)]
+        judgement = case_verdict([r.judged() for r in runs])
+        alternatives = {name: case_verdict([r.judged(name) for r in runs]).verdict
+                        for name in runs[0].readings if name != runs[0].main and all(name in r.readings for r in runs)}
+        return plan.result(verdict=judgement.verdict, qualifiers=list(judgement.qualifiers), runs=runs,
+                           model=self._model_info, reading_verdicts=alternatives)
+
+    @staticmethod
+    def _plan(loaded: Any, prompt: str, correct: str, wrong: str) -> Any:
+        from .cut import plan_cut
+
+        return plan_cut(loaded.tokenizer, prompt, correct, wrong)
+
+    def report(self, transcripts: Any) -> dict[str, Any]:
+        """What this process spent, as plain values for the JSON report's run section: cheap counters only."""
+        loaded = self.slot.loaded
+        if loaded is not None:
+            self.timings.seconds["tokenizer_load"] = loaded.tokenizer_seconds
+        cuts = self._cut_cache
+        return {
+            "seconds": {k: round(v, 4) for k, v in self.timings.seconds.items()},
+            "forward_passes": self.timings.forward_passes,
+            "forward_calls": self.timings.forward_calls,
+            "prompt_tokens": self.timings.prompt_tokens,
+            "tokenizer_loaded": bool(loaded is not None and loaded.tokenizer_loaded),
+            "torch_threads": sys.modules["torch"].get_num_threads() if "torch" in sys.modules else None,
+            "transcript_cache": {"hits": transcripts.hits, "misses": transcripts.misses},
+            "cut_cache": {"hits": cuts.hits if cuts else 0, "misses": cuts.misses if cuts else 0},
+        }

@@ -1,0 +1,132 @@
+"""A report with every kind of case, made in the test session by the plugin's own steps on a tiny model.
+
+The views (HTML, JSON, junit) are tested on it, so their test material is what the code builds today, never a
+recorded file that goes stale: ok, MISS, prime-dep, unscored, a healed cut and a multi-token chain, pairs, twins.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tinymodel import build_tiny_model
+
+from pytest_gotchas.baseline.compare import compare
+from pytest_gotchas.baseline.gate import Finished
+from pytest_gotchas.baseline.store import Baseline
+from pytest_gotchas.collect import Collector
+from pytest_gotchas.execute import Cache, Limits
+from pytest_gotchas.interpreters import Finder
+from pytest_gotchas.model import ModelSpec, load_model
+from pytest_gotchas.report.data import Report
+from pytest_gotchas.scoring import ModelSlot, Scorer, Timings
+from pytest_gotchas.verdict import Status
+
+RULES = {
+    "a": {"7": 2.0, "8": 1.0},  # ok
+    "b": {"7": 1.0, "8": 2.0},  # MISS
+    "6": {"),": 2.0, ")]": 1.0},  # the healed cut of `[(5, 6)█`
+    "{": {"'": 1.0, "'.": 2.0},  # the chain `'` + `k` against `'.`
+    "'": {"k": 3.0},
+    "\n": {"3": 1.0, "4": 1.0},
+}
+WINDOW_RULES = {"F": {"3": 2.0}, "T": {"4": 2.0}}  # the last primer answer decides: prime-dep
+
+DEMO = """\
+chapter: demo
+title: "demo: every kind of cut"
+interpreter: "3.11"
+env: {PYTHONHASHSEED: "0"}
+cases:
+  - id: right
+    transcript: |-
+      >>> print("a7")
+      a█
+    correct: "7"
+    wrong: "8"
+    note: "the rule after a prefers 7"
+  - id: wrong
+    transcript: |-
+      >>> print("b7")
+      b█
+    correct: "7"
+    wrong: "8"
+  - id: healed
+    transcript: |-
+      >>> [(5, 6), (7, 8)]
+      [(5, 6)█
+    correct: ","
+    wrong: "]"
+  - id: chain
+    transcript: |-
+      >>> print("[{'k")
+      [{'█
+    correct: "k"
+    wrong: "."
+  - id: unseeded
+    transcript: |-
+      $ python -c "print(set(str(x) for x in range(5)))"
+      {█
+    unscored: "output changes with the hash seed"
+pairs:
+  good-pair: [right, healed]
+  bad-pair: [right, wrong]
+twins:
+  spelled-twice: [right, healed]
+"""
+
+PRIMED = """\
+chapter: primed
+number: 1
+title: "primers decide"
+interpreter: "3.11"
+primers:
+  F-last: |
+    >>> print("T")
+    T
+    >>> print("F")
+    F
+  T-last: |
+    >>> print("F")
+    F
+    >>> print("T")
+    T
+cases:
+  - id: swayed
+    transcript: |-
+      >>> print(3)
+      █
+    correct: "3"
+    wrong: "4"
+  - id: steady
+    transcript: |-
+      >>> print("a7")
+      a█
+    correct: "7"
+    wrong: "8"
+pairs:
+  mixed: [swayed, steady]
+"""
+
+RUN = {"command": "pytest --gotchas cases/", "date": "2026-11-30T12:00:00+00:00", "pytest": "9.2.0",
+       "python": "3.11.7", "platform": "Linux-test", "xdist_workers": 0}
+
+
+def build_report(folder: Path) -> Report:
+    """Every chapter above, collected and scored as the plugin does, with a baseline that one pair regresses
+    against and one improves on."""
+    model = build_tiny_model(folder / "model", RULES, window_rules=WINDOW_RULES, window=16)
+    for name, text in (("demo.yaml", DEMO), ("primed.yaml", PRIMED)):
+        (folder / name).write_text(text, encoding="utf-8")
+    collector = Collector(Finder(), Cache(folder / "transcripts"), Limits(), runs=3)
+    slot = ModelSlot(lambda: load_model(ModelSpec(name=str(model), device="cpu"), folder / "cache"), Timings())
+    scorer = Scorer(slot, None, None, top_k=5, batch_size=1)
+    results = []
+    for name in ("demo.yaml", "primed.yaml"):
+        plan = collector.plan_chapter(folder / name, name)
+        assert not plan.refused, plan.refused
+        for planned in plan.planned:
+            results.append(scorer.score(planned) if planned.status == Status.SCORED else planned.result())
+    report = Report(results, dict(RUN))
+    recorded = Baseline(None, pairs={"demo/good-pair": "fail", "demo/bad-pair": "pass", "primed/mixed": "fail"})
+    report.baseline = Finished(path="baselines/tiny.yaml", comparison=compare(recorded, results)).to_dict()
+    return report
