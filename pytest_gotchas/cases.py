@@ -11,10 +11,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
-from . import transcript
+from . import transcript, yamlfile
 from .transcript import Transcript, TranscriptError
+from .yamlfile import Map
 
 CHAPTER_KEYS = {"chapter", "number", "title", "interpreter", "env", "implementation_defined", "prelude",
                 "primers", "cases", "pairs", "twins"}
@@ -22,6 +21,7 @@ CASE_KEYS = {"id", "transcript", "correct", "wrong", "unscored", "note", "interp
 CASE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # case, pair and chapter ids
 VERSION = re.compile(r"^3\.\d+$")
 DEFAULT_INTERPRETER = "3.11"  # of a chapter that names none
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LOOKS_LIKE_CHAPTER = re.compile(r"^(chapter|cases)\s*:", re.MULTILINE)
 
 
@@ -88,10 +88,8 @@ class Chapter:
 
 
 def looks_like_chapter(path: Path) -> bool:
-    try:
-        return bool(_LOOKS_LIKE_CHAPTER.search(path.read_text(encoding="utf-8")))
-    except (OSError, UnicodeDecodeError):
-        return False
+    """Whatever its encoding, so that a chapter saved as Latin-1 or UTF-16 is an error, not silently left out."""
+    return bool(_LOOKS_LIKE_CHAPTER.search(yamlfile.sniff(path)))
 
 
 def _combined(primer: str, prelude: str, own_prompt: str) -> Transcript:
@@ -104,61 +102,13 @@ def _block(text: str) -> str:
     return text if not text or text.endswith("\n") else text + "\n"
 
 
-class _Loader(yaml.SafeLoader):
-    """Keeps the line of every mapping and of each of its keys."""
-
-
-def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> "_Map":
-    loader.flatten_mapping(node)
-    result = _Map()
-    result.line = node.start_mark.line + 1
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        if key in result:
-            raise CaseFileError(f"{{path}}:{key_node.start_mark.line + 1}: duplicate key {key!r}")
-        result[key] = loader.construct_object(value_node, deep=True)
-        result.lines[key] = key_node.start_mark.line + 1
-        # A literal block's text starts on the line after its indicator.
-        result.value_lines[key] = value_node.start_mark.line + 1 + (1 if getattr(value_node, "style", None) in ("|", ">") else 0)
-        result.literal[key] = getattr(value_node, "style", None) == "|"
-        if isinstance(value_node, yaml.ScalarNode) and value_node.style is None:
-            result.plain_text[key] = value_node.value  # `3.10` as written, not the float 3.1
-    return result
-
-
-class _Map(dict):
-    line = 0
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.lines: dict[str, int] = {}
-        self.value_lines: dict[str, int] = {}
-        self.literal: dict[str, bool] = {}  # a `|` block: its lines are the file's lines
-        self.plain_text: dict[str, str] = {}  # unquoted scalars as written
-
-    def text(self, key: str) -> object:
-        """The value, but a number as it is written: YAML reads `3.10` as 3.1 and `0.10` as 0.1."""
-        value = self.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and key in self.plain_text:
-            return self.plain_text[key]
-        return value
-
-
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
 def load_chapter(path: Path, display: str | None = None) -> Chapter:
     """Parse and validate one chapter file; `display` is the path shown in messages (relative to rootdir)."""
     where = display or str(path)
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
-    except CaseFileError as error:
-        raise CaseFileError(str(error).replace("{path}", where)) from None
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark else ""
-        problem = getattr(error, "problem", None) or str(error)
-        raise CaseFileError(f"{where}{line}: not valid YAML: {problem}") from None
+        data = yamlfile.load(yamlfile.read_text(path, where), where)
+    except yamlfile.YamlFileError as error:
+        raise CaseFileError(str(error)) from None
     return _Chapter(path, where, data).build()
 
 
@@ -172,7 +122,7 @@ class _Chapter:
 
     def build(self) -> Chapter:
         data = self.data
-        if not isinstance(data, _Map):
+        if not isinstance(data, Map):
             raise self.fail(1, "a chapter file is a mapping with `chapter`, `title` and `cases`")
         self._unknown(data, CHAPTER_KEYS, "chapter", None)
         name = data.get("chapter")
@@ -181,15 +131,18 @@ class _Chapter:
         number = data.get("number")
         if number is not None and (not isinstance(number, int) or isinstance(number, bool)):
             raise self.fail(data.lines["number"], "`number` must be an integer")
-        title = data.get("title", name)
+        title = self._text(data, "title", None) or name
         interpreter = self._version(data, None)
         env = self._env(data, None)
         primers = data.get("primers") or {}
-        if not isinstance(primers, dict) or not all(isinstance(v, str) for v in primers.values()):
+        if not isinstance(primers, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                    for k, v in primers.items()):
             raise self.fail(data.lines.get("primers", data.line), "`primers` maps a primer name to its transcript text")
-        prelude = data.get("prelude") or ""
-        if not isinstance(prelude, str):
-            raise self.fail(data.lines["prelude"], "`prelude` is a transcript text")
+        prelude = self._text(data, "prelude", None) or ""
+        implementation_defined = data.get("implementation_defined", False)
+        if not isinstance(implementation_defined, bool):
+            raise self.fail(data.lines["implementation_defined"],
+                            f"`implementation_defined` is true or false (unquoted), got {implementation_defined!r}")
         raw_cases = data.get("cases")
         if not isinstance(raw_cases, list) or not raw_cases:
             raise self.fail(data.lines.get("cases", data.line), "`cases` must be a non-empty list of cases")
@@ -201,7 +154,7 @@ class _Chapter:
             cases.append(case)
         chapter = Chapter(
             name=name, number=number, title=str(title), path=self.path,
-            implementation_defined=bool(data.get("implementation_defined", False)),
+            implementation_defined=implementation_defined,
             primers=tuple((str(k), v) for k, v in primers.items()), prelude=prelude, cases=tuple(cases),
             pairs=self._pairs(data, "pairs", cases), twins=self._pairs(data, "twins", cases),
         )
@@ -212,13 +165,13 @@ class _Chapter:
                 raise self.fail(case.line, f"with its primer/prelude: {error}", case.id) from None
         return chapter
 
-    def _unknown(self, data: _Map, allowed: set[str], what: str, case: str | None) -> None:
+    def _unknown(self, data: Map, allowed: set[str], what: str, case: str | None) -> None:
         for key in data:
             if key not in allowed:
                 raise self.fail(data.lines[key], f"unknown {what} key {key!r} (allowed: {', '.join(sorted(allowed))})",
                                 case)
 
-    def _version(self, data: _Map, case: str | None) -> str | None:
+    def _version(self, data: Map, case: str | None) -> str | None:
         value = data.text("interpreter")
         if value is None:
             return None
@@ -227,14 +180,33 @@ class _Chapter:
             raise self.fail(data.lines["interpreter"], f"`interpreter` is a version such as \"3.12\", got {value!r}", case)
         return value
 
-    def _env(self, data: _Map, case: str | None) -> dict[str, str]:
-        value = data.get("env") or {}
-        if not isinstance(value, dict):
+    def _env(self, data: Map, case: str | None) -> dict[str, str]:
+        value = data.get("env")
+        if value is None:
+            return {}
+        if not isinstance(value, Map):
             raise self.fail(data.lines["env"], "`env` maps variable names to values", case)
-        return {str(k): str(v) for k, v in value.items()}
+        for name, item in value.items():
+            if not isinstance(name, str) or not ENV_NAME.match(name):
+                raise self.fail(value.lines[name], f"`env`: {name!r} is not a variable name", case)
+            if not isinstance(item, (str, int)) or isinstance(item, bool):
+                raise self.fail(value.lines[name],
+                                f"`env`: {name} must be a string or a whole number (quote it: \"0\"), got {item!r}",
+                                case)
+        return {k: str(value.text(k)) for k in value}
+
+    def _text(self, data: Map, key: str, case: str | None) -> str | None:
+        """An optional text field; a number written plainly is read as written."""
+        value = data.text(key)
+        if value is None or isinstance(value, str):
+            return value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(value)
+        kind = "mapping" if isinstance(value, dict) else "list" if isinstance(value, list) else type(value).__name__
+        raise self.fail(data.lines[key], f"`{key}` is a text, got a {kind}: {value!r}", case)
 
     def _case(self, raw: object, interpreter: str, env: dict[str, str], framed: bool) -> Case:
-        if not isinstance(raw, _Map):
+        if not isinstance(raw, Map):
             raise self.fail(getattr(raw, "line", 1), "each case is a mapping with `id` and `transcript`")
         case_id = raw.get("id")
         if not isinstance(case_id, str) or not CASE_ID.match(case_id):
@@ -251,12 +223,13 @@ class _Chapter:
             raise self.fail(raw.value_lines["transcript"] + offset, str(error), case_id) from None
         if parsed.command is not None and framed:
             raise self.fail(raw.line, "a shell case cannot take the chapter's primers or prelude", case_id)
-        unscored = raw.get("unscored")
+        unscored = self._text(raw, "unscored", case_id)
+        note = self._text(raw, "note", case_id)
         correct, wrong = raw.text("correct"), raw.text("wrong")
         if unscored is not None:
             if correct is not None or wrong is not None:
                 raise self.fail(raw.line, "an unscored case has no `correct` or `wrong`", case_id)
-            unscored = str(unscored) or "unscored"
+            unscored = unscored or "unscored"
         else:
             for key, value in (("correct", correct), ("wrong", wrong)):
                 if not isinstance(value, (str, int, float)) or isinstance(value, bool) or str(value) == "":
@@ -276,13 +249,13 @@ class _Chapter:
             version = self._version(raw, case_id) or interpreter
             case_env = {**env, **self._env(raw, case_id)}
         return Case(id=case_id, line=raw.line, transcript=parsed, correct=correct, wrong=wrong, unscored=unscored,
-                    note=raw.get("note"), interpreter=version, env=tuple(sorted(case_env.items())))
+                    note=note, interpreter=version, env=tuple(sorted(case_env.items())))
 
-    def _pairs(self, data: _Map, key: str, cases: list[Case]) -> tuple[Pair, ...]:
+    def _pairs(self, data: Map, key: str, cases: list[Case]) -> tuple[Pair, ...]:
         raw = data.get(key)
         if raw is None:
             return ()
-        if not isinstance(raw, _Map):
+        if not isinstance(raw, Map):
             raise self.fail(data.lines.get(key, data.line), f"`{key}` maps an id to two case ids: `id: [a, b]`")
         ids = {c.id: c for c in cases}
         pairs = []

@@ -8,7 +8,10 @@ files and the text: the CutPlan of (prompt, correct, wrong) (cut.plan_cut) and t
 - the tokenizer's fingerprint (model.tokenizer_fingerprint: the sha256 of the model folder's non-weight files and
   the transformers and tokenizers versions),
 - the sha256 of cut.py itself, so that any change to how cuts are planned makes new keys,
-- the texts, which are also stored and compared on reading.
+- the texts.
+
+Each entry is sealed with a checksum over its key and its content (files.write_sealed): an entry of the wrong shape,
+stored under another key, or edited by hand is not trusted; the tokenizer answers again and the entry is rewritten.
 
 An entry is written only after the tokenizer loaded and passed model.check_tokenizer, so a hit stands for that check
 too. Files are replaced atomically; concurrent xdist workers write the same bytes.
@@ -23,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from . import cut
-from .files import write_atomic
+from .files import read_sealed, write_sealed
 from .cut import CutPlan
 
 FORMAT_VERSION = 1
@@ -41,8 +44,14 @@ def plan_to_dict(plan: CutPlan) -> dict[str, Any]:
 
 
 def plan_from_dict(data: dict[str, Any]) -> CutPlan:
-    values = {f.name: data[f.name] for f in fields(CutPlan)}
-    return CutPlan(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+    """Raises ValueError, KeyError or TypeError for anything that is not a plan as plan_to_dict writes it."""
+    if set(data) != {f.name for f in fields(CutPlan)}:
+        raise ValueError(f"not a cut plan: {sorted(data)}")
+    values = {f.name: tuple(v) if isinstance(v, list) else v for f in fields(CutPlan) for v in [data[f.name]]}
+    for name in ("context_ids", "correct_ids", "wrong_ids", "prompt_ids"):
+        if not values[name] or not all(isinstance(i, int) and not isinstance(i, bool) for i in values[name]):
+            raise ValueError(f"{name} is not a list of token ids")
+    return CutPlan(**values)
 
 
 class CutCache:
@@ -53,23 +62,25 @@ class CutCache:
         self.tokenizer_key = tokenizer_key
         self.hits = self.misses = 0
 
-    def _path(self, texts: tuple[str, str, str]) -> Path:
-        assert self.directory is not None
+    def _key(self, texts: tuple[str, str, str]) -> str:
         payload = json.dumps([FORMAT_VERSION, self.tokenizer_key, _cut_digest(), *texts])
-        return self.directory / f"{hashlib.sha256(payload.encode()).hexdigest()}.json"
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+    def _path(self, key: str) -> Path:
+        assert self.directory is not None
+        return self.directory / f"{key}.json"
 
     def get(self, prompt: str, correct: str, wrong: str) -> tuple[CutPlan, dict[int, str]] | None:
-        """The plan and the decoded texts stored for this cut, or None."""
+        """The plan and the decoded texts stored for this cut, or None (missing, damaged or edited: the
+        tokenizer answers again, and the entry is rewritten)."""
         if self.directory is None:
             return None
-        texts = (prompt, correct, wrong)
+        key = self._key((prompt, correct, wrong))
+        data = read_sealed(self._path(key), key)
         try:
-            data = json.loads(self._path(texts).read_text(encoding="utf-8"))
-            if (data["prompt"], data["correct"], data["wrong"]) != texts:
-                raise ValueError("another cut under this key")
-            entry = plan_from_dict(data["plan"]), {int(k): v for k, v in data["decoded"].items()}
-        except (OSError, ValueError, KeyError, TypeError):
-            self.misses += 1  # missing or damaged: the tokenizer answers again
+            entry = plan_from_dict(data["plan"]), {int(k): str(v) for k, v in data["decoded"].items()}
+        except (ValueError, KeyError, TypeError):
+            self.misses += 1
             return None
         self.hits += 1
         return entry
@@ -77,10 +88,9 @@ class CutCache:
     def put(self, prompt: str, correct: str, wrong: str, plan: CutPlan, decoded: dict[int, str]) -> None:
         if self.directory is None:
             return
-        path = self._path((prompt, correct, wrong))
-        data = {"prompt": prompt, "correct": correct, "wrong": wrong, "plan": plan_to_dict(plan),
-                "decoded": {str(k): v for k, v in sorted(decoded.items())}}
+        key = self._key((prompt, correct, wrong))
+        data = {"plan": plan_to_dict(plan), "decoded": {str(k): v for k, v in sorted(decoded.items())}}
         try:
-            write_atomic(path, json.dumps(data))
+            write_sealed(self._path(key), key, data)
         except OSError:
             pass  # a cache that cannot be written only costs the tokenizer next time

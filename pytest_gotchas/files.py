@@ -1,10 +1,14 @@
-"""Writing files that other processes read: xdist workers, concurrent runs, a reviewer's editor."""
+"""Writing files that other processes read (xdist workers, concurrent runs, a reviewer's editor), and cache entries
+that are checked when read back."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 
 def write_atomic(path: Path | str, text: str, mode: int = 0o644, durable: bool = False) -> None:
@@ -24,3 +28,24 @@ def write_atomic(path: Path | str, text: str, mode: int = 0o644, durable: bool =
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _seal(key: str, payload: Any) -> str:
+    return hashlib.sha256(json.dumps([key, payload], sort_keys=True).encode()).hexdigest()
+
+
+def write_sealed(path: Path | str, key: str, payload: Any) -> None:
+    """A cache entry that carries a checksum over its key and its content (see read_sealed)."""
+    write_atomic(path, json.dumps({"key": key, "sha256": _seal(key, payload), "payload": payload}))
+
+
+def read_sealed(path: Path | str, key: str) -> Any:
+    """The payload written under `key`, or None when the file is missing, damaged, of another shape, stored under
+    another key, or edited since: a cache is only trusted when it can show that it is what was written."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or set(data) != {"key", "sha256", "payload"} or data["key"] != key:
+        return None
+    return data["payload"] if data["sha256"] == _seal(key, data["payload"]) else None

@@ -94,10 +94,15 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
     ``log`` receives a line before slow one-time work (the conversion takes about a minute). With
     ``lazy_tokenizer`` the tokenizer is loaded and checked on first use, and ``tokenizer_key`` is set.
     """
-    import torch
-    import transformers
-
     shown = shown_name(spec.name)
+    try:
+        import torch
+        import transformers
+    except ImportError as error:
+        raise ModelLoadError(
+            f"cannot load model {shown!r}: scoring needs torch and transformers ({one_line(error)}). Install them "
+            "with pip install \"pytest-gotchas[model]\" (the embedded model: \"pytest-gotchas[default-model]\"; "
+            "install the torch build you want first)") from None
     if spec.dtype not in DTYPES:
         raise ModelLoadError(f"cannot load model {shown!r}: dtype {spec.dtype!r} is not one of {', '.join(DTYPES)}")
     device = "auto" if spec.device_map_auto else resolve_device(spec.device, spec.worker_id)

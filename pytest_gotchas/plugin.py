@@ -18,7 +18,6 @@ import pytest
 
 from .baseline.gate import Finished, Gate, make_gate, update_command
 from .baseline.store import BaselineError
-from .baseline.store import write as write_baseline
 from .cases import CaseFileError, looks_like_chapter
 from .collect import Collector, Planned
 from .execute import Cache, Limits
@@ -104,6 +103,7 @@ class GotchasPlugin:
                              settings.top_k, settings.batch_size)
         self.gate = _gate(config, settings)
         self.results: list[CaseResult] = []
+        self.chapter_files: dict[str, Path] = {}  # chapter name -> the file that has it
         self.worker_timings: dict[str, Any] = {}  # xdist controller: the latest timings of each worker
         self.finished = Finished()
 
@@ -141,11 +141,11 @@ class GotchasPlugin:
         if self.worker_id is not None:
             return
         self.finished = self.gate.finish(self.results)
-        if self.finished.to_write is not None:
+        if self.finished.to_record is not None:
             try:
-                write_baseline(*self.finished.to_write)
-            except OSError as error:
-                self.finished.lines.append((f"baseline: could not write {self.finished.to_write[0]}: {error}",
+                self.finished.lines.append((self.gate.record(self.finished, self.results), {"green": True}))
+            except (OSError, BaselineError) as error:
+                self.finished.lines.append((f"baseline: could not write {self.finished.to_record[0]}: {error}",
                                             {"red": True}))
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if not self.results or (self.settings.json is None and self.settings.html is None):
@@ -207,6 +207,12 @@ class ChapterFile(pytest.File):
             plan = plugin.collector.plan_chapter(self.path, _relative(self.path, self.config.rootpath))
         except CaseFileError as error:
             raise self.CollectError(str(error)) from None
+        first = plugin.chapter_files.setdefault(plan.chapter.name, self.path)
+        if first != self.path:
+            raise self.CollectError(
+                f"{plan.chapter.path.name}: chapter name {plan.chapter.name!r} is already the name of "
+                f"{_relative(first, self.config.rootpath)}; give each chapter file its own `chapter:` name (pairs, "
+                "reports and baselines are keyed by it)")
         for line, message in plan.warnings:
             warnings.warn_explicit(GotchasWarning(message), category=None, filename=str(self.path), lineno=line)
         if plan.refused:

@@ -67,7 +67,7 @@ def test_dumps_is_sorted_one_line_per_entry_and_reads_back_exactly() -> None:
     text = store.dumps(baseline)
     assert store.loads(text) == baseline
     body = [line for line in text.splitlines() if not line.startswith("#")]
-    assert body[:2] == ["format: 1", "model:"]
+    assert body[:3] == ["format: 2", "count: {pairs: 2, verdicts: 4}", "model:"]
     assert body[body.index("pairs:") + 1:body.index("verdicts:")] == ["  sets/ab: fail", "  sets/cd: pass"]
     verdicts = body[body.index("verdicts:") + 1:]
     assert [line.split(":")[0].strip() for line in verdicts] == ["sets/a", "sets/b", "sets/c", "sets/d"]
@@ -102,20 +102,35 @@ def test_write_is_atomic_and_leaves_no_temp_file(tmp_path: Path, monkeypatch: py
     assert os.listdir(path.parent) == ["b.yaml"]
 
 
+def test_a_file_cut_short_is_told_apart_from_one_with_fewer_pairs(tmp_path: Path) -> None:
+    path = tmp_path / "b.yaml"
+    store.write(path, recorded())
+    lines = path.read_text().splitlines()
+    cut = [line for line in lines if not line.startswith("  sets/cd:")]  # a passing pair's line is lost
+    path.write_text("\n".join(cut) + "\n")
+    with pytest.raises(store.BaselineError) as error:
+        store.read(path)
+    assert str(error.value) == (
+        f"baseline {path} is not a pytest-gotchas baseline: count: the file says 2 pairs and 4 verdicts but holds "
+        "1 pairs and 4 verdicts: it was cut short or edited by hand. Fix or delete the file, then record it again "
+        "with --gotchas-update-baseline.")
+
+
 @pytest.mark.parametrize("text, expected", [
-    ("format: 1\npairs: {a: [\n", "line 3: invalid YAML"),
-    ("", "expected a mapping with keys format, model, pairs, verdicts; got nothing (an empty file)"),
+    ("format: 2\npairs: {a: [\n", "line 3: invalid YAML"),
+    ("", "expected a mapping with keys format, count, model, pairs, verdicts; got nothing (an empty file)"),
     ("- 1\n", "got a list"),
-    ("format: 1\ncases: {}\n", "unknown key(s) cases"),
-    ("format: 2\n", "format: expected 1, got 2"),
-    ("format: 1\npairs: [a]\n", "pairs: expected a mapping, got a list"),
-    ("format: 1\npairs: {sets/ab: passed}\n", "pairs: sets/ab: expected pass or fail, got 'passed'"),
-    ("format: 1\npairs: {ab: pass}\n", "keys are \"<chapter>/<id>\""),
-    ("format: 1\nverdicts: {sets/a: ok}\n", "verdicts: sets/a: expected {verdict"),
-    ("format: 1\nverdicts: {sets/a: {verdict: good, p_correct: 0.5, p_wrong: 0.1}}\n", "verdict 'good' is not one of"),
-    ("format: 1\nverdicts: {sets/a: {verdict: ok, p_correct: 1.5, p_wrong: 0.1}}\n", "p_correct must be a probability"),
-    ("format: 1\nverdicts: {sets/a: {verdict: ok, p_correct: {x: yes}, p_wrong: 0.1}}\n", "p_correct must be"),
-    ("format: 1\nmodel: {name: x}\n", "model: missing or not a string: weights_sha256, dtype"),
+    ("format: 2\ncases: {}\n", "unknown key(s) cases"),
+    ("format: 1\n", "format: expected 2, got 1"),
+    ("format: 2\npairs: {}\n", "count: expected {pairs: N, verdicts: N}, got None"),
+    ("format: 2\ncount: {pairs: 0, verdicts: 0}\npairs: [a]\n", "pairs: expected a mapping, got a list"),
+    ("format: 2\ncount: {pairs: 0, verdicts: 0}\npairs: {sets/ab: passed}\n", "pairs: sets/ab: expected pass or fail, got 'passed'"),
+    ("format: 2\ncount: {pairs: 0, verdicts: 0}\npairs: {ab: pass}\n", "keys are \"<chapter>/<id>\""),
+    ("format: 2\ncount: {pairs: 0, verdicts: 0}\nverdicts: {sets/a: ok}\n", "verdicts: sets/a: expected {verdict"),
+    ("format: 2\ncount: {pairs: 0, verdicts: 0}\nverdicts: {sets/a: {verdict: good, p_correct: 0.5, p_wrong: 0.1}}\n", "verdict 'good' is not one of"),
+    ("format: 2\ncount: {pairs: 0, verdicts: 0}\nverdicts: {sets/a: {verdict: ok, p_correct: 1.5, p_wrong: 0.1}}\n", "p_correct must be a probability"),
+    ("format: 2\ncount: {pairs: 0, verdicts: 0}\nverdicts: {sets/a: {verdict: ok, p_correct: {x: yes}, p_wrong: 0.1}}\n", "p_correct must be"),
+    ("format: 2\ncount: {pairs: 0, verdicts: 0}\nmodel: {name: x}\n", "model: missing or not a string: weights_sha256, dtype"),
 ])
 def test_a_bad_file_is_refused_naming_the_file_and_the_problem(tmp_path: Path, text: str, expected: str) -> None:
     path = tmp_path / "base.yaml"
@@ -274,7 +289,7 @@ def test_summary_lines_say_what_to_run() -> None:
 
 
 def unpack(done: gate.Finished) -> tuple[list, tuple | None]:
-    return done.lines, done.to_write
+    return done.lines, done.to_record
 
 
 def run_gate(tmp_path: Path, base: store.Baseline | None = None, **kwargs: object) -> gate.Gate:
@@ -300,11 +315,11 @@ def test_the_default_file_is_chosen_by_the_device_the_model_loaded_on(tmp_path: 
 
 
 def test_update_writes_to_the_default_path_and_then_compares(tmp_path: Path) -> None:
-    lines, write = unpack(run_gate(tmp_path, update=True).finish(all_ok()))
-    assert write is not None and write[0] == tmp_path / "baselines" / "tiny-bfloat16-cpu.yaml"
-    assert lines[-1][0].endswith("written: 2 pairs and 4 verdicts recorded (0 changed), 0 removed, "
-                                 "0 kept from cases that did not run")
-    store.write(*write)
+    updating = run_gate(tmp_path, update=True)
+    done = updating.finish(all_ok())
+    assert done.to_record is not None and done.to_record[0] == tmp_path / "baselines" / "tiny-bfloat16-cpu.yaml"
+    assert updating.record(done, all_ok()).endswith("written: 2 pairs and 4 verdicts recorded (0 changed), 0 removed, "
+                                                    "0 kept from cases that did not run")
     g = run_gate(tmp_path)
     assert g.check(case("a")) == (None, False)
     failure, stop = g.check(case("a", *MISS_))
@@ -335,12 +350,28 @@ def test_any_model_compares_across_models_and_says_so(tmp_path: Path) -> None:
                for t, _ in lines)
 
 
+def test_two_updates_at_once_both_land(tmp_path: Path) -> None:
+    """Each run reads the file under its lock when it writes, not when it started: neither loses the other's
+    chapter (two `-k` runs recording into one baseline at the same time)."""
+    sets = [case("a"), case("b"), case("c"), case("d", *MISS_)]
+    floats = [case("x", chapter=info("floats", ("x", "y"), {"xy": ["x", "y"]})),
+              case("y", chapter=info("floats", ("x", "y"), {"xy": ["x", "y"]}))]
+    first, second = run_gate(tmp_path, update=True), run_gate(tmp_path, update=True)  # both start before a write
+    done_first, done_second = first.finish(sets), second.finish(floats)
+    first.record(done_first, sets)
+    second.record(done_second, floats)
+    both = store.read(tmp_path / "baselines" / "tiny-bfloat16-cpu.yaml")
+    assert set(both.pairs) == {"sets/ab", "sets/cd", "floats/xy"}
+    assert len(both.verdicts) == 6
+
+
 def test_update_with_another_model_and_any_model_starts_afresh(tmp_path: Path) -> None:
     other = {"weights_sha256": "b" * 64}
     g = run_gate(tmp_path, recorded(), any_model=True, update=True)
-    write = g.finish([case("a", model=other), case("b", model=other)]).to_write
-    assert write is not None
-    new = write[1]
+    results = [case("a", model=other), case("b", model=other)]
+    assert g.record(g.finish(results), results).startswith("baseline baselines/tiny-bfloat16-cpu.yaml written: "
+                                                            "started afresh")
+    new = store.read(tmp_path / "baselines" / "tiny-bfloat16-cpu.yaml")
     assert new.header is not None and new.header.weights_sha256 == "b" * 64
     assert set(new.verdicts) == {"sets/a", "sets/b"} and set(new.pairs) == {"sets/ab"}
 

@@ -20,6 +20,7 @@ from pytest_gotchas.cutcache import CutCache, plan_from_dict, plan_to_dict  # no
 from pytest_gotchas.hashes import tokenizer_fingerprint  # noqa: E402
 from pytest_gotchas.model import ModelSpec, load_model  # noqa: E402
 from pytest_gotchas.cut import plan_cut  # noqa: E402
+from pytest_gotchas.files import write_sealed  # noqa: E402
 
 RULES = {"a": {"7": 2.0, "8": 1.0}, "6": {"),": 2.0, ")]": 1.0}, "[": {"'": 1.0, "'.": 1.0}}
 CUTS = [("a", "7", "8"), ("[(5, 6)", ",", "]"), ("[{'", "k", ".")]  # plain, healed, chain
@@ -117,6 +118,35 @@ def test_a_warm_run_gives_the_same_numbers_without_the_tokenizer(run) -> None:
     # plain: one pass; healed: the backed-off context and the full prompt for the plain reading
     assert again["forward_passes"] == 3 == sum(r["forward_passes"] for c in warm["cases"] for r in c["runs"])
     assert again["forward_calls"] == 3  # batch size 1: one call per context
+
+
+def test_an_edited_entry_is_not_trusted(run, pytester: pytest.Pytester) -> None:
+    """Swapping the candidates' token ids in a cached plan would swap P(correct) and P(wrong): a MISS read as ok.
+    The entry's checksum no longer matches, so the cut is planned again and the numbers stay right."""
+    cache = ("-o", f"cache_dir={pytester.path / 'cache'}")
+    _, cold = run(*cache)
+    entries = list((pytester.path / "cache" / "d" / "gotchas" / "cuts").glob("*.json"))
+    assert len(entries) == 2
+    for path in entries:
+        data = json.loads(path.read_text())
+        plan = data["payload"]["plan"]
+        plan["correct_ids"], plan["wrong_ids"] = plan["wrong_ids"], plan["correct_ids"]
+        path.write_text(json.dumps(data))
+    _, again = run(*cache)
+    assert again["cases"] == cold["cases"]
+    assert again["run"]["timings"]["cut_cache"] == {"hits": 0, "misses": 2}
+    _, third = run(*cache)
+    assert third["run"]["timings"]["cut_cache"] == {"hits": 2, "misses": 0}  # rewritten, trusted again
+
+
+def test_an_entry_of_another_shape_is_planned_again(tiny_folder: Path, tmp_path: Path) -> None:
+    cache = CutCache(tmp_path / "cuts", "key")
+    key = cache._key(CUTS[0])
+    for payload in ({"plan": {"kind": "plain"}, "decoded": {}}, {"plan": None}, [1, 2], {"plan": {**dict.fromkeys(
+            ("kind", "context_ids", "correct_ids", "wrong_ids", "correct_tokens", "wrong_tokens", "backed_off_chars",
+             "plain_correct_id", "plain_wrong_id", "prompt_ids"), []), "kind": "plain"}, "decoded": {}}):
+        write_sealed(cache._path(key), key, payload)
+        assert cache.get(*CUTS[0]) is None
 
 
 def test_without_the_cache_provider_the_tokenizer_is_loaded_with_the_model(run) -> None:

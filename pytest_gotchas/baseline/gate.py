@@ -12,8 +12,9 @@ from typing import Any
 from ..report.comparison import (Line, comparison_lines, hardware_note, notes, refusal, regression_message,
                                  update_line)
 from ..results import CaseResult
-from .compare import Comparison, compare, header_of, mismatch, run_header, settings_mismatch, update
-from .store import ANY_MODEL_FLAG, UPDATE_FLAG, Baseline, BaselineError, default_path, device_kind, read
+from .compare import Comparison, UpdateStats, compare, header_of, mismatch, run_header, settings_mismatch, update
+from .store import (ANY_MODEL_FLAG, UPDATE_FLAG, Baseline, BaselineError, Header, default_path, device_kind, read,
+                    rewrite)
 
 
 def update_command(args: Iterable[str]) -> str:
@@ -31,7 +32,7 @@ class Finished:
     recorded: dict[str, str] | None = None  # the baseline's header
     comparison: Comparison | None = None
     update: bool = False
-    to_write: tuple[Path, Baseline] | None = None
+    to_record: tuple[Path, Header, bool] | None = None  # update mode: the file, this run's header, start afresh
 
     def to_dict(self) -> dict[str, Any]:
         """The report's `baseline` section."""
@@ -113,11 +114,18 @@ class Gate:
             done.comparison = compare(baseline, results)
             done.lines.extend(comparison_lines(done.comparison, baseline, self.command, self.update))
         if self.update:
-            fresh = bool(fields)  # another model's entries are not this model's: start again
-            new, stats = update(None if fresh else baseline, results, header)
-            done.lines.append((update_line(stats, shown, fresh), {"green": True}))
-            done.to_write = (path, new)
+            done.to_record = (path, header, bool(fields))  # another model's entries are not this model's: afresh
         return done
+
+    def record(self, done: Finished, results: list[CaseResult]) -> str:
+        """Write what `finish` decided into the file as it is when written (see store.rewrite); the summary line."""
+        assert done.to_record is not None
+        path, header, fresh = done.to_record
+
+        def change(current: Baseline | None) -> tuple[Baseline, UpdateStats]:
+            return update(None if fresh else current, results, header)
+
+        return update_line(rewrite(path, change), self.shown(path), fresh)
 
 
 def _shown(path: Path, root: Path) -> str:

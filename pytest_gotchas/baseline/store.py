@@ -3,7 +3,8 @@
 A baseline stores what one model, at one dtype, answered: each pair's `pass`/`fail` and each scored case's verdict
 and probabilities. The file is small, sorted and diff-friendly, one line per pair and per case:
 
-    format: 1
+    format: 2
+    count: {pairs: 19, verdicts: 46}
     model: {device: cpu, dtype: bfloat16, name: ..., softmax_dtype: bfloat16, torch: ..., transformers: ...,
             weights_sha256: ...}                                   (a block mapping in the file)
     pairs:
@@ -23,7 +24,8 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import yaml
 
@@ -31,7 +33,8 @@ from ..embedded import DEFAULT as EMBEDDED_SLUG
 from ..files import write_atomic
 from ..verdict import Verdict
 
-FORMAT = 1
+FORMAT = 2  # 2: a count of the entries, so that a file cut short is told apart from one with fewer pairs
+TOP_KEYS = ("format", "count", "model", "pairs", "verdicts")
 PASS, FAIL = "pass", "fail"
 UPDATE_FLAG = "--gotchas-update-baseline"
 ANY_MODEL_FLAG = "--gotchas-baseline-any-model"
@@ -46,6 +49,7 @@ COMMENT = """\
 """
 
 Probability = float | dict[str, float]  # one run, or {primer: probability}
+T = TypeVar("T")
 
 
 class BaselineError(Exception):
@@ -135,12 +139,16 @@ def loads(text: str, source: str = "<baseline>") -> Baseline:
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
         raise bad(where, f"invalid YAML ({problem})") from None
     if not isinstance(data, dict):
-        raise bad("the file", f"expected a mapping with keys format, model, pairs, verdicts; got {_kind(data)}")
-    unknown = sorted(str(k) for k in data if k not in ("format", "model", "pairs", "verdicts"))
+        raise bad("the file", f"expected a mapping with keys {', '.join(TOP_KEYS)}; got {_kind(data)}")
+    unknown = sorted(str(k) for k in data if k not in TOP_KEYS)
     if unknown:
-        raise bad("top level", f"unknown key(s) {', '.join(unknown)} (expected format, model, pairs, verdicts)")
+        raise bad("top level", f"unknown key(s) {', '.join(unknown)} (expected {', '.join(TOP_KEYS)})")
     if data.get("format") != FORMAT:
         raise bad("format", f"expected {FORMAT}, got {data.get('format')!r}")
+    count = data.get("count")
+    if not isinstance(count, dict) or set(count) != {"pairs", "verdicts"} or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in count.values()):
+        raise bad("count", f"expected {{pairs: N, verdicts: N}}, got {count!r}")
     header = _read_header(data.get("model"), bad)
     pairs = _mapping(data.get("pairs"), "pairs", bad)
     for key, value in pairs.items():
@@ -151,6 +159,9 @@ def loads(text: str, source: str = "<baseline>") -> Baseline:
     for key, value in _mapping(data.get("verdicts"), "verdicts", bad).items():
         _check_key(key, "verdicts", bad)
         verdicts[key] = _read_entry(value, f"verdicts: {key}", bad)
+    if (len(pairs), len(verdicts)) != (count["pairs"], count["verdicts"]):
+        raise bad("count", f"the file says {count['pairs']} pairs and {count['verdicts']} verdicts but holds "
+                           f"{len(pairs)} pairs and {len(verdicts)} verdicts: it was cut short or edited by hand")
     return Baseline(header, dict(pairs), verdicts)
 
 
@@ -217,14 +228,19 @@ _Dumper.add_representer(_Flow, lambda dumper, data: dumper.represent_mapping(
     "tag:yaml.org,2002:map", data, flow_style=True))
 
 
+def _sorted(value: Probability) -> Probability:
+    return dict(sorted(value.items())) if isinstance(value, dict) else value
+
+
 def dumps(baseline: Baseline) -> str:
-    data: dict[str, Any] = {"format": FORMAT}
+    data: dict[str, Any] = {"format": FORMAT,
+                            "count": _Flow(pairs=len(baseline.pairs), verdicts=len(baseline.verdicts))}
     if baseline.header is not None:
-        data["model"] = {name: getattr(baseline.header, name) for name in HEADER_FIELDS}
-    data["pairs"] = dict(baseline.pairs)
-    data["verdicts"] = {key: _Flow(verdict=e.verdict, p_correct=e.p_correct, p_wrong=e.p_wrong)
-                        for key, e in baseline.verdicts.items()}
-    body = yaml.dump(data, Dumper=_Dumper, sort_keys=True, default_flow_style=False, allow_unicode=True,
+        data["model"] = {name: getattr(baseline.header, name) for name in sorted(HEADER_FIELDS)}
+    data["pairs"] = dict(sorted(baseline.pairs.items()))
+    data["verdicts"] = {key: _Flow(p_correct=_sorted(e.p_correct), p_wrong=_sorted(e.p_wrong), verdict=e.verdict)
+                        for key, e in sorted(baseline.verdicts.items())}
+    body = yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True,
                      width=100_000)
     return COMMENT + body
 
@@ -232,3 +248,16 @@ def dumps(baseline: Baseline) -> str:
 def write(path: Path, baseline: Baseline) -> None:
     """Atomic: the file is the old one or the new one, never half of either."""
     write_atomic(path, dumps(baseline), durable=True)
+
+
+def rewrite(path: Path, change: Callable[[Baseline | None], tuple[Baseline, T]]) -> T:
+    """Read the file as it is now, change it and write it, holding its lock throughout, so that two runs that
+    record different chapters of one file at once both land (the second reads what the first wrote)."""
+    from filelock import FileLock
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(path) + ".lock"):
+        new, outcome = change(read(path) if path.exists() else None)
+        write(path, new)
+    return outcome

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from .. import transcript
+from .. import transcript, yamlfile
 from ..cases import CASE_ID, DEFAULT_INTERPRETER, Case, CaseFileError, Chapter, load_chapter
 from ..collect import Planned, request_for
 from ..groundtruth import check, divergence
@@ -99,7 +99,10 @@ def run_new(args: argparse.Namespace, out: TextIO) -> int:
     target = Path(args.to) if args.to else None
     if target is not None and target.exists() and not target.is_file():
         raise CLIError(f"--to {target}: not a file")
-    base = target.read_text(encoding="utf-8") if target is not None and target.exists() else None
+    try:
+        base = yamlfile.read_text(target, str(target)) if target is not None and target.exists() else None
+    except yamlfile.YamlFileError as error:
+        raise CLIError(f"--to {error}") from None
     if target is not None and base is None and not target.parent.is_dir():
         raise CLIError(f"--to {target}: the folder {target.parent} does not exist")
     display = str(target) if target is not None else PRINTED

@@ -1,0 +1,129 @@
+"""Reading a YAML file someone else wrote: UTF-8 or a clear error, bounded in size and in alias expansion, and
+every mapping remembering the line of each of its keys (so that every error can name file:line)."""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+import yaml
+
+MAX_BYTES = 1 << 20  # a chapter of 150 cases is about 40 kB
+MAX_NODES = 100_000  # after expanding aliases: a "billion laughs" file is refused before it is built
+
+
+class YamlFileError(Exception):
+    """The file cannot be read as YAML; the message names the file (and the line where there is one)."""
+
+
+def read_text(path: Path, where: str) -> str:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise YamlFileError(f"{where}: cannot read the file: {error.strerror or error}") from None
+    if len(data) > MAX_BYTES:
+        raise YamlFileError(f"{where}: {len(data)} bytes is more than a chapter file may hold ({MAX_BYTES})")
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise YamlFileError(f"{where}: the file is UTF-16; save it as UTF-8")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise YamlFileError(f"{where}:{line}: the file is not UTF-8 (byte 0x{data[error.start]:02x}); "
+                            "save it as UTF-8") from None
+
+
+def sniff(path: Path) -> str:
+    """The file's text however it is encoded, for deciding whether it is meant as a chapter; '' if unreadable."""
+    try:
+        data = Path(path).read_bytes()[:MAX_BYTES]
+    except OSError:
+        return ""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16", errors="replace")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")  # never fails: every byte is a character
+
+
+class Map(dict):  # type: ignore[type-arg]
+    """A mapping with the line of itself, of each key and of each value."""
+
+    line = 0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: dict[str, int] = {}
+        self.value_lines: dict[str, int] = {}
+        self.literal: dict[str, bool] = {}  # a `|` block: its lines are the file's lines
+        self.plain_text: dict[str, str] = {}  # unquoted scalars as written
+
+    def text(self, key: str) -> object:
+        """The value, but a number as it is written: YAML reads `3.10` as 3.1 and `0.10` as 0.1."""
+        value = self.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and key in self.plain_text:
+            return self.plain_text[key]
+        return value
+
+
+class _Loader(yaml.SafeLoader):
+    """Keeps the line of every mapping and of each of its keys."""
+
+
+def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> Map:
+    loader.flatten_mapping(node)
+    result = Map()
+    result.line = node.start_mark.line + 1
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in result:
+            raise YamlFileError(f"{{where}}:{key_node.start_mark.line + 1}: duplicate key {key!r}")
+        result[key] = loader.construct_object(value_node, deep=True)
+        result.lines[key] = key_node.start_mark.line + 1
+        style = getattr(value_node, "style", None)
+        # A literal block's text starts on the line after its indicator.
+        result.value_lines[key] = value_node.start_mark.line + 1 + (1 if style in ("|", ">") else 0)
+        result.literal[key] = style == "|"
+        if isinstance(value_node, yaml.ScalarNode) and style is None:
+            result.plain_text[key] = value_node.value  # `3.10` as written, not the float 3.1
+    return result
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
+    """How many nodes the document holds once every alias is expanded (an alias is the node it names)."""
+    if id(node) in sizes:
+        return sizes[id(node)]
+    sizes[id(node)] = 1  # a recursive alias counts once
+    if isinstance(node, yaml.SequenceNode):
+        total = 1 + sum(_expanded_size(child, sizes) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        total = 1 + sum(_expanded_size(k, sizes) + _expanded_size(v, sizes) for k, v in node.value)
+    else:
+        total = 1
+    sizes[id(node)] = total
+    return total
+
+
+def load(text: str, where: str) -> object:
+    """The document, with Map for every mapping. Raises YamlFileError with file:line."""
+    try:
+        loader = _Loader(text)
+        try:
+            node = loader.get_single_node()
+            if node is not None and _expanded_size(node, {}) > MAX_NODES:
+                raise YamlFileError(f"{where}: the file's aliases expand to more than {MAX_NODES} values; "
+                                    "write the values out instead")
+            return loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except YamlFileError as error:
+        raise YamlFileError(str(error).replace("{where}", where)) from None
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or str(error)
+        raise YamlFileError(f"{where}{line}: not valid YAML: {problem}") from None
