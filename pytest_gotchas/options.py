@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 DTYPES = ("bfloat16", "float16", "float32")
+READINGS = ("text", "token")
 
 
 class OptionError(ValueError):
@@ -118,6 +119,9 @@ OPTIONS = (
            cli=True, shown_default="cuda if available, else cpu"),
     Option("softmax_dtype", "dtype of the softmax at the cut (default: the model's dtype; float32 for finer "
            "probabilities)", choices=DTYPES, cli=True, shown_default="the model's dtype"),
+    Option("reading", "the reading verdicts come from: text (the probability that the output, as text, continues "
+           "with each candidate) or token (the write-up's single-token reading at the cut)", "text",
+           choices=READINGS, cli=True),
     Option("top_k", "how many top alternatives to record at the cut", 5, integer(1), cli=True),
     Option("batch_size", "group up to N prompts of equal token length in one forward pass (never padded)", 1,
            integer(1), metavar="N"),
@@ -149,6 +153,7 @@ class Settings:
     dtype: str = "bfloat16"
     device: str | None = None
     softmax_dtype: str | None = None
+    reading: str = "text"
     top_k: int = 5
     batch_size: int = 1
     python: dict[str, str] = field(default_factory=dict)

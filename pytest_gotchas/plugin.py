@@ -99,8 +99,8 @@ class GotchasPlugin:
                                    Limits(timeout=settings.timeout), settings.runs)
         self.timings = Timings()
         self.slot = ModelSlot(self._load, self.timings)
-        self.scorer = Scorer(self.slot, cache.mkdir("gotchas") / "cuts" if cache else None, settings.softmax_dtype,
-                             settings.top_k, settings.batch_size)
+        self.scorer = Scorer(self.slot, cache.mkdir("gotchas") if cache else None, settings.softmax_dtype,
+                             settings.top_k, settings.batch_size, settings.reading)
         self.gate = _gate(config, settings)
         self.results: list[CaseResult] = []
         self.chapter_files: dict[str, Path] = {}  # chapter name -> the file that has it
@@ -114,7 +114,7 @@ class GotchasPlugin:
         spec = ModelSpec(name=self.settings.model, dtype=self.settings.dtype, device_map_auto=auto,
                          device=None if auto else self.settings.device, worker_id=self.worker_id,
                          workers=self.workers)
-        return load_model(spec, self.settings.model_cache, log=_notice, lazy_tokenizer=self.scorer.cuts_dir is not None)
+        return load_model(spec, self.settings.model_cache, log=_notice, lazy_tokenizer=self.scorer.cache_dir is not None)
 
     def timings_report(self) -> dict[str, Any]:
         """This process's phases; under xdist, the controller's report time and each worker's phases."""

@@ -4,6 +4,7 @@ It travels from xdist workers to the controller inside the test report (as ``to_
 JSON, HTML, junit, baseline) reads it. A run holds its readings by name, so a new way of reading the cut is new data
 under a new name, not new fields here:
 
+- ``text``: the probability that the output, as text, continues with each candidate (score.py);
 - ``token``: the write-up's reading at the cut (plain, healed or a multi-token chain; see cut.py);
 - ``plain``: the naive single-token reading at the full prompt, when the token reading is not plain;
 - ``other-softmax``: the same logits through the other softmax dtype.
@@ -16,7 +17,7 @@ from typing import Any
 
 from .verdict import Judged, Status
 
-TOKEN, PLAIN, OTHER_SOFTMAX = "token", "plain", "other-softmax"
+TEXT, TOKEN, PLAIN, OTHER_SOFTMAX = "text", "token", "plain", "other-softmax"
 DERIVED = ("verdict", "p_correct", "p_wrong", "coverage", "margin")  # a run's, from its main reading
 
 
@@ -39,10 +40,12 @@ class Reading:
     p_correct: float
     p_wrong: float
     verdict: str
-    kind: str  # how the candidates were read: "plain" | "healed" | "chain"
+    kind: str  # how the candidates were read: "text", or the token reading's "plain" | "healed" | "chain"
     softmax_dtype: str
+    # The tokens read: the chain of each candidate; for the text reading its largest contributions, with their share.
     correct_tokens: list[str] = field(default_factory=list)
     wrong_tokens: list[str] = field(default_factory=list)
+    neglected: float = 0.0  # the text reading: at most this much probability lies in chains it did not follow
 
     def __post_init__(self) -> None:
         self.verdict = str(self.verdict)  # a plain str: execnet cannot serialize str subclasses such as Verdict

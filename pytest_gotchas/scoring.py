@@ -88,25 +88,29 @@ class ModelSlot:
 
 
 class Scorer:
-    def __init__(self, slot: ModelSlot, cuts_dir: Path | None, softmax_dtype: str | None, top_k: int,
-                 batch_size: int) -> None:
+    def __init__(self, slot: ModelSlot, cache_dir: Path | None, softmax_dtype: str | None, top_k: int,
+                 batch_size: int, reading: str = "text") -> None:
         self.slot = slot
         self.timings = slot.timings
-        self.cuts_dir = cuts_dir  # None: no cache of cut plans, and the tokenizer is loaded with the model
-        self.softmax_dtype, self.top_k, self.batch_size = softmax_dtype, top_k, batch_size
+        # None: no cache of cut plans and token texts, and the tokenizer is loaded with the model
+        self.cache_dir = cache_dir
+        self.softmax_dtype, self.top_k, self.batch_size, self.reading = softmax_dtype, top_k, batch_size, reading
         self._cut_cache: Any = None
+        self._vocab: Any = None
         self._model_info: dict[str, Any] | None = None
 
     def score(self, plan: Planned) -> CaseResult:
         from .cut import CutError
         from .cutcache import CutCache
         from .model import ModelLoadError, describe
-        from .score import forward_contexts, forward_groups, score_batch
+        from .score import Cut, score_batch
+        from .vocab import VocabCache, VocabError
 
         loaded = self.slot.get()
         case = plan.case
         if self._cut_cache is None:
-            self._cut_cache = CutCache(self.cuts_dir, loaded.tokenizer_key)
+            self._cut_cache = CutCache(self.cache_dir and self.cache_dir / "cuts", loaded.tokenizer_key)
+            self._vocab = VocabCache(self.cache_dir and self.cache_dir / "vocab", loaded.tokenizer_key)
             self._model_info = describe(loaded)
         texts = [(p.transcript.prompt, str(case.correct), str(case.wrong)) for p in plan.prompts]
         cached = [self._cut_cache.get(*t) for t in texts]
@@ -118,21 +122,25 @@ class Scorer:
             with self.timings.phase("cuts", exclude=self.slot.tokenizer_seconds):
                 cuts = [hit[0] if hit else self._plan(loaded, *t) for hit, t in zip(cached, texts)]
             with self.timings.phase("forward", exclude=self.slot.tokenizer_seconds):
-                scores = score_batch(loaded, cuts, softmax_dtype=self.softmax_dtype, top_k=self.top_k,
-                                     batch_size=self.batch_size, decoded=decoded)
+                scores = score_batch(loaded, [Cut(c, *t) for c, t in zip(cuts, texts)],
+                                     softmax_dtype=self.softmax_dtype, top_k=self.top_k, batch_size=self.batch_size,
+                                     decoded=decoded, vocab=lambda: self._vocab.get(lambda: loaded.tokenizer),
+                                     main=self.reading)
         except CutError as error:
             raise GotchasError(f"{plan.where}: {error}") from None
+        except VocabError as error:
+            raise GotchasError(f"{plan.where}: the text reading {error}; read the cut token by token with "
+                               "--gotchas-reading token") from None
         except ModelLoadError as error:
             raise self.slot.fail(str(error)) from None
         if None in cached or len(decoded) > known:
             for t, cut in zip(texts, cuts):
                 self._cut_cache.put(*t, cut, decoded)
-        contexts = forward_contexts(cuts)
-        self.timings.forward_passes += len(contexts)
-        self.timings.forward_calls += len(forward_groups(list(contexts), self.batch_size))
-        self.timings.prompt_tokens += sum(len(c) for c in contexts)
+        self.timings.forward_passes += scores.passes
+        self.timings.forward_calls += scores.calls
+        self.timings.prompt_tokens += scores.tokens
         runs = [Run(primer=prompt.primer, prompt=prompt.transcript.prompt, correct=str(case.correct),
-                    wrong=str(case.wrong), readings=s.readings, main="token", top=s.top,
+                    wrong=str(case.wrong), readings=s.readings, main=self.reading, top=s.top,
                     batch_size=self.batch_size, forward_passes=s.forward_passes)
                 for prompt, s in zip(plan.prompts, scores)]
         judgement = case_verdict([r.judged() for r in runs])

@@ -162,9 +162,16 @@ def test_snippet_to_case_that_collects_and_scores(snippet, capsys: pytest.Captur
     assert code == 0, out
     assert textwrap.dedent(f"""\
         model {tiny} (bfloat16, cpu):
-          cut: plain: '2' vs '0'
-          P(correct) 26.95%  P(wrong) 73.05%  coverage 100.00%  margin 46.09%  -> MISS
+          text reading (the verdict): every token (and chain of tokens) that writes the candidate
+            P(correct) 26.95%  P(wrong) 73.05%  coverage 100.00%  margin 46.09%  -> MISS
+            correct: '2' 26.95%
+            wrong:   '0' 73.05%
+          token reading: one token each, at the cut
+            P(correct) 26.95%  P(wrong) 73.05%  coverage 100.00%  margin 46.09%  -> MISS
+            correct: '2'
+            wrong:   '0'
         """) in out
+    assert "WARNING" not in out
     assert "  verdict: MISS\n" in out
     case = printed_case(out)
     assert case == LATE_CLOSURE_CASE + '    interpreter: "3.11"\n'
@@ -245,7 +252,8 @@ def test_case_after_the_chapters_prelude_and_primers(snippet, capsys, tmp_path: 
     assert (f"python {py311.version} ({py311.path}); no variables set; 3 run(s); shown after the chapter's "
             "primer 'one' and the prelude\n>>> xs + [3]\n[1, 2, 3]\n") in out
     # Scored under both primers, as pytest would.
-    assert "  cut  [one]: plain: ',' vs ']'\n" in out and "  cut  [two]: plain: ',' vs ']'\n" in out
+    assert "  token reading  [one]: one token each, at the cut\n" in out
+    assert "  token reading  [two]: one token each, at the cut\n" in out
     added = load_chapter(chapter).cases[1]
     assert (added.id, added.transcript.prompt, added.correct, added.wrong) == ("extended", ">>> xs + [3]\n[1, 2",
                                                                                ",", "]")

@@ -86,12 +86,74 @@ def test_probabilities_agree_with_a_plain_forward_pass(full_run: tuple[dict, str
     checked = 0
     for case_id in ("control-short-list", "set-int", "inexact-sum", "classfunc-is-itself"):
         for run in cases[case_id]["runs"]:
-            assert run["readings"]["token"]["kind"] == "plain"
+            token = run["readings"]["token"]
+            assert token["kind"] == "plain"
             ids = tokenizer(run["prompt"], return_tensors="pt")["input_ids"]
             with torch.no_grad():
                 probs = torch.softmax(model(input_ids=ids).logits[0, -1], dim=-1)
             correct = tokenizer(run["correct"], add_special_tokens=False)["input_ids"][0]
             wrong = tokenizer(run["wrong"], add_special_tokens=False)["input_ids"][0]
-            assert (run["p_correct"], run["p_wrong"]) == (probs[correct].item(), probs[wrong].item()), case_id
+            assert (token["p_correct"], token["p_wrong"]) == (probs[correct].item(), probs[wrong].item()), case_id
             checked += 1
     assert checked == 5  # inexact-sum runs under both primers
+
+
+def test_the_text_reading_equals_an_independent_sum(full_run: tuple[dict, str, int]) -> None:
+    """Every spec prompt's text reading, recomputed here with plain transformers: back off to the longest token
+    prefix both continuations share, then sum, over the whole vocabulary, every token whose text starts with the
+    rest of the prompt plus the candidate, and follow (depth first) every token that writes a proper prefix of it,
+    with the plugin's documented bounds; the sums rounded to bfloat16 as the plugin rounds them."""
+    import re
+
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from pytest_gotchas.score import MAX_DEPTH, MIN_BRANCH
+
+    data, _, _ = full_run
+    folder = data["model"]["source"]
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.bfloat16).eval()
+    special = set(tokenizer.all_special_ids) | {i for i, t in tokenizer.added_tokens_decoder.items() if t.special}
+    pieces = []
+    for i, piece in enumerate(tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))):
+        byte = re.fullmatch(r"<0x([0-9A-F]{2})>", piece or "")
+        pieces.append(b"" if i in special else bytes([int(byte[1], 16)]) if byte else piece.replace("\u2581", " ").encode())
+    rows: dict[tuple[int, ...], torch.Tensor] = {}
+
+    def row(context: tuple[int, ...]) -> torch.Tensor:
+        if context not in rows:
+            with torch.inference_mode():
+                logits = model(input_ids=torch.tensor([context]), logits_to_keep=1, use_cache=False).logits[0, -1]
+            rows[context] = torch.softmax(logits, dim=-1)
+        return rows[context]
+
+    def text_sum(context: tuple[int, ...], text: bytes, weight: float, depth: int) -> float:
+        probs = row(context)
+        total = 0.0
+        for token, piece in enumerate(pieces):
+            if piece and piece.startswith(text):
+                total += weight * float(probs[token])
+            elif piece and text.startswith(piece) and len(piece) < len(text):
+                p = weight * float(probs[token])
+                if p >= MIN_BRANCH and depth + 1 < MAX_DEPTH:
+                    total += text_sum(context + (token,), text[len(piece):], p, depth + 1)
+        return total
+
+    def bf16(x: float) -> float:
+        return float(torch.tensor(x, dtype=torch.float64).to(torch.bfloat16))
+
+    checked = 0
+    for case in data["cases"]:
+        for run in case["runs"]:
+            text = run["readings"]["text"]
+            a = tokenizer(run["prompt"] + run["correct"], return_offsets_mapping=True)
+            b = tokenizer(run["prompt"] + run["wrong"])["input_ids"]
+            shared = next(n for n, (x, y) in enumerate(zip(a["input_ids"] + [None], b + [-1])) if x != y)
+            end = max(e for (_, e), i in zip(a["offset_mapping"][:shared], a["input_ids"]) if i not in special)
+            rest = run["prompt"][end:]
+            context = tuple(a["input_ids"][:shared])
+            for got, candidate in ((text["p_correct"], run["correct"]), (text["p_wrong"], run["wrong"])):
+                assert got == bf16(text_sum(context, (rest + candidate).encode(), 1.0, 0)), (case["id"], candidate)
+            checked += 1
+    assert checked == 46

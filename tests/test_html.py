@@ -52,7 +52,8 @@ def test_the_report_covers_what_the_page_must_show(report: Report) -> None:
     """Every kind of case the page draws differently is in the report it is tested on."""
     assert {c.outcome for c in report.cases} >= {"ok", "MISS", "prime-dep", "unscored"}
     assert any(len(c.runs) == 2 for c in report.cases)
-    assert {r.reading.kind for c in report.cases for r in c.runs} >= {"plain", "healed", "chain"}
+    assert {r.readings["token"].kind for c in report.cases for r in c.runs} >= {"plain", "healed", "chain"}
+    assert {r.main for c in report.cases for r in c.runs} == {"text"}
 
 
 def test_the_report_reads_back_from_its_json(report: Report) -> None:
@@ -164,10 +165,11 @@ def test_healed_and_multi_token_cuts_show_their_tokens_and_the_plain_reading(rep
     checked = 0
     for case in report.cases:
         for run in case.runs:
-            if run.reading.kind == "plain":
+            token = run.readings["token"]
+            if token.kind == "plain":
                 continue
-            label = "healed cut" if run.reading.kind == "healed" else "multi-token cut"
-            tokens = " + ".join(repr(t) for t in run.reading.correct_tokens)
+            label = "healed cut" if token.kind == "healed" else "multi-token cut"
+            tokens = " + ".join(repr(t) for t in token.correct_tokens)
             assert f"{label} {tokens} vs" in shown
             plain = run.readings["plain"]
             assert (f"plain reading at the full prompt: correct {html.pct(plain.p_correct)}, "
@@ -300,8 +302,10 @@ cases:
     correct: "True"
     wrong: "False"
 """
-# After "\n" the model says T (True) over F (False); after "<" it says "&" over ">".
-RULES = {"\n": {"T": 2.0, "F": 1.0}, "<": {"&": 2.0, ">": 1.0}}
+# After "\n" the model says T (True) over F (False), and spells each word out; after "<" it says "&" over ">".
+SPELLED = {"T": {"r": 8.0}, "r": {"u": 8.0}, "u": {"e": 8.0}, "F": {"a": 8.0}, "a": {"l": 8.0}, "l": {"s": 8.0},
+           "s": {"e": 8.0}}
+RULES = {"\n": {"T": 2.0, "F": 1.0}, "<": {"&": 2.0, ">": 1.0}, **SPELLED}
 
 
 @pytest.fixture(scope="module")

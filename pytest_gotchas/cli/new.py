@@ -23,8 +23,7 @@ from ..collect import Planned, request_for
 from ..groundtruth import check, divergence
 from ..interpreters import Missing
 from ..report.comparison import pct
-from ..report.terminal import tokens
-from ..results import PLAIN
+from ..results import PLAIN, TEXT, TOKEN
 from ..scoring import GotchasError, ModelUnavailable
 from ..transcript import CURSOR, PS1, PS2
 from ..verdict import Status
@@ -36,6 +35,9 @@ from .tools import Tools, settings_of
 DEFAULT_ID = "new-case"
 PRINTED = "<new case>"  # where messages say a printed case is: line numbers count from its stand-in chapter
 _WORD = re.compile(r"\w+")
+READ = {"text": "every token (and chain of tokens) that writes the candidate", "plain": "one token each, at the cut",
+        "healed": "one token each, healed (backed off to a clean token boundary)",
+        "chain": "a multi-token chain (prefer a cut that tokenizes plainly)"}
 
 EXAMPLE = """\
 examples:
@@ -315,15 +317,26 @@ def _score(session: Tools, planned: Planned, out: TextIO, nothing: str) -> None:
     print(f"model {info.get('name')} ({info.get('dtype')}, {info.get('device')}):", file=out)
     for run in result.runs:
         label = f"  [{run.primer}]" if run.primer else ""
-        reading = run.reading
-        kind = {"plain": "plain", "healed": "healed (backed off to a clean token boundary)",
-                "chain": "multi-token chain (prefer a cut that tokenizes plainly)"}[reading.kind]
-        print(f"  cut{label}: {kind}: {tokens(reading.correct_tokens, reading.wrong_tokens)}", file=out)
-        print(f"  P(correct) {pct(run.p_correct)}  P(wrong) {pct(run.p_wrong)}  coverage {pct(run.coverage)}  "
-              f"margin {pct(run.margin)}  -> {run.verdict}", file=out)
+        for name in (TEXT, TOKEN):
+            reading = run.readings.get(name)
+            if reading is None:
+                continue
+            chosen = " (the verdict)" if name == run.main else ""
+            how = READ[name] if name == TEXT else READ[reading.kind]
+            print(f"  {name} reading{label}{chosen}: {how}", file=out)
+            print(f"    P(correct) {pct(reading.p_correct)}  P(wrong) {pct(reading.p_wrong)}  coverage "
+                  f"{pct(reading.coverage)}  margin {pct(reading.margin)}  -> {reading.verdict}", file=out)
+            for side, shown in (("correct", reading.correct_tokens), ("wrong", reading.wrong_tokens)):
+                # the text reading lists its largest contributions; the token reading its chain of tokens
+                text = ", ".join(shown) if name == TEXT else "+".join(map(repr, shown))
+                print(f"    {side + ':':<8} {text or '-'}", file=out)
         plain = run.readings.get(PLAIN)
         if plain is not None:
             print(f"  plain reading at the full prompt: {pct(plain.p_correct)} / {pct(plain.p_wrong)} "
                   f"({plain.verdict})", file=out)
         print("  top: " + ", ".join(f"{t!r} {pct(p)}" for t, p in run.top), file=out)
+        if TEXT in run.readings and run.readings[TEXT].verdict != run.readings[TOKEN].verdict:
+            print(f"  WARNING: the text and token readings disagree ({run.readings[TEXT].verdict} against "
+                  f"{run.readings[TOKEN].verdict}): a candidate is a prefix of likelier tokens, or the cut heals; "
+                  "the text reading counts every token that writes the candidate", file=out)
     print(f"  verdict: {result.verdict}", file=out)

@@ -73,7 +73,8 @@ class Tools:
         self.settings = settings
         self.collector = Collector(Finder(overrides=settings.python), Cache(scratch / "transcripts"),
                                    Limits(timeout=settings.timeout), settings.runs)
-        self.scorer = Scorer(ModelSlot(self._load, Timings()), None, settings.softmax_dtype, settings.top_k, 1)
+        self.scorer = Scorer(ModelSlot(self._load, Timings()), None, settings.softmax_dtype, settings.top_k, 1,
+                             settings.reading)
 
     def _load(self) -> Any:
         from ..model import ModelSpec, load_model

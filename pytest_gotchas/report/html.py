@@ -16,6 +16,7 @@ from ..files import write_atomic
 from ..results import CaseResult, Run
 from ..verdict import NOISE_FLOOR, Status, Verdict
 from .data import FORMAT_VERSION, Report
+from .terminal import NEGLIGIBLE
 
 CURSOR = "\u2588"  # █, where the model must continue
 # Outcomes in the order the summary lists them: the verdicts, then the reasons a case was not scored.
@@ -69,7 +70,7 @@ def _environment() -> Any:
     env.globals.update(CURSOR=CURSOR, KEYS=KEYS, NOISE_FLOOR=NOISE_FLOOR, CUT_LABELS=CUT_LABELS, CUT_WHY=CUT_WHY,
                        SCORED=Status.SCORED, PRIME_DEP=Verdict.PRIME_DEP, shared_tail=shared_tail,
                        prompt_parts=prompt_parts, interpreters=interpreters, version=__version__,
-                       zip=zip, FORMAT_VERSION=FORMAT_VERSION)
+                       zip=zip, FORMAT_VERSION=FORMAT_VERSION, NEGLIGIBLE=NEGLIGIBLE)
     return env
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..results import OTHER_SOFTMAX, PLAIN, CaseResult, Run
+from ..results import OTHER_SOFTMAX, PLAIN, TEXT, TOKEN, CaseResult, Run
 from ..rollup import ChapterRollup
 from ..verdict import Status, Verdict, colour
 from ..baseline.compare import entry_of
@@ -12,6 +12,7 @@ from .comparison import Line, pct, probabilities
 from .data import Report
 
 _PLAIN: dict[str, bool] = {}
+NEGLIGIBLE = 5e-4  # the text reading's unfollowed mass is named from 0.05% on
 
 
 def markup(key: str | None) -> dict[str, bool]:
@@ -27,15 +28,28 @@ def _numbers(run: Run) -> str:
             f"coverage {pct(run.coverage)}  margin {pct(run.margin)}")
 
 
+def _other_reading(run: Run, name: str) -> str:
+    other = run.readings[name]
+    return f"{name} reading {pct(other.p_correct)} / {pct(other.p_wrong)} ({other.verdict})"
+
+
 def cut_note(run: Run) -> str:
-    """How the cut was tokenized, when it was not the plain reading; both readings are always shown."""
-    reading = run.reading
-    if reading.kind == "plain":
-        return ""
-    label = "healed cut" if reading.kind == "healed" else "multi-token cut"
-    plain = run.readings.get(PLAIN)
-    shown = f"; plain reading {pct(plain.p_correct)} / {pct(plain.p_wrong)} ({plain.verdict})" if plain else ""
-    return f"{label}: {tokens(reading.correct_tokens, reading.wrong_tokens)}{shown}"
+    """How the cut was read, beyond the numbers shown: a token reading that had to heal or chain (with the plain
+    reading beside it), the other of the text and token readings when its verdict differs, and the mass the text
+    reading did not follow when it is not negligible."""
+    notes = []
+    token = run.readings.get(TOKEN)
+    if token is not None and token.kind != "plain":
+        label = "healed cut" if token.kind == "healed" else "multi-token cut"
+        plain = run.readings.get(PLAIN)
+        shown = f"; plain reading {pct(plain.p_correct)} / {pct(plain.p_wrong)} ({plain.verdict})" if plain else ""
+        notes.append(f"{label}: {tokens(token.correct_tokens, token.wrong_tokens)}{shown}")
+    for name in (TEXT, TOKEN):
+        if name != run.main and name in run.readings and run.readings[name].verdict != run.verdict:
+            notes.append(_other_reading(run, name))
+    if run.reading.neglected >= NEGLIGIBLE:
+        notes.append(f"not followed: at most {pct(run.reading.neglected)}")
+    return "; ".join(notes)
 
 
 def verbose_word(result: CaseResult) -> str:
@@ -62,10 +76,23 @@ def summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
     yield "", _PLAIN
     for chapter in report.chapters:
         yield chapter.line(), {"bold": True}
+    yield from _reading_line(report.results)
     yield from _softmax_line(report.results)
     if baseline:
         yield "", _PLAIN
         yield from baseline
+
+
+def _reading_line(results: list[CaseResult]) -> Iterator[Line]:
+    """Which verdicts the way of reading the cut decides: the text and token readings come from the same passes."""
+    for name in (TEXT, TOKEN):
+        compared = [r for r in results if r.scored and name in r.reading_verdicts]
+        if not compared:
+            continue
+        changed = [r for r in compared if r.reading_verdicts[name] != r.verdict]
+        detail = ", ".join(f"{r.key} {r.verdict} -> {r.reading_verdicts[name]}" for r in changed)
+        yield (f"read as {compared[0].runs[0].main}; by the {name} reading {len(changed)} of {len(compared)} case "
+               f"verdicts would differ" + (f": {detail}" if detail else "")), _PLAIN
 
 
 def _softmax_line(results: list[CaseResult]) -> Iterator[Line]:
