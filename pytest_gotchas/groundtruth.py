@@ -25,6 +25,8 @@ def check(prompt: str, correct: str | None, wrong: str | None, runs: tuple[Run, 
     show that its output changes between runs (seeds)."""
     output = runs[0].text
     for run in runs:
+        if run.error:  # a per-case error like a crash: the session died without giving its ground truth
+            return Checked("crash", f"the snippet {run.error} (seed {run.seed})", output)
         if run.timed_out:
             return Checked("timeout", f"the snippet did not finish (killed after the timeout, seed {run.seed})", output)
         if run.signal_name:
