@@ -114,6 +114,50 @@ def test_nondeterministic_when_only_a_later_run_holds() -> None:
                               "PYTHONHASHSEED=1: ")
 
 
+def pinned(*texts: str) -> tuple[Run, ...]:
+    return tuple(Run(text=t, seed="0", returncode=0, timed_out=False) for t in texts)
+
+
+COIN = ">>> import random; random.random() < 0.5\n"
+
+
+def test_nondeterministic_under_one_pinned_seed_names_the_runs_and_what_differed() -> None:
+    # Every run had PYTHONHASHSEED=0: naming the seed twice ("holds under 0 but not under 0") says nothing.
+    checked = check(COIN, "True", "maybe", pinned(COIN + "True\n", COIN + "False\n", COIN + "True\n"))
+    assert checked.status == "nondeterministic"
+    assert checked.message == (
+        "the answer changes between runs under the same PYTHONHASHSEED=0, so something else varies (time, "
+        "randomness, memory addresses): it holds in run 1 of 3 but not in run 2 of 3: `correct` 'True' is not what "
+        "Python prints at the cut; it prints 'False\\n'\n"
+        "  at line 2 of the transcript, after 'random; random.random() < 0.5\\n':\n"
+        "    transcript: 'True'\n"
+        "    python:     'False\\n'\n"
+        "  the runs first differ at line 2, after 'random; random.random() < 0.5\\n':\n"
+        "    run 1: 'True\\n'\n"
+        "    run 2: 'False\\n'")
+
+
+def test_output_differing_before_the_cut_under_one_seed_shows_where_the_runs_part() -> None:
+    # A timestamp before the cut: the prompt holds in one run only, and the runs part long before the candidates.
+    texts = (">>> t()\n1700000001\n>>> 1\n1\n", ">>> t()\n1700000002\n>>> 1\n1\n") * 5
+    checked = check(">>> t()\n1700000001\n>>> 1\n", "1", "2", pinned(*texts))
+    assert checked.message.splitlines()[0].endswith("it holds in run 1 of 10 but not in run 2 of 10: the prompt is "
+                                                   "not what Python printed")
+    assert checked.message.splitlines()[-3:] == [
+        "  the runs first differ at line 2, after '>>> t()\\n170000000':",
+        "    run 1: '1\\n>>> 1\\n1\\n'",
+        "    run 2: '2\\n>>> 1\\n1\\n'"]
+
+
+def test_always_wrong_and_varying_under_one_pinned_seed_names_the_runs() -> None:
+    checked = check(COIN, "yes", "no", pinned(COIN + "False\n", COIN + "False\n", COIN + "True\n"))
+    assert checked.status == "nondeterministic"
+    lines = checked.message.splitlines()
+    assert lines[0] == ("the output changes between runs under the same PYTHONHASHSEED=0: in run 1 of 3: `correct` "
+                        "'yes' is not what Python prints at the cut; it prints 'False\\n'")
+    assert lines[4] == "in run 3 of 3: `correct` 'yes' is not what Python prints at the cut; it prints 'True\\n'"
+
+
 def test_always_wrong_but_varying_is_nondeterministic() -> None:
     texts = (">>> s\n{'a', 'b'}\n", ">>> s\n{'b', 'a'}\n")
     checked = check(">>> s\n{'", "c", "d", runs(*texts))
