@@ -144,12 +144,22 @@ def _folders(interpreter: str) -> list[str]:
 
 
 def execute(request: Request, runs: int, limits: Limits) -> tuple[Run, ...]:
-    done: list[Run] = []
-    for seed in seeds(request, runs):
-        done.append(run_once(request, seed, limits))
-        if done[-1].timed_out or done[-1].error:  # running it again only costs another timeout, or breaks again
-            break
+    """The runs in seed order, up to the first that timed out or broke its sandbox: running it again would only
+    cost another timeout. The first run goes alone, to find such a snippet before it is started N times; the
+    others run side by side (each is a subprocess: `gotchas new` makes 20 of them)."""
+    wanted = seeds(request, runs)
+    done = [run_once(request, wanted[0], limits)]
+    if len(wanted) > 1 and not _stops(done[0]):
+        with ThreadPoolExecutor(max_workers=min(len(wanted) - 1, os.cpu_count() or 2)) as pool:
+            for run in pool.map(lambda seed: run_once(request, seed, limits), wanted[1:]):
+                done.append(run)
+                if _stops(run):
+                    break
     return tuple(done)
+
+
+def _stops(run: Run) -> bool:
+    return run.timed_out or run.error is not None
 
 
 class Cache:
