@@ -177,7 +177,8 @@ class Outcome:
 def run(argv: list[str], env: dict[str, str], stdin: bytes, workdir: str, *, timeout: float, memory: int,
         cpu: int, file_size: int, support: Iterable[str] = (), readable: Iterable[str] = ()) -> Outcome:
     """Run `argv` confined, in `workdir`, with exactly `env`, feeding it `stdin`; never longer than `timeout`
-    seconds of wall time (plus GRACE to collect its last output)."""
+    seconds of wall time (plus GRACE to collect its last output). Output beyond `file_size` bytes is not kept in
+    pytest's memory: the run is killed there, as a file that size could not be written."""
     chosen = isolation()
     host = os.path.realpath(sys.executable)
     status_r, status_w = os.pipe()
@@ -193,7 +194,7 @@ def run(argv: list[str], env: dict[str, str], stdin: bytes, workdir: str, *, tim
         raise
     finally:
         os.close(status_w)
-    watch = _Watch(proc, status_r, stdin, chosen)
+    watch = _Watch(proc, status_r, stdin, chosen, file_size)
     try:
         return watch.until(deadline)
     finally:
@@ -203,9 +204,9 @@ def run(argv: list[str], env: dict[str, str], stdin: bytes, workdir: str, *, tim
 class _Watch:
     """The pipes of one run: feeds stdin, collects output and the supervisor's reports, kills on demand."""
 
-    def __init__(self, proc: subprocess.Popen, status_fd: int, stdin: bytes, chosen: Isolation) -> None:
+    def __init__(self, proc: subprocess.Popen, status_fd: int, stdin: bytes, chosen: Isolation, most: int) -> None:
         assert proc.stdin is not None and proc.stdout is not None
-        self.proc, self.pending, self.chosen = proc, stdin, chosen
+        self.proc, self.pending, self.chosen, self.most = proc, stdin, chosen, most
         self.output, self.status = bytearray(), bytearray()
         self.selector = selectors.DefaultSelector()
         self.stdin_fd, self.out_fd, self.status_fd = proc.stdin.fileno(), proc.stdout.fileno(), status_fd
@@ -229,8 +230,14 @@ class _Watch:
         return found
 
     def until(self, deadline: float) -> Outcome:
-        self._pump(lambda: self.status_fd not in self.open, deadline)  # until the supervisor is gone
+        self._pump(lambda: self.status_fd not in self.open or len(self.output) > self.most, deadline)
         reports = self.reports()
+        if len(self.output) > self.most:
+            self._kill(reports)
+            del self.output[self.most:]
+            return Outcome(bytes(self.output), -signal.SIGKILL, False,
+                           f"printed more than {self.most} bytes, the limit of its output (the file size limit): "
+                           "killed there")
         if self.status_fd in self.open:  # the deadline came first
             self._kill(reports)
             self._drain()

@@ -100,7 +100,18 @@ def test_killing_its_sandbox_is_a_per_case_crash_with_a_message() -> None:
                  "the snippet did (seed 2)")
 
 
-def test_collection_survives_a_snippet_that_kills_its_parent(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize("kind, args", [
+    (ISOLATION.kind, ()),
+    (ISOLATION.kind, ("-n", "2")),  # under xdist the workers collect, and died
+    (sandbox.PROCESS_GROUP, ()),  # no namespace: the snippet kills its supervisor, the case says so
+])
+def test_collection_survives_a_snippet_that_kills_its_parent(pytester: pytest.Pytester, kind: str,
+                                                             args: tuple[str, ...]) -> None:
+    if args:
+        pytest.importorskip("xdist")
+    if kind == sandbox.PROCESS_GROUP:
+        pytester.makeconftest("from pytest_gotchas import sandbox\n"
+                              "sandbox._chosen = sandbox.probe(bwrap='', unshare='')\n")
     pytester.makefile(".yaml", killer=textwrap.dedent("""\
         chapter: killer
         title: hostile snippets
@@ -120,12 +131,15 @@ def test_collection_survives_a_snippet_that_kills_its_parent(pytester: pytest.Py
             correct: "4"
             wrong: "5"
         """))
-    result = pytester.runpytest_subprocess("--gotchas", "--collect-only", "-q", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("--gotchas", "--collect-only", "-q", "-p", "no:cacheprovider", *args)
     assert result.ret == 0, result.outlines + result.errlines
-    if ISOLATION.kind == sandbox.PROCESS_GROUP:  # the snippet killed its supervisor: a crash of that case only
-        result.stdout.fnmatch_lines(["*2 tests collected*"])
-    else:
+    if not args:
         result.stdout.fnmatch_lines(["killer.yaml::kill-parent", "killer.yaml::after", "*2 tests collected*"])
+    if kind == sandbox.PROCESS_GROUP:  # collected as a crash, whose message says what the snippet did
+        result = pytester.runpytest_subprocess("--gotchas", "-p", "no:cacheprovider", "-rs", "--gotchas-model",
+                                               "/nonexistent")
+        assert "the snippet killed its sandbox: the process that supervises it ended (killed by SIGKILL)" in \
+            result.stdout.str()
 
 
 # -- 2. the timeout holds in wall time, whatever the snippet does with its output -------------------------------
@@ -151,6 +165,17 @@ def test_input_the_snippet_never_reads_cannot_stall_the_run(py312) -> None:
     started = time.monotonic()
     run = run_once(repl(py312, *lines), "0", Limits(timeout=1))
     assert run.timed_out and time.monotonic() - started < 1 + sandbox.GRACE + 1.5
+
+
+def test_endless_output_is_cut_at_the_file_size_limit(py312) -> None:
+    # Without a limit, pytest would hold everything the snippet printed until the timeout.
+    started = time.monotonic()
+    run = run_once(shell(py312, "python -c ...", "-c", "while True: print('x' * 65535)"), "1",
+                   Limits(timeout=5, file_size=1 << 20))
+    assert time.monotonic() - started < 4
+    assert run.error == f"printed more than {1 << 20} bytes, the limit of its output (the file size limit): killed there"
+    assert len(run.text) == len("$ python -c ...\n") + (1 << 20)
+    assert check("$ python -c ...\n", "x", "y", (run,)).status == "crash"
 
 
 # -- 3. nothing outlives the run --------------------------------------------------------------------------------
