@@ -23,7 +23,7 @@ from pytest_gotchas import sandbox
 from pytest_gotchas.execute import Limits, Request, execute, run_once
 from pytest_gotchas.groundtruth import check
 from pytest_gotchas.interpreters import Interpreter
-from test_execute import assert_none_running, repl, shell, text_of
+from test_execute import assert_none_running, repl, running, shell, text_of
 
 ISOLATION = sandbox.isolation()
 needs_bubblewrap = pytest.mark.skipif(ISOLATION.kind != sandbox.BUBBLEWRAP,
@@ -198,6 +198,34 @@ def test_a_double_forked_daemon_does_not_outlive_the_run(py312) -> None:
         """)
     run = run_once(shell(py312, "python -c ...", "-c", snippet), "1", Limits(timeout=5))
     assert (run.text, run.returncode, run.timed_out) == ("$ python -c ...\nparent done\n", 0, False)
+    assert_none_running(daemon)
+
+
+@pytest.mark.parametrize("kind", sorted(k for k in FALLBACKS if k != sandbox.PROCESS_GROUP))
+def test_nothing_outlives_pytest_killed_mid_run(py312, kind: str) -> None:
+    daemon = marker()
+    whole, part = daemon.split(".")  # joined only in the daemon's command line, not in the processes that start it
+    snippet = (f"import subprocess, time; subprocess.Popen(['sleep', '{whole}.' + '{part}'], start_new_session=True);"
+               " time.sleep(60)")
+    code = textwrap.dedent(f"""
+        import sys
+        from pytest_gotchas import sandbox
+        from pytest_gotchas.execute import Limits, Request, run_once
+        from pytest_gotchas.interpreters import Interpreter
+        sandbox._chosen = sandbox.probe(bwrap={"None" if kind == sandbox.BUBBLEWRAP else '""'})
+        assert sandbox._chosen.kind == {kind!r}
+        py = Interpreter(version={py312.version!r}, path={py312.path!r}, implementation="CPython")
+        run_once(Request(py, None, ("-c", {snippet!r}), "python -c ...", ()), "1", Limits(timeout=50))
+    """)
+    child = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        deadline = time.monotonic() + 10
+        while not running(daemon) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert running(daemon), "the snippet did not start"
+    finally:
+        child.kill()  # as an OOM killer or a CI timeout would
+        child.wait()
     assert_none_running(daemon)
 
 
