@@ -12,7 +12,8 @@ output pipe open forever, write into the project or read a home directory. Every
   a PID namespace the supervisor is PID 1, which no process of the namespace can kill or stop; when it exits, the
   kernel kills whatever the snippet left behind;
 - read with a deadline (never `communicate()`, which waits for a pipe that a detached descendant may keep open):
-  at the deadline the whole sandbox is killed and what it printed so far is kept.
+  at the deadline the whole sandbox is killed and what it printed so far is kept; output beyond the file size
+  limit is not kept in pytest's memory but ends the run.
 
 A result obtained under weaker confinement is a different observation: the isolation's description is part of
 the transcript cache key (execute.Request.key).
@@ -230,25 +231,21 @@ class _Watch:
         return found
 
     def until(self, deadline: float) -> Outcome:
-        self._pump(lambda: self.status_fd not in self.open or len(self.output) > self.most, deadline)
+        self._pump(lambda: self.status_fd not in self.open or self._over(), deadline)  # until the supervisor ends
         reports = self.reports()
-        if len(self.output) > self.most:
-            self._kill(reports)
+        ended = self.status_fd not in self.open
+        returncode = self._reap() if ended and "exit" not in reports else None  # the supervisor died first: how?
+        self._kill(reports)  # the snippet is done, or must be: nothing it started outlives it
+        self._pump(self._over, time.monotonic() + GRACE)  # what is left in the pipe
+        if self._over():
             del self.output[self.most:]
             return Outcome(bytes(self.output), -signal.SIGKILL, False,
                            f"printed more than {self.most} bytes, the limit of its output (the file size limit): "
                            "killed there")
-        if self.status_fd in self.open:  # the deadline came first
-            self._kill(reports)
-            self._drain()
+        if not ended:  # the deadline came first
             return Outcome(bytes(self.output), -signal.SIGKILL, True)
-        if "exit" in reports:
-            self._kill(reports)  # the snippet is done: nothing it started outlives it
-            self._drain()
+        if returncode is None:
             return Outcome(bytes(self.output), reports["exit"], False)
-        returncode = self._reap()  # the supervisor died first: how?
-        self._kill(reports)
-        self._drain()
         how = _described(returncode)
         if "pid" not in reports:
             tail = bytes(self.output).decode("utf-8", "backslashreplace").strip()[-300:]
@@ -257,9 +254,8 @@ class _Watch:
         return Outcome(bytes(self.output), returncode, False,
                        f"killed its sandbox: the process that supervises it ended ({how}) before the snippet did")
 
-    def _drain(self) -> None:
-        """The last output, once nothing in the sandbox runs any more (or a detached process holds the pipe)."""
-        self._pump(lambda: False, time.monotonic() + GRACE)
+    def _over(self) -> bool:
+        return len(self.output) > self.most
 
     def _pump(self, done, until: float) -> None:
         """Move data until `done()`, every pipe is closed, or the time `until`."""
