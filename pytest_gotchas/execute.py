@@ -5,10 +5,11 @@ with `code.InteractiveConsole`, which loses the SyntaxError caret and 3.13's tra
 PYTHONSTARTUP file swaps the prompts for unique markers and line-buffers stdout, as on a terminal; each marker is
 then rendered as `>>> ` / `... ` plus the echoed input line.
 
-Snippets are code from a file: each run gets a temporary working directory, its own session (process group),
-limits on memory, CPU time, file size and core dumps, and a timeout that kills the whole group. The environment is
-fully explicit: nothing of the parent's leaks in (this machine exports PYTHONUNBUFFERED=1, which changes how
-stdout and stderr interleave).
+Snippets are code from a file, possibly hostile: sandbox.py confines each run (bubblewrap where it works: read-only
+root, private /tmp and working directory, no network, its own PID namespace), gives it a temporary working
+directory that is also its HOME, a session of its own, limits on memory, CPU time, file size and core dumps, and
+a wall-time timeout that kills the whole sandbox. The environment is fully explicit: nothing of the parent's leaks
+in (this machine exports PYTHONUNBUFFERED=1, which changes how stdout and stderr interleave).
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ import json
 import os
 import re
 import signal
-import subprocess
-import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -27,6 +26,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from . import sandbox
 from .files import write_atomic
 from .interpreters import Interpreter
 from .transcript import PS1, PS2
@@ -38,16 +38,6 @@ _STARTUP = f"""import sys
 sys.ps1 = {_MARK1!r}
 sys.ps2 = {_MARK2!r}
 sys.stdout.reconfigure(line_buffering=True)
-"""
-# Runs in the host interpreter just before exec: limits are set in the child without preexec_fn, which is unsafe
-# in a threaded parent.
-_LIMITED_EXEC = """import os, resource, sys
-mem, cpu, fsize = (int(x) for x in sys.argv[1:4])
-resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-os.execv(sys.argv[4], sys.argv[4:])
 """
 
 
@@ -69,7 +59,9 @@ class Request:
     env: tuple[tuple[str, str], ...]  # the session's own variables (PYTHONHASHSEED=0 ...), sorted
 
     def key(self, runs: int, limits: Limits) -> str:
-        payload = json.dumps([RENDERER_VERSION, asdict(self), runs, asdict(limits)], sort_keys=True)
+        """A result obtained under weaker confinement is another observation: the isolation is part of the key."""
+        payload = json.dumps([RENDERER_VERSION, asdict(self), runs, asdict(limits), sandbox.isolation().description],
+                             sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()
 
     @property
@@ -83,10 +75,11 @@ class Run:
     seed: str  # the PYTHONHASHSEED it ran under
     returncode: int  # negative: killed by that signal
     timed_out: bool
+    error: str | None = None  # what the snippet did to its sandbox, when it broke it ("killed its sandbox: ...")
 
     @property
     def signal_name(self) -> str | None:
-        if self.returncode >= 0 or self.timed_out:
+        if self.returncode >= 0 or self.timed_out or self.error:
             return None
         try:
             return signal.Signals(-self.returncode).name
@@ -127,38 +120,46 @@ def run_once(request: Request, seed: str, limits: Limits) -> Run:
         else:
             # A terminal line-buffers stdout, a pipe does not: without this, a program's stderr overtakes its
             # stdout. sitecustomize (which -s does not skip) does what the REPL's startup file does.
-            hook = Path(tmp, ".gotchas")
-            hook.mkdir()
-            hook.joinpath("sitecustomize.py").write_text("import sys\nsys.stdout.reconfigure(line_buffering=True)\n")
-            env["PYTHONPATH"] = os.pathsep.join(p for p in (str(hook), env.get("PYTHONPATH")) if p)
+            startup = Path(tmp, ".gotchas")
+            startup.mkdir()
+            startup.joinpath("sitecustomize.py").write_text("import sys\nsys.stdout.reconfigure(line_buffering=True)\n")
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (str(startup), env.get("PYTHONPATH")) if p)
             argv = [request.interpreter.path, "-s", *(request.args or ())]
             stdin = ""
-        cpu = max(1, int(limits.timeout) * 2)
-        command = [sys.executable, "-S", "-c", _LIMITED_EXEC, str(limits.memory), str(cpu), str(limits.file_size), *argv]
-        proc = subprocess.Popen(command, cwd=tmp, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            raw, _ = proc.communicate(stdin.encode(), timeout=limits.timeout)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            raw, _ = proc.communicate()
-            timed_out = True
-    output = raw.decode("utf-8", errors="backslashreplace")
+        outcome = sandbox.run(argv, env, stdin.encode(), tmp, timeout=limits.timeout, memory=limits.memory,
+                              cpu=max(1, int(limits.timeout) * 2), file_size=limits.file_size,
+                              support=[str(startup)], readable=_folders(request.interpreter.path))
+    output = outcome.output.decode("utf-8", errors="backslashreplace")
     if request.repl_input is not None:
         text = render_repl(output, request.repl_input)
     else:
         text = f"$ {request.shell_text}\n{output}"
-    return Run(text=text, seed=seed, returncode=proc.returncode, timed_out=timed_out)
+    return Run(text=text, seed=seed, returncode=outcome.returncode, timed_out=outcome.timed_out, error=outcome.error)
+
+
+def _folders(interpreter: str) -> list[str]:
+    """The installation an interpreter needs: the folder above its bin/, as named and after symlinks (a venv and
+    the Python it was made from)."""
+    return sorted({str(Path(interpreter).parent.parent), str(Path(os.path.realpath(interpreter)).parent.parent)})
 
 
 def execute(request: Request, runs: int, limits: Limits) -> tuple[Run, ...]:
-    done: list[Run] = []
-    for seed in seeds(request, runs):
-        done.append(run_once(request, seed, limits))
-        if done[-1].timed_out:  # a runaway snippet: running it again only costs another timeout
-            break
+    """The runs in seed order, up to the first that timed out or broke its sandbox: running it again would only
+    cost another timeout. The first run goes alone, to find such a snippet before it is started N times; the
+    others run side by side (each is a subprocess: `gotchas new` makes 20 of them)."""
+    wanted = seeds(request, runs)
+    done = [run_once(request, wanted[0], limits)]
+    if len(wanted) > 1 and not _stops(done[0]):
+        with ThreadPoolExecutor(max_workers=min(len(wanted) - 1, os.cpu_count() or 2)) as pool:
+            for run in pool.map(lambda seed: run_once(request, seed, limits), wanted[1:]):
+                done.append(run)
+                if _stops(run):
+                    break
     return tuple(done)
+
+
+def _stops(run: Run) -> bool:
+    return run.timed_out or run.error is not None
 
 
 class Cache:

@@ -25,15 +25,24 @@ def check(prompt: str, correct: str | None, wrong: str | None, runs: tuple[Run, 
     show that its output changes between runs (seeds)."""
     output = runs[0].text
     for run in runs:
+        if run.error:  # a per-case error like a crash: the session died without giving its ground truth
+            return Checked("crash", f"the snippet {run.error} (seed {run.seed})", output)
         if run.timed_out:
             return Checked("timeout", f"the snippet did not finish (killed after the timeout, seed {run.seed})", output)
         if run.signal_name:
             return Checked("crash", f"the interpreter crashed: killed by {run.signal_name} (seed {run.seed})", output)
     problems = [(run, _problem(prompt, correct, wrong, run.text)) for run in runs]
     failing = [(run, p) for run, p in problems if p]
+    # Under one pinned seed, a seed names no run: say which run, and that the hash seed is not the cause.
+    same_seed = runs[0].seed if len(runs) > 1 and len({run.seed for run in runs}) == 1 else None
     if failing and len(failing) < len(runs):
         passing = next(run for run, p in problems if not p)
         run, problem = failing[0]
+        if same_seed is not None:
+            return Checked("nondeterministic",
+                           f"the answer changes between runs under the same PYTHONHASHSEED={same_seed}, so something "
+                           f"else varies (time, randomness, memory addresses): it holds in {_nth(passing, runs)} "
+                           f"but not in {_nth(run, runs)}: {problem}\n" + _runs_differ(passing, run, runs), output)
         return Checked("nondeterministic",
                        f"the answer changes between runs: it holds under PYTHONHASHSEED={passing.seed} but not under "
                        f"PYTHONHASHSEED={run.seed}: {problem}", output)
@@ -44,6 +53,10 @@ def check(prompt: str, correct: str | None, wrong: str | None, runs: tuple[Run, 
         different = next(((run, p) for run, p in failing if run.text[:end] != first.text[:end]), None)
         if different is not None:
             run, other = different
+            if same_seed is not None:
+                return Checked("nondeterministic",
+                               f"the output changes between runs under the same PYTHONHASHSEED={same_seed}: in "
+                               f"{_nth(first, runs)}: {problem}\nin {_nth(run, runs)}: {other}", output)
             return Checked("nondeterministic",
                            f"the output changes between runs: under PYTHONHASHSEED={first.seed}: {problem}\n"
                            f"under PYTHONHASHSEED={run.seed}: {other}", output)
@@ -69,6 +82,21 @@ def _problem(prompt: str, correct: str | None, wrong: str | None, actual: str) -
     if wrong is not None and rest.startswith(wrong):
         return f"`wrong` {wrong!r} is what Python prints at the cut: it is not a misreading"
     return None
+
+
+def _nth(run: Run, runs: tuple[Run, ...]) -> str:
+    return f"run {next(n for n, r in enumerate(runs, start=1) if r is run)} of {len(runs)}"
+
+
+def _runs_differ(a: Run, b: Run, runs: tuple[Run, ...]) -> str:
+    """Where the outputs of two runs part, and what each printed there."""
+    at = divergence(a.text, b.text)
+    start = max(0, at - CONTEXT)
+    first, second = _nth(a, runs).split(" of ")[0], _nth(b, runs).split(" of ")[0]
+    width = max(len(first), len(second)) + 1
+    return (f"  the runs first differ at line {a.text.count(chr(10), 0, at) + 1}, after {a.text[start:at]!r}:\n"
+            f"    {first + ':':<{width}} {a.text[at:at + CONTEXT]!r}\n"
+            f"    {second + ':':<{width}} {b.text[at:at + CONTEXT]!r}")
 
 
 def divergence(a: str, b: str) -> int:

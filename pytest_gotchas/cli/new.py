@@ -4,7 +4,8 @@ It executes the snippet exactly as collection does, shows the transcript, cuts w
 misreading first diverge, optionally checks that cut against a model's tokenizer and scores it, and prints (or
 appends to a chapter file) a case that collection accepts. Every step is the plugin's own: cases.load_chapter reads
 what is written, collect.Collector executes and checks it, scoring.Scorer scores it. Nothing is written unless the
-chapter that results collects.
+chapter that results collects, and unless the cut holds in --authoring-runs executions (20 by default, far more
+than collection's 3), so that a flaky snippet is caught while it is written rather than in one collection of four.
 """
 
 from __future__ import annotations
@@ -13,13 +14,13 @@ import argparse
 import re
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
 from .. import transcript, yamlfile
 from ..cases import CASE_ID, DEFAULT_INTERPRETER, Case, CaseFileError, Chapter, load_chapter
-from ..collect import Planned, request_for
+from ..collect import Collector, Planned, request_for
 from ..groundtruth import check, divergence
 from ..interpreters import Missing
 from ..report.comparison import pct
@@ -33,6 +34,8 @@ from .snippet import Snippet, parse_snippet, read_snippet
 from .tools import Tools, settings_of
 
 DEFAULT_ID = "new-case"
+# A coin flip agrees with itself in 20 runs once in 2**19: collection's 3 runs let it through once in 4.
+AUTHORING_RUNS = 20
 PRINTED = "<new case>"  # where messages say a printed case is: line numbers count from its stand-in chapter
 _WORD = re.compile(r"\w+")
 READ = {"text": "every token (and chain of tokens) that writes the candidate", "plain": "one token each, at the cut",
@@ -73,7 +76,21 @@ def add_parser(commands: argparse._SubParsersAction, shared: argparse.ArgumentPa
     new.add_argument("--id", metavar="ID", help=f"the case id (required with --to; default {DEFAULT_ID})")
     new.add_argument("--note", metavar="TEXT", help="a note stored with the case")
     new.add_argument("--title", metavar="TEXT", help="title of a chapter that --to creates")
+    new.add_argument("--authoring-runs", type=_at_least_two, default=AUTHORING_RUNS, metavar="N",
+                     help="executions the case must hold in before it is written, far more than collection's --runs "
+                          "so that a flaky snippet is caught now (unpinned: a different hash seed each run; "
+                          f"default {AUTHORING_RUNS})")
     new.set_defaults(run=run_new)
+
+
+def _at_least_two(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expects a whole number, got {raw!r}") from None
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"must be at least 2, got {value}")
+    return value
 
 
 @dataclass
@@ -83,7 +100,6 @@ class Found:
     own_prompt: str  # the case's own transcript (after any primer/prelude) up to the cut
     correct: str
     wrong: str
-    env: tuple[tuple[str, str], ...]  # the environment it ran under
     where: list[tuple[str, object]]  # the case's own `interpreter` / `env` keys
 
 
@@ -119,7 +135,8 @@ def run_new(args: argparse.Namespace, out: TextIO) -> int:
         staged = writing(target, lambda: stage(result_text, target, Path(tmp)))
         try:
             nothing = "nothing was written" if target is not None else "no case was printed"
-            planned = _collects(session, staged, display, case_id, found.env, nothing)
+            planned = _collects(session, staged, display, case_id, nothing, args.authoring_runs)
+            _holds_in_every_run(session.collector, planned, args.authoring_runs, nothing, out)
             if args.model is not None:
                 _score(session, planned, out, nothing)
             if target is None:
@@ -228,7 +245,46 @@ def _execute(session: Tools, snippet: Snippet, args: argparse.Namespace, env: di
     print(f"\ncut at line {own_prompt.count(chr(10)) + 1} of the transcript, after {last_line[-40:]!r}:", file=out)
     print(f"  correct {correct_token!r:<12} Python prints   {output[:d + 40]!r}", file=out)
     print(f"  wrong   {wrong_token!r:<12} the misreading  {wrong[:d + 40]!r}", file=out)
-    return Found(own_prompt, correct_token, wrong_token, case.env, where)
+    return Found(own_prompt, correct_token, wrong_token, where)
+
+
+def _holds_in_every_run(collector: Collector, planned: Planned, wanted: int, nothing: str, out: TextIO) -> None:
+    """Execute each prompt of the case `wanted` times, far more than collection does, and refuse the case unless
+    every run agrees with it."""
+    if wanted <= collector.runs:
+        return
+    case, interpreter = planned.case, planned.interpreter
+    assert interpreter is not None and case.correct is not None and case.wrong is not None
+    requests = [request_for(interpreter, prompt) for prompt in planned.prompts]
+    pinned = requests[0].pinned_seed
+    seeds = f"PYTHONHASHSEED={pinned}" if pinned is not None else f"PYTHONHASHSEED=1..{wanted}"
+    executed = collector.cache.execute_all(requests, wanted, collector.limits)
+    for prompt, request, runs in zip(planned.prompts, requests, executed):
+        checked = check(prompt.transcript.prompt, case.correct, case.wrong, runs)
+        if checked.status == "ok":
+            continue
+        primer = f"under primer {prompt.primer!r}: " if prompt.primer else ""
+        hint = _why_it_varies(collector, planned, wanted) if checked.status == "nondeterministic" else ""
+        raise CLIError(f"the case does not hold in every run, {nothing}: in {len(runs)} runs ({seeds}; "
+                       f"--authoring-runs), {primer}{checked.message}{hint}")
+    print(f"the cut held in all {wanted} runs ({seeds}; --authoring-runs)", file=out)
+
+
+def _why_it_varies(collector: Collector, planned: Planned, wanted: int) -> str:
+    """A hint for output that changes between runs. Varying hash seeds cannot tell the seed from time or
+    randomness, so an unpinned case runs again under one seed; under a pinned seed the message already says."""
+    case, interpreter = planned.case, planned.interpreter
+    if interpreter is None or "PYTHONHASHSEED" in dict(case.env):
+        return ""
+    for prompt in planned.prompts:
+        request = request_for(interpreter, prompt)
+        pinned = replace(request, env=tuple(sorted({**dict(request.env), "PYTHONHASHSEED": "0"}.items())))
+        again = collector.cache.get_or_execute(pinned, max(wanted, collector.runs), collector.limits)
+        end = len(prompt.transcript.prompt) + max(len(case.correct or ""), len(case.wrong or ""))
+        if len({run.text[:end] for run in again}) > 1:
+            return ("\n(it changes under one hash seed too, PYTHONHASHSEED=0: it depends on something else, such as "
+                    "time or randomness; make the snippet deterministic)")
+    return "\n(the output changes with the hash seed: pin it with --env PYTHONHASHSEED=0)"
 
 
 def _load_placeholder(snippet: Snippet, case_id: str, where: list[tuple[str, object]], base: str | None,
@@ -285,20 +341,19 @@ def _fields(case_id: str, found: Found, note: str | None) -> list[tuple[str, obj
     return fields
 
 
-def _collects(session: Tools, staged: Path, display: str, case_id: str, env: tuple[tuple[str, str], ...],
-              nothing: str) -> Planned:
+def _collects(session: Tools, staged: Path, display: str, case_id: str, nothing: str, wanted: int) -> Planned:
     """Collect the chapter as it would be written: every refusal of collection refuses the write."""
     what = "this case" if display == PRINTED else display
     try:
         plan = session.collector.plan_chapter(staged, display)
     except CaseFileError as error:
         raise CLIError(f"collection would refuse {what}, {nothing}: {error}") from None
+    planned = next(p for p in plan.planned if p.case.id == case_id)
     if plan.refused:
         hint = ""
-        if any("between runs" in m for m in plan.refused) and "PYTHONHASHSEED" not in dict(env):
-            hint = "\n(the output changes with the hash seed: pin it with --env PYTHONHASHSEED=0)"
+        if any("between runs" in m for m in plan.refused):
+            hint = _why_it_varies(session.collector, planned, wanted)
         raise CLIError(f"collection would refuse {what}, {nothing}:\n" + "\n".join(plan.refused) + hint)
-    planned = next(p for p in plan.planned if p.case.id == case_id)
     if planned.status in (Status.CRASH, Status.EXCLUDED):
         raise CLIError(f"collection would not score this case, {nothing}: {planned.message}")
     assert planned.status == Status.SCORED, planned.status
