@@ -59,6 +59,12 @@ def chapter_info(chapter: Chapter, display: str) -> ChapterInfo:
     )
 
 
+def shown(text: str) -> str:
+    """Executed output as reports show it: a byte that was not UTF-8 (kept as a lone surrogate, see execute.py) as
+    its escape, which a UTF-8 report can hold."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def request_for(interpreter: Interpreter, prompt: Prompt) -> Request:
     """Everything that can change what the prompt's session prints."""
     command = prompt.transcript.command
@@ -97,7 +103,7 @@ class Collector:
         for (plan, prompt, _), runs in zip(requests, executed):
             checked = check(prompt.transcript.prompt, plan.case.correct, plan.case.wrong, runs)
             if plan.status == Status.UNSCORED:
-                plan.outputs = [[run.seed, run.text] for run in runs]
+                plan.outputs = [[run.seed, shown(run.text)] for run in runs]
             if checked.status == "ok" or plan.status in (Status.CRASH, Status.EXCLUDED):
                 continue
             body = self._describe(plan, prompt, checked, runs)

@@ -21,17 +21,17 @@ import re
 import signal
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from filelock import FileLock
 
 from . import sandbox
-from .files import write_atomic
+from .files import read_sealed, write_sealed
 from .interpreters import Interpreter
 from .transcript import PS1, PS2
 
-RENDERER_VERSION = 2  # part of every cache key: bump it when rendering changes
+RENDERER_VERSION = 3  # part of every cache key: bump it when rendering changes
 _MARK1, _MARK2 = "\x1eGOTCHAS-PS1\x1e", "\x1eGOTCHAS-PS2\x1e"
 _MARKER = re.compile("(" + re.escape(_MARK1) + "|" + re.escape(_MARK2) + ")")
 _STARTUP = f"""import sys
@@ -129,7 +129,9 @@ def run_once(request: Request, seed: str, limits: Limits) -> Run:
         outcome = sandbox.run(argv, env, stdin.encode(), tmp, timeout=limits.timeout, memory=limits.memory,
                               cpu=max(1, int(limits.timeout) * 2), file_size=limits.file_size,
                               support=[str(startup)], readable=_folders(request.interpreter.path))
-    output = outcome.output.decode("utf-8", errors="backslashreplace")
+    # A byte that is not UTF-8 stays one character that no chapter can hold (a lone surrogate), never the text
+    # `\xff`, so that no prompt can be cut inside what would only be its escape.
+    output = outcome.output.decode("utf-8", errors="surrogateescape")
     if request.repl_input is not None:
         text = render_repl(output, request.repl_input)
     else:
@@ -176,18 +178,18 @@ class Cache:
             return execute(request, runs, limits)
         key = request.key(runs, limits)
         path = self.directory / f"{key}.json"
-        stored = _read(path)
+        stored = _read(path, key)
         if stored is None:
             self.directory.mkdir(parents=True, exist_ok=True)
             with FileLock(str(path) + ".lock"):
-                stored = _read(path)
+                stored = _read(path, key)
                 if stored is None:
                     self.misses += 1
                     result = execute(request, runs, limits)
-                    write_atomic(path, json.dumps([asdict(r) for r in result]))
+                    write_sealed(path, key, [asdict(r) for r in result])
                     return result
         self.hits += 1
-        return tuple(Run(**r) for r in stored)
+        return stored
 
     def execute_all(self, requests: list[Request], runs: int, limits: Limits, workers: int | None = None
                     ) -> list[tuple[Run, ...]]:
@@ -199,9 +201,23 @@ class Cache:
         return [results[r] for r in requests]
 
 
-def _read(path: Path) -> list[dict] | None:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
+_FIELDS = {f.name: f.type for f in fields(Run)}
+
+
+def _read(path: Path, key: str) -> tuple[Run, ...] | None:
+    """The runs stored under `key`, or None when the entry is missing, damaged, edited or of another shape: the
+    snippet is executed again and the entry rewritten, instead of blaming the chapter for a bad cache."""
+    stored = read_sealed(path, key)
+    if not isinstance(stored, list) or not stored:
         return None
+    runs = []
+    for item in stored:
+        if not isinstance(item, dict) or set(item) != set(_FIELDS):
+            return None
+        if not (isinstance(item["text"], str) and isinstance(item["seed"], str)
+                and isinstance(item["returncode"], int) and isinstance(item["timed_out"], bool)
+                and (item["error"] is None or isinstance(item["error"], str))):
+            return None
+        runs.append(Run(**item))
+    return tuple(runs)
 

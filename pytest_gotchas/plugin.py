@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from . import sandbox
 from .baseline.gate import Finished, Gate, make_gate, update_command
 from .baseline.store import BaselineError
 from .cases import CaseFileError, looks_like_chapter
@@ -192,6 +193,13 @@ def _gate(config: pytest.Config, values: Settings) -> Gate:
         raise pytest.UsageError(str(error)) from None
 
 
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """Said once per run: how this run's snippets are confined (README: "What a snippet can do")."""
+    if PLUGIN not in config.stash:
+        return None
+    return f"gotchas: snippets run under {sandbox.isolation().description}"
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if PLUGIN not in parent.config.stash or file_path.suffix not in (".yaml", ".yml"):
         return None
@@ -294,6 +302,7 @@ def run_meta(config: pytest.Config) -> dict[str, Any]:
         "python": platform.python_version(),
         "platform": platform.platform(),
         "xdist_workers": getattr(config.option, "numprocesses", None) or 0,
+        "isolation": sandbox.isolation().description,
     }
 
 

@@ -373,7 +373,7 @@ def test_cache_miss_then_hit(tmp_path: Path, fake_execute: FakeExecute) -> None:
     assert first == second and len(fake_execute.calls) == 1
     assert (cache.hits, cache.misses) == (0, 1)
     stored = tmp_path / "t" / f"{request.key(3, Limits())}.json"
-    assert json.loads(stored.read_text()) == [
+    assert json.loads(stored.read_text())["payload"] == [
         {"text": "('1 + 1',)", "seed": "0", "returncode": 0, "timed_out": False, "error": None}] * 3
     again = Cache(tmp_path / "t")
     again.get_or_execute(request, 3, Limits())
@@ -396,7 +396,27 @@ def test_corrupt_cache_entry_is_executed_again(tmp_path: Path, fake_execute: Fak
     path.write_text("{not json")
     cache = Cache(tmp_path)
     cache.get_or_execute(request, 3, Limits())
-    assert cache.misses == 1 and json.loads(path.read_text())[0]["seed"] == "0"
+    assert cache.misses == 1 and json.loads(path.read_text())["payload"][0]["seed"] == "0"
+
+
+@pytest.mark.parametrize("edit", [
+    lambda data: data["payload"].__setitem__(0, ["not", "a", "run"]),  # another shape: was an IndexError every run
+    lambda data: data["payload"][0].__setitem__("text", ">>> 1 + 1\n3\n"),  # edited: collection blamed the YAML
+    lambda data: data.__setitem__("payload", []),
+])
+def test_an_entry_of_another_shape_or_edited_is_executed_again(tmp_path: Path, fake_execute: FakeExecute,
+                                                               edit) -> None:
+    request = repl(FAKE, "1 + 1")
+    first = Cache(tmp_path).get_or_execute(request, 3, Limits())
+    path = tmp_path / f"{request.key(3, Limits())}.json"
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data))
+    cache = Cache(tmp_path)
+    assert cache.get_or_execute(request, 3, Limits()) == first
+    assert (cache.hits, cache.misses, len(fake_execute.calls)) == (0, 1, 2)
+    assert Cache(tmp_path).get_or_execute(request, 3, Limits()) == first  # rewritten: trusted again
+    assert len(fake_execute.calls) == 2
 
 
 def test_no_cache_directory_always_executes(fake_execute: FakeExecute) -> None:

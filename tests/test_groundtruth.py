@@ -294,3 +294,17 @@ def test_authoring_runs_default_and_validation(tmp_path: Path, capsys: pytest.Ca
         authored(tmp_path, capsys, "1\n", "--wrong", "2", "--authoring-runs", "1")
     assert capsys.readouterr().err.splitlines()[-1] == ("gotchas new: error: argument --authoring-runs: must be at "
                                                         "least 2, got 1")
+
+
+def test_bytes_that_are_not_utf8_never_match_their_escape(py312) -> None:
+    """Python wrote the byte 0xff; the transcript spells `\\xff`. Rendered as the text `\\xff`, a cut after the
+    backslash was accepted; the byte now stays a character no chapter can hold, and the cut is refused."""
+    from pytest_gotchas.execute import Limits, Request, execute
+
+    request = Request(interpreter=py312, repl_input=None, args=("-c", "import sys; sys.stdout.buffer.write(b'a\\xffb')"),
+                      shell_text="python3.12 -c ...", env=())
+    runs = execute(request, 2, Limits())
+    assert runs[0].text.endswith("a\udcffb")
+    checked = check("$ python3.12 -c ...\na\\", "x", "y", runs)
+    assert checked.status == "mismatch"
+    assert "the prompt is not what Python printed" in checked.message
