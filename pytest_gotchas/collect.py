@@ -15,6 +15,7 @@ from .execute import Cache, Limits, Request, Run
 from .groundtruth import Checked, check
 from .interpreters import Finder, Interpreter, Missing
 from .results import CaseResult, ChapterInfo
+from .transcript import Transcript
 from .verdict import Status
 
 
@@ -65,15 +66,15 @@ def shown(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def request_for(interpreter: Interpreter, prompt: Prompt) -> Request:
-    """Everything that can change what the prompt's session prints."""
-    command = prompt.transcript.command
+def request_for(interpreter: Interpreter, transcript: Transcript, env: tuple[tuple[str, str], ...]) -> Request:
+    """Everything that can change what a transcript's session prints."""
+    command = transcript.command
     return Request(
         interpreter=interpreter,
-        repl_input=prompt.transcript.repl_input,
+        repl_input=transcript.repl_input,
         args=command.args if command else None,
         shell_text=command.text if command else None,
-        env=prompt.case.env,
+        env=env,
     )
 
 
@@ -97,7 +98,7 @@ class Collector:
             status = Status.SCORED if case.scored else Status.UNSCORED
             plan = Planned(case, chapter, info, prompts, status, case.unscored, interpreter=found)
             planned.append(plan)
-            requests.extend((plan, prompt, request_for(found, prompt)) for prompt in prompts)
+            requests.extend((plan, prompt, request_for(found, prompt.transcript, case.env)) for prompt in prompts)
         executed = self.cache.execute_all([r for _, _, r in requests], self.runs, self.limits)
         refused, warnings = [], []
         for (plan, prompt, _), runs in zip(requests, executed):

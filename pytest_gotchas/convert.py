@@ -105,10 +105,17 @@ def _parse_gguf_once() -> Iterator[None]:
             readers[key] = original(path, mode)
         return readers[key]
 
+    # The GGUF reader of transformers draws its own tqdm bar, outside transformers' progress-bar switch.
+    from transformers import modeling_gguf_pytorch_utils as reader
+
+    bar = getattr(reader, "tqdm", None)
     gguf.GGUFReader = shared
+    reader.tqdm = lambda iterable, **_: iterable
     try:
         yield
     finally:
         gguf.GGUFReader = original
+        if bar is not None:
+            reader.tqdm = bar
 
 

@@ -33,6 +33,7 @@ class CutPlan:
     plain_correct_id: int  # naive reading: first token of tokenizer(candidate) at the full prompt
     plain_wrong_id: int
     prompt_ids: tuple[int, ...]  # tokenizer(prompt), where the naive reading is taken
+    bos: str | None = None  # the special token the context starts with ("<bos>"), or None
 
 
 class CutError(Exception):
@@ -46,11 +47,16 @@ class _Encoding:
     special: tuple[bool, ...]  # added by the tokenizer (BOS ...), not text
 
 
-def _encode(tokenizer: Any, text: str) -> _Encoding:
+def _encode(tokenizer: Any, text: str, bos: str = "auto") -> _Encoding:
     enc = tokenizer(text, return_offsets_mapping=True, return_special_tokens_mask=True)
     ids = tuple(enc["input_ids"])
     offsets = tuple(tuple(o) for o in enc["offset_mapping"])
     special = tuple(bool(s) for s in enc["special_tokens_mask"])
+    first = tokenizer.bos_token_id
+    if bos == "always" and first is not None and ids[:1] != (first,):
+        ids, offsets, special = (first, *ids), ((0, 0), *offsets), (True, *special)
+    elif bos == "never" and first is not None and ids[:1] == (first,):
+        ids, offsets, special = ids[1:], offsets[1:], special[1:]
     # Trailing added tokens (an EOS some tokenizers append) are not part of a prompt.
     end = len(ids)
     while end and special[end - 1]:
@@ -138,21 +144,26 @@ def _first_token(tokenizer: Any, candidate: str, label: str) -> int:
     return ids[0]
 
 
-def plan_cut(tokenizer: Any, prompt: str, correct: str, wrong: str) -> CutPlan:
+def plan_cut(tokenizer: Any, prompt: str, correct: str, wrong: str, bos: str = "auto") -> CutPlan:
     """Decide which tokens stand for each candidate at the cut after ``prompt``.
 
     The context is the longest token prefix shared by tokenize(prompt + correct) and
     tokenize(prompt + wrong). Each side is scored from there by its chain: the tokens
     up to and including the first one whose text reaches past the cut.
+
+    ``bos``: "auto" follows the tokenizer's own convention (Gemma's adds <bos>; SmolLM2's, by its GGUF metadata,
+    adds none), "always" puts the tokenizer's BOS token first, "never" leaves it out.
     """
+    if bos == "always" and tokenizer.bos_token_id is None:
+        raise CutError("--gotchas-bos always: this tokenizer has no BOS token")
     if not correct or not wrong or correct[0] == wrong[0]:
         raise CutError(
             f"candidates must be non-empty and differ in their first character: correct {correct!r}, wrong {wrong!r}"
         )
     cut = len(prompt)
-    t = _encode(tokenizer, prompt)
-    a = _encode(tokenizer, prompt + correct)
-    b = _encode(tokenizer, prompt + wrong)
+    t = _encode(tokenizer, prompt, bos)
+    a = _encode(tokenizer, prompt + correct, bos)
+    b = _encode(tokenizer, prompt + wrong, bos)
     start = _common_prefix(a.ids, b.ids)
     context_end = _context_end(a, start)
     sides = [("correct", correct, a), ("wrong", wrong, b)]
@@ -190,4 +201,5 @@ def plan_cut(tokenizer: Any, prompt: str, correct: str, wrong: str) -> CutPlan:
         plain_correct_id=_first_token(tokenizer, correct, "correct"),
         plain_wrong_id=_first_token(tokenizer, wrong, "wrong"),
         prompt_ids=t.ids,
+        bos=tokenizer.convert_ids_to_tokens(context[0]) if t.special[:1] == (True,) else None,
     )

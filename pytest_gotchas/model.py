@@ -303,19 +303,9 @@ def _load_tokenizer(shown: str, source: Path | str) -> Any:
 
 
 def check_tokenizer(tokenizer: Any, shown: str) -> None:
-    """Offsets need a fast tokenizer; models trained with BOS must get it (Gemma collapses without)."""
+    """Offsets need a fast tokenizer. Special tokens (BOS) follow the tokenizer's own convention, see cut.py."""
     if not getattr(tokenizer, "is_fast", False):
         raise ModelLoadError(
             f"cannot use model {shown!r}: its tokenizer ({type(tokenizer).__name__}) is not a fast tokenizer, "
             "and character offsets are needed to check the cut. Save the model with a tokenizer.json."
-        )
-    bos = tokenizer.bos_token_id
-    # GPT-2 style tokenizers call their end-of-text token "bos" but never prepend it.
-    if bos is None or tokenizer.bos_token == tokenizer.eos_token:
-        return
-    first = tokenizer("x")["input_ids"][:1]
-    if first != [bos]:
-        raise ModelLoadError(
-            f"cannot use model {shown!r}: its tokenizer does not put the BOS token {tokenizer.bos_token!r} "
-            "first, and the model's probabilities are meaningless without it. Fix add_bos_token in its tokenizer files."
         )

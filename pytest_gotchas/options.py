@@ -17,6 +17,7 @@ from typing import Any
 
 DTYPES = ("bfloat16", "float16", "float32")
 READINGS = ("text", "token")
+BOS = ("auto", "always", "never")
 
 
 class OptionError(ValueError):
@@ -74,18 +75,21 @@ class Option:
     metavar: str | None = None
     cli: bool = False  # `gotchas new` offers it too, as --<name with dashes>
     shown_default: str = ""  # README's default column, when it is not the default's own text
+    flag_name: str = ""  # the flag's and ini option's name, when it is not the Settings attribute's
 
     @property
     def flag(self) -> str:
-        return "--gotchas" + ("" if self.name == "enabled" else "-" + self.name.replace("_", "-"))
+        name = self.flag_name or self.name
+        return "--gotchas" + ("" if name == "enabled" else "-" + name.replace("_", "-"))
 
     @property
     def ini(self) -> str:
-        return "gotchas" + ("" if self.name == "enabled" else "_" + self.name)
+        name = self.flag_name or self.name
+        return "gotchas" + ("" if name == "enabled" else "_" + name)
 
     @property
     def cli_flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
+        return "--" + (self.flag_name or self.name).replace("_", "-")
 
     @property
     def shown(self) -> str:
@@ -111,8 +115,12 @@ class Option:
 OPTIONS = (
     Option("enabled", "collect chapter YAML files as gotcha cases (the plugin is inert without it)", False,
            kind="flag"),
-    Option("model", "model to probe: an embedded model's name, a hub id, a local folder or a .gguf file",
-           metavar="NAME", cli=True, shown_default="embedded gemma-3-270m"),
+    Option("models", "model to probe: an embedded model's name (gemma-3-270m, smollm2-135m), a hub id, a local "
+           "folder or a .gguf file; repeat it to probe several models in one run", [], kind="list", metavar="NAME",
+           cli=True, shown_default="embedded gemma-3-270m", flag_name="model"),
+    Option("bos", "special tokens at the start of every prompt: auto follows the model's own tokenizer (Gemma: "
+           "<bos>; SmolLM2: none), always puts its BOS token first, never leaves it out", "auto", choices=BOS,
+           cli=True),
     Option("dtype", "dtype the model runs in", "bfloat16", choices=DTYPES, cli=True),
     Option("device", "cpu, cuda or cuda:N (default: cuda when available, else cpu; under -n N each worker gets its "
            "own GPU); auto: device_map=\"auto\", one model spread over every GPU (for a model too large for one)",
@@ -149,7 +157,8 @@ BY_NAME = {option.name: option for option in OPTIONS}
 @dataclass(frozen=True)
 class Settings:
     enabled: bool = False
-    model: str | None = None
+    models: list[str] = field(default_factory=list)  # --gotchas-model, repeatable; empty: the embedded default
+    bos: str = "auto"
     dtype: str = "bfloat16"
     device: str | None = None
     softmax_dtype: str | None = None
@@ -180,5 +189,5 @@ def settings(values: dict[str, Any]) -> Settings:
         value = values.get(option.name)
         if value is None or (option.kind == "list" and not value):
             value = option.default
-        kwargs[option.name] = dict(value) if option.name == "python" else value
+        kwargs[option.name] = dict(value) if option.name == "python" else list(value) if option.kind == "list" else value
     return Settings(**kwargs)

@@ -1,6 +1,7 @@
 """pytest hooks: options, collection of chapter files, verdicts as report categories, the summary and the reports.
 
-Inert unless --gotchas (or `gotchas = true` in the ini) is given. torch and transformers are imported only when
+Chapter files are collected only with --gotchas (or `gotchas = true` in the ini); the fixtures are there for
+users' own Python tests on every run. torch and transformers are imported only when
 the first case is scored, so --collect-only and runs with nothing to score never load them. Each hook is a short
 call into the steps (collect, scoring, baseline, report); this module only translates between pytest and them.
 """
@@ -10,7 +11,6 @@ from __future__ import annotations
 import datetime
 import platform
 import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -19,22 +19,19 @@ import pytest
 from . import sandbox
 from .baseline.gate import Finished, Gate, make_gate, update_command
 from .baseline.store import BaselineError
-from .cases import CaseFileError, looks_like_chapter
-from .collect import Collector, Planned
+from .cases import looks_like_chapter
+from .collect import Collector
+from .embedded import short_names
 from .execute import Cache, Limits
+from .fixtures import RECORDED, gotchas, gotchas_model  # noqa: F401  (fixtures of this plugin)
 from .interpreters import Finder
+from .nodes import MODEL_FIXTURE, PLUGIN, ChapterFile, GotchaItem, GotchasWarning  # noqa: F401  (-W filters name it here)
 from .options import OPTIONS, OptionError, Settings, settings
 from .report import html, json_report, junit, terminal
 from .report.data import Report
 from .results import CaseResult
-from .scoring import GotchasError, ModelSlot, ModelUnavailable, Scorer, Timings
-from .verdict import OUTCOMES, Status
-
-PLUGIN = pytest.StashKey["GotchasPlugin"]()
-
-
-class GotchasWarning(pytest.PytestWarning):
-    """Ground truth differs on this interpreter in an implementation-defined chapter."""
+from .scoring import ModelSlot, ModelUnavailable, Scorer, Timings, process_report
+from .verdict import OUTCOMES
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -89,40 +86,75 @@ def worker(config: pytest.Config) -> tuple[str | None, int]:
 
 class GotchasPlugin:
     """One process's gotchas state: the steps, wired from the settings, and the results gathered for the summary
-    (on the xdist controller, from the workers' reports)."""
+    (on the xdist controller, from the workers' reports). Registered on every run, so that users' Python tests can
+    use the fixtures; chapter files are collected only with --gotchas."""
 
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         cache = getattr(config, "cache", None)  # None under -p no:cacheprovider: execute without caching
         self.settings = settings
         self.worker_id, self.workers = worker(config)
+        self.cache_dir = cache.mkdir("gotchas") if cache else None
         self.collector = Collector(Finder(overrides=settings.python),
-                                   Cache(cache.mkdir("gotchas") / "transcripts" if cache else None),
+                                   Cache(self.cache_dir / "transcripts" if self.cache_dir else None),
                                    Limits(timeout=settings.timeout), settings.runs)
+        names = settings.models or [None]
+        self.model_ids = short_names(names)
+        self.model_names = dict(zip(self.model_ids, names))
         self.timings = Timings()
-        self.slot = ModelSlot(self._load, self.timings)
-        self.scorer = Scorer(self.slot, cache.mkdir("gotchas") if cache else None, settings.softmax_dtype,
-                             settings.top_k, settings.batch_size, settings.reading)
-        self.gate = _gate(config, settings)
+        self.scorers: dict[str, Scorer] = {}
+        self.gate = _gate(config, settings, self.model_ids) if settings.enabled else None
         self.results: list[CaseResult] = []
         self.chapter_files: dict[str, Path] = {}  # chapter name -> the file that has it
         self.worker_timings: dict[str, Any] = {}  # xdist controller: the latest timings of each worker
-        self.finished = Finished()
+        self.finished: list[Finished] = []
+        self._said: set[str] = set()
+        self.stop: str | None = None  # why the session must stop (a baseline of another model)
 
-    def _load(self) -> Any:
+    def scorer(self, model: str) -> Scorer:
+        """The scorer of one model of the run (its model loads on first use)."""
+        if model not in self.scorers:
+            self.scorers[model] = Scorer(ModelSlot(lambda: self._load(model), self.timings), self.cache_dir,
+                                         self.settings.softmax_dtype, self.settings.top_k, self.settings.batch_size,
+                                         self.settings.reading, self.settings.bos, model)
+        return self.scorers[model]
+
+    def _load(self, model: str) -> Any:
         from .model import ModelSpec, load_model
 
         auto = self.settings.device == "auto"  # device_map="auto": one model over every GPU
-        spec = ModelSpec(name=self.settings.model, dtype=self.settings.dtype, device_map_auto=auto,
+        spec = ModelSpec(name=self.model_names[model], dtype=self.settings.dtype, device_map_auto=auto,
                          device=None if auto else self.settings.device, worker_id=self.worker_id,
                          workers=self.workers)
-        return load_model(spec, self.settings.model_cache, log=_notice, lazy_tokenizer=self.scorer.cache_dir is not None)
+        return load_model(spec, self.settings.model_cache, log=_notice, lazy_tokenizer=self.cache_dir is not None)
+
+    def take_notes(self, scorer: Scorer) -> list[str]:
+        """A model's notes not said yet in this process."""
+        fresh = [note for note in scorer.notes if note not in self._said]
+        self._said.update(fresh)
+        return fresh
+
+    def failures(self, result: CaseResult) -> str | None:
+        """Why a scored case fails its test: a pair that passed in the baseline broke (decided per member, where the
+        case ran), or --gotchas-strict and a verdict that is not ok."""
+        failure = None
+        if self.gate is not None:
+            failure, stop = self.gate.check(result)
+            if stop:
+                self.stop = "gotchas: the baseline cannot be used with this model"
+        strict = terminal.strict_message(result) if self.settings.strict else None
+        return "\n\n".join(f for f in (failure, strict) if f) or None
 
     def timings_report(self) -> dict[str, Any]:
         """This process's phases; under xdist, the controller's report time and each worker's phases."""
         if not self.worker_timings:
-            return self.scorer.report(self.collector.cache)
+            return process_report(self.timings, list(self.scorers.values()), self.collector.cache)
         return {"seconds": {"report": round(self.timings.seconds["report"], 4)},
                 "workers": dict(sorted(self.worker_timings.items()))}
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        """A Python test that uses the model runs once per model of the run, as the chapter items do."""
+        if MODEL_FIXTURE in metafunc.fixturenames and len(self.model_ids) > 1:
+            metafunc.parametrize(MODEL_FIXTURE, self.model_ids, indirect=True, scope="session", ids=self.model_ids)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_collection(self, session: pytest.Session) -> Any:
@@ -130,29 +162,29 @@ class GotchasPlugin:
             return (yield)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        data = getattr(report, "gotchas", None)
-        if data is not None and report.when == "call":
-            self.results.append(CaseResult.from_dict(data))
+        if report.when == "call":
+            self.results.extend(CaseResult.from_dict(data) for data in getattr(report, "gotchas", []))
         timings = getattr(report, "gotchas_timings", None)
         if timings is not None:
             gateway = getattr(getattr(report, "node", None), "gateway", None)
             self.worker_timings[str(getattr(gateway, "id", "worker"))] = timings
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if self.worker_id is not None:
+        if self.worker_id is not None or self.gate is None:
             return
-        self.finished = self.gate.finish(self.results)
-        if self.finished.to_record is not None:
+        self.finished = self.gate.finish_all(self.results)
+        for finished in self.finished:
+            if finished.to_record is None:
+                continue
             try:
-                self.finished.lines.append((self.gate.record(self.finished, self.results), {"green": True}))
+                finished.lines.append((self.gate.record(finished, self.results), {"green": True}))
             except (OSError, BaselineError) as error:
-                self.finished.lines.append((f"baseline: could not write {self.finished.to_record[0]}: {error}",
-                                            {"red": True}))
+                finished.lines.append((f"baseline: could not write {finished.to_record[0]}: {error}", {"red": True}))
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if not self.results or (self.settings.json is None and self.settings.html is None):
             return
         with self.timings.phase("report"):  # building it; not the writes that follow
-            report = Report(self.results, run_meta(session.config), self.finished.to_dict())
+            report = Report(self.results, run_meta(session.config), [f.to_dict() for f in self.finished if f.path])
             _ = report.chapters
         if self.settings.json is not None:
             report.run["timings"] = self.timings_report()
@@ -164,21 +196,19 @@ class GotchasPlugin:
         if self.worker_id is not None or not self.results:
             return
         terminalreporter.write_sep("=", "gotchas")
-        for line, markup in terminal.summary_lines(Report(self.results), self.finished.lines):
+        lines = [line for finished in self.finished for line in finished.lines]
+        for line, markup in terminal.summary_lines(Report(self.results), lines):
             terminalreporter.write_line(line, **markup)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    values = read_settings(config)
-    if not values.enabled:
-        return
-    plugin = GotchasPlugin(config, values)
+    plugin = GotchasPlugin(config, read_settings(config))
     config.stash[PLUGIN] = plugin
     config.pluginmanager.register(plugin, "gotchas-plugin")
 
 
-def _gate(config: pytest.Config, values: Settings) -> Gate:
-    """The baseline this run compares with (read now, so that a bad file is a usage error before anything runs).
+def _gate(config: pytest.Config, values: Settings, models: list[str]) -> Gate:
+    """The baselines this run compares with (read now, so that a bad file is a usage error before anything runs).
     A --gotchas-baseline path is relative to the current directory, the ini option's to the ini file."""
     explicit = values.baseline
     if explicit is not None and not explicit.is_absolute():
@@ -186,7 +216,7 @@ def _gate(config: pytest.Config, values: Settings) -> Gate:
         ini_dir = config.inipath.parent if config.inipath else config.rootpath
         explicit = (config.invocation_params.dir if from_cli else ini_dir) / explicit
     try:
-        return make_gate(config.rootpath, explicit, values.model, values.dtype, values.device, values.softmax_dtype,
+        return make_gate(config.rootpath, explicit, models, values.dtype, values.device, values.softmax_dtype,
                          update=values.update_baseline, any_model=values.baseline_any_model,
                          command=update_command(str(a) for a in config.invocation_params.args))
     except BaselineError as error:
@@ -195,98 +225,47 @@ def _gate(config: pytest.Config, values: Settings) -> Gate:
 
 def pytest_report_header(config: pytest.Config) -> str | None:
     """Said once per run: how this run's snippets are confined (README: "What a snippet can do")."""
-    if PLUGIN not in config.stash:
+    if not config.stash[PLUGIN].settings.enabled:
         return None
     return f"gotchas: snippets run under {sandbox.isolation().description}"
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if PLUGIN not in parent.config.stash or file_path.suffix not in (".yaml", ".yml"):
+    if not parent.config.stash[PLUGIN].settings.enabled or file_path.suffix not in (".yaml", ".yml"):
         return None
     if not looks_like_chapter(file_path):
         return None
     return ChapterFile.from_parent(parent, path=file_path)
 
 
-class ChapterFile(pytest.File):
-    def collect(self) -> list["GotchaItem"]:
-        plugin = self.config.stash[PLUGIN]
-        try:
-            plan = plugin.collector.plan_chapter(self.path, _relative(self.path, self.config.rootpath))
-        except CaseFileError as error:
-            raise self.CollectError(str(error)) from None
-        first = plugin.chapter_files.setdefault(plan.chapter.name, self.path)
-        if first != self.path:
-            raise self.CollectError(
-                f"{plan.chapter.path.name}: chapter name {plan.chapter.name!r} is already the name of "
-                f"{_relative(first, self.config.rootpath)}; give each chapter file its own `chapter:` name (pairs, "
-                "reports and baselines are keyed by it)")
-        for line, message in plan.warnings:
-            warnings.warn_explicit(GotchasWarning(message), category=None, filename=str(self.path), lineno=line)
-        if plan.refused:
-            raise self.CollectError("ground truth refuses these cases:\n" + "\n".join(plan.refused))
-        items = []
-        for planned in plan.planned:
-            item = GotchaItem.from_parent(self, name=planned.case.id, planned=planned)
-            item.extra_keyword_matches.add(planned.chapter.name)
-            items.append(item)
-        return items
-
-
-class GotchaItem(pytest.Item):
-    def __init__(self, *, planned: Planned, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.planned = planned
-        self.result: CaseResult | None = None
-
-    def runtest(self) -> None:
-        plugin = self.config.stash[PLUGIN]
-        planned = self.planned
-        if planned.status != Status.SCORED:
-            self.result = planned.result()
-            self.user_properties.extend(junit.properties(self.result))
-            if planned.status in (Status.SKIPPED, Status.EXCLUDED, Status.CRASH):
-                # Located at the case, not at this line, in `-rs` output: as pytest's own skip marks do.
-                raise pytest.skip.Exception(planned.message or planned.status, _use_item_location=True)
-            return
-        self.result = plugin.scorer.score(planned)
-        self.user_properties.extend(junit.properties(self.result))  # --junitxml carries the numbers
-        failure, stop = plugin.gate.check(self.result)  # the baseline gate, decided per member
-        if stop:
-            self.session.shouldstop = "gotchas: the baseline cannot be used with this model"
-        strict = terminal.strict_message(self.result) if plugin.settings.strict else None
-        failures = [f for f in (failure, strict) if f]
-        if failures:
-            raise GotchasError("\n\n".join(failures))
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        if isinstance(excinfo.value, GotchasError):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo, style)
-
-    def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, self.planned.case.line - 1, f"{self.planned.info.label}: {self.name}"
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
-    if isinstance(item, GotchaItem) and call.when == "call":
-        plugin = item.config.stash[PLUGIN]
-        if item.result is not None:
-            report.gotchas = item.result.to_dict()
+    if call.when != "call":
+        return report
+    plugin = item.config.stash[PLUGIN]
+    results = item.stash.get(RECORDED, [])
+    if isinstance(item, GotchaItem) and item.result is not None:
+        results = [item.result]
+        report.gotchas_item = True
+        item.user_properties.extend(junit.properties(item.result))  # --junitxml carries the numbers
+        report.user_properties = list(item.user_properties)
+    if results:
+        report.gotchas = [result.to_dict() for result in results]
         if plugin.worker_id is not None:  # the controller writes the JSON: it needs each worker's timings
             report.gotchas_timings = plugin.timings_report()
-        if call.excinfo is not None and isinstance(call.excinfo.value, ModelUnavailable):
-            item.session.shouldstop = "gotchas: the model could not be loaded"  # one clear error, not one per case
+    if call.excinfo is not None and isinstance(call.excinfo.value, ModelUnavailable):
+        item.session.shouldstop = "gotchas: the model could not be loaded"  # one clear error, not one per case
+    if plugin.stop:
+        item.session.shouldstop = plugin.stop
     return report
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
     data = getattr(report, "gotchas", None)
-    if data is None or report.when != "call" or report.failed:
+    if not data or not getattr(report, "gotchas_item", False) or report.when != "call" or report.failed:
         return None
-    result = CaseResult.from_dict(data)
+    result = CaseResult.from_dict(data[0])
     outcome = OUTCOMES.get(result.outcome)
     if outcome is None or outcome.category is None:
         return None
@@ -311,10 +290,3 @@ def _notice(line: str) -> None:
     from xdist workers too."""
     sys.stderr.write(f"gotchas: {line}\n")
     sys.stderr.flush()
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return str(path.relative_to(root))
-    except ValueError:
-        return str(path)

@@ -131,7 +131,8 @@ class CaseResult:
     outputs: list[list[str]] = field(default_factory=list)  # unscored: [[seed, text], ...]
     message: str | None = None  # why it was not scored
     note: str | None = None
-    model: dict[str, Any] | None = None  # model.ModelInfo as plain values, plus "hardware"
+    model: dict[str, Any] | None = None  # model.ModelInfo as plain values, plus "hardware", "bos"
+    model_id: str | None = None  # the model this item ran for (its parameter: gemma-3-270m, smollm2-135m ...)
     qualifiers: list[str] = field(default_factory=list)  # every qualifier that applies (prime-dep ...)
     # The case verdict under each other reading every run has: which verdicts that way of reading decides.
     reading_verdicts: dict[str, str] = field(default_factory=dict)

@@ -1,8 +1,9 @@
-"""Pairs and chapters, pure. A pair passes only if both members are ok; chapters are never pooled."""
+"""Pairs and chapters, per model, pure. A pair passes only if both members are ok; chapters are never pooled, and
+neither are models: every rollup is of one chapter for one model."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .results import CaseResult, ChapterInfo
 from .verdict import Verdict
@@ -15,6 +16,7 @@ class PairResult:
     members: list[str]
     verdicts: list[str | None]  # None: the member did not run or was not scored
     passed: bool | None  # None: incomplete, not counted
+    model: str | None = None
 
     @property
     def key(self) -> str:
@@ -36,6 +38,7 @@ class ChapterRollup:
     cases: list[CaseResult]  # in the chapter file's order
     pairs: list[PairResult]
     twins: list[TwinResult]
+    model: str | None = None  # the model these verdicts are of
 
     @property
     def passed(self) -> int:
@@ -56,25 +59,41 @@ class ChapterRollup:
         return text
 
 
+def merged_info(results: list[CaseResult]) -> ChapterInfo:
+    """A chapter's description from all its results: Python tests that record into one chapter each know only their
+    own case and pair."""
+    info = results[0].chapter
+    case_ids = list(info.case_ids)
+    pairs, twins = dict(info.pairs), dict(info.twins)
+    for result in results[1:]:
+        case_ids += [c for c in result.chapter.case_ids if c not in case_ids]
+        for pair_id, members in result.chapter.pairs.items():  # a Python test names only its own member
+            pairs[pair_id] = list(dict.fromkeys([*pairs.get(pair_id, []), *members]))
+        twins.update({k: v for k, v in result.chapter.twins.items() if k not in twins})
+    return replace(info, case_ids=case_ids, pairs=pairs, twins=twins)
+
+
 def rollup(results: list[CaseResult]) -> list[ChapterRollup]:
-    chapters: dict[str, list[CaseResult]] = {}
+    """One rollup per (chapter, model), chapters in file order, models in the order they first appear."""
+    groups: dict[tuple[str, str | None], list[CaseResult]] = {}
     for result in results:
-        chapters.setdefault(result.chapter.name, []).append(result)
+        groups.setdefault((result.chapter.name, result.model_id), []).append(result)
+    models = list(dict.fromkeys(r.model_id for r in results))
     rollups = []
-    for name in sorted(chapters, key=lambda n: (chapters[n][0].chapter.path, n)):
-        cases = chapters[name]
-        info = cases[0].chapter
+    for name, model in sorted(groups, key=lambda k: (groups[k][0].chapter.path, k[0], models.index(k[1]))):
+        cases = groups[name, model]
+        info = merged_info(cases)
         order = {case_id: n for n, case_id in enumerate(info.case_ids)}
         cases.sort(key=lambda c: order.get(c.id, len(order)))
         verdicts = {c.id: (c.verdict if c.scored else None) for c in cases}
         pairs = []
         for pair_id, members in info.pairs.items():
             vs = [verdicts.get(m) for m in members]
-            passed = None if None in vs else all(v == Verdict.OK for v in vs)
-            pairs.append(PairResult(name, pair_id, list(members), vs, passed))
+            passed = None if None in vs or len(vs) < 2 else all(v == Verdict.OK for v in vs)
+            pairs.append(PairResult(name, pair_id, list(members), vs, passed, model))
         twins = []
         for twin_id, members in info.twins.items():
             vs = [verdicts.get(m) for m in members]
             twins.append(TwinResult(name, twin_id, list(members), vs, None if None in vs else vs[0] == vs[1]))
-        rollups.append(ChapterRollup(info, cases, pairs, twins))
+        rollups.append(ChapterRollup(info, cases, pairs, twins, model))
     return rollups

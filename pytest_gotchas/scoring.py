@@ -34,6 +34,7 @@ class Timings:
     """Wall seconds of this process per phase, and what the forward passes cost."""
 
     seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))
+    tokenizer_loaded: bool = False  # by a model already released
     forward_passes: int = 0  # contexts run
     forward_calls: int = 0  # model calls: fewer when --gotchas-batch-size grouped some
     prompt_tokens: int = 0
@@ -84,17 +85,30 @@ class ModelSlot:
         return self._loaded
 
     def release(self) -> None:
-        self._loaded = None
+        """Let the model go, so that the next one loads into the memory it held."""
+        import gc
+
+        loaded, self._loaded = self._loaded, None
+        if loaded is not None:  # its tokenizer's cost stays counted
+            self.timings.seconds["tokenizer_load"] += loaded.tokenizer_seconds
+            self.timings.tokenizer_loaded |= loaded.tokenizer_loaded
+        del loaded
+        gc.collect()
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_available():
+            torch.cuda.empty_cache()
 
 
 class Scorer:
     def __init__(self, slot: ModelSlot, cache_dir: Path | None, softmax_dtype: str | None, top_k: int,
-                 batch_size: int, reading: str = "text") -> None:
+                 batch_size: int, reading: str = "text", bos: str = "auto", model_id: str | None = None) -> None:
         self.slot = slot
         self.timings = slot.timings
         # None: no cache of cut plans and token texts, and the tokenizer is loaded with the model
         self.cache_dir = cache_dir
         self.softmax_dtype, self.top_k, self.batch_size, self.reading = softmax_dtype, top_k, batch_size, reading
+        self.bos, self.model_id = bos, model_id
+        self.notes: list[str] = []  # said once per run: a convention of the model that looks wrong
         self._cut_cache: Any = None
         self._vocab: Any = None
         self._model_info: dict[str, Any] | None = None
@@ -109,9 +123,8 @@ class Scorer:
         loaded = self.slot.get()
         case = plan.case
         if self._cut_cache is None:
-            self._cut_cache = CutCache(self.cache_dir and self.cache_dir / "cuts", loaded.tokenizer_key)
+            self._cut_cache = CutCache(self.cache_dir and self.cache_dir / "cuts", loaded.tokenizer_key, self.bos)
             self._vocab = VocabCache(self.cache_dir and self.cache_dir / "vocab", loaded.tokenizer_key)
-            self._model_info = describe(loaded)
         texts = [(p.transcript.prompt, str(case.correct), str(case.wrong)) for p in plan.prompts]
         cached = [self._cut_cache.get(*t) for t in texts]
         decoded: dict[int, str] = {}  # token id -> text, for the top-k
@@ -136,6 +149,9 @@ class Scorer:
         if None in cached or len(decoded) > known:
             for t, cut in zip(texts, cuts):
                 self._cut_cache.put(*t, cut, decoded)
+        if self._model_info is None:
+            self._model_info = {**describe(loaded), "bos": f"{self.bos}: {cuts[0].bos or 'none'}"}
+            self.notes.extend(_conventions(loaded, cuts[0].bos, self.bos))
         self.timings.forward_passes += scores.passes
         self.timings.forward_calls += scores.calls
         self.timings.prompt_tokens += scores.tokens
@@ -147,27 +163,42 @@ class Scorer:
         alternatives = {name: case_verdict([r.judged(name) for r in runs]).verdict
                         for name in runs[0].readings if name != runs[0].main and all(name in r.readings for r in runs)}
         return plan.result(verdict=judgement.verdict, qualifiers=list(judgement.qualifiers), runs=runs,
-                           model=self._model_info, reading_verdicts=alternatives)
+                           model=self._model_info, reading_verdicts=alternatives, model_id=self.model_id)
 
-    @staticmethod
-    def _plan(loaded: Any, prompt: str, correct: str, wrong: str) -> Any:
+    def _plan(self, loaded: Any, prompt: str, correct: str, wrong: str) -> Any:
         from .cut import plan_cut
 
-        return plan_cut(loaded.tokenizer, prompt, correct, wrong)
+        return plan_cut(loaded.tokenizer, prompt, correct, wrong, bos=self.bos)
 
-    def report(self, transcripts: Any) -> dict[str, Any]:
-        """What this process spent, as plain values for the JSON report's run section: cheap counters only."""
-        loaded = self.slot.loaded
-        if loaded is not None:
-            self.timings.seconds["tokenizer_load"] = loaded.tokenizer_seconds
-        cuts = self._cut_cache
-        return {
-            "seconds": {k: round(v, 4) for k, v in self.timings.seconds.items()},
-            "forward_passes": self.timings.forward_passes,
-            "forward_calls": self.timings.forward_calls,
-            "prompt_tokens": self.timings.prompt_tokens,
-            "tokenizer_loaded": bool(loaded is not None and loaded.tokenizer_loaded),
-            "torch_threads": sys.modules["torch"].get_num_threads() if "torch" in sys.modules else None,
-            "transcript_cache": {"hits": transcripts.hits, "misses": transcripts.misses},
-            "cut_cache": {"hits": cuts.hits if cuts else 0, "misses": cuts.misses if cuts else 0},
-        }
+    @property
+    def cut_cache(self) -> Any:
+        return self._cut_cache
+
+
+def process_report(timings: Timings, scorers: list[Scorer], transcripts: Any) -> dict[str, Any]:
+    """What this process spent, as plain values for the JSON report's run section: cheap counters only."""
+    seconds = dict(timings.seconds)
+    live = [s.slot.loaded for s in scorers if s.slot.loaded is not None]
+    seconds["tokenizer_load"] += sum(loaded.tokenizer_seconds for loaded in live)
+    caches = [s.cut_cache for s in scorers if s.cut_cache is not None]
+    return {
+        "seconds": {k: round(v, 4) for k, v in seconds.items()},
+        "forward_passes": timings.forward_passes,
+        "forward_calls": timings.forward_calls,
+        "prompt_tokens": timings.prompt_tokens,
+        "tokenizer_loaded": timings.tokenizer_loaded or any(loaded.tokenizer_loaded for loaded in live),
+        "torch_threads": sys.modules["torch"].get_num_threads() if "torch" in sys.modules else None,
+        "transcript_cache": {"hits": transcripts.hits, "misses": transcripts.misses},
+        "cut_cache": {"hits": sum(c.hits for c in caches), "misses": sum(c.misses for c in caches)},
+    }
+
+
+def _conventions(loaded: Any, bos: str | None, mode: str) -> list[str]:
+    """Gemma collapses without <bos>: a Gemma-family model whose tokenizer does not add it is said, with the flag
+    that overrides a wrong tokenizer file."""
+    model_type = str(getattr(getattr(loaded.model, "config", None), "model_type", ""))
+    if mode == "auto" and bos is None and model_type.startswith("gemma"):
+        name = loaded.info.name if loaded.info else model_type
+        return [f"model {name!r} is a Gemma model ({model_type}), which is trained with <bos> first, but its "
+                "tokenizer adds no BOS token; if its tokenizer files are wrong, run with --gotchas-bos always"]
+    return []

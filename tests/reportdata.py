@@ -119,14 +119,14 @@ def build_report(folder: Path) -> Report:
         (folder / name).write_text(text, encoding="utf-8")
     collector = Collector(Finder(), Cache(folder / "transcripts"), Limits(), runs=3)
     slot = ModelSlot(lambda: load_model(ModelSpec(name=str(model), device="cpu"), folder / "cache"), Timings())
-    scorer = Scorer(slot, None, None, top_k=5, batch_size=1)
+    scorer = Scorer(slot, None, None, top_k=5, batch_size=1, model_id="model")
     results = []
     for name in ("demo.yaml", "primed.yaml"):
         plan = collector.plan_chapter(folder / name, name)
         assert not plan.refused, plan.refused
         for planned in plan.planned:
-            results.append(scorer.score(planned) if planned.status == Status.SCORED else planned.result())
+            results.append(scorer.score(planned) if planned.status == Status.SCORED else planned.result(model_id="model"))
     report = Report(results, dict(RUN))
     recorded = Baseline(None, pairs={"demo/good-pair": "fail", "demo/bad-pair": "pass", "primed/mixed": "fail"})
-    report.baseline = Finished(path="baselines/tiny.yaml", comparison=compare(recorded, results)).to_dict()
+    report.baselines = [Finished(model="model", path="baselines/tiny.yaml", comparison=compare(recorded, results)).to_dict()]
     return report

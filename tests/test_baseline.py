@@ -15,6 +15,7 @@ from gotchas_helpers import make_case, make_run
 from pytest_gotchas.baseline import compare as cmp
 from pytest_gotchas.baseline import gate, store
 from pytest_gotchas.cases import looks_like_chapter
+from pytest_gotchas.embedded import short_name, short_names
 from pytest_gotchas.report import comparison as text
 from pytest_gotchas.report import terminal
 from pytest_gotchas.results import CaseResult, ChapterInfo, Run
@@ -155,12 +156,16 @@ def test_an_unreadable_file_names_it(tmp_path: Path) -> None:
     (None, "gemma-3-270m"), ("google/gemma-2-2b", "gemma-2-2b"), ("/models/My Model/", "My-Model"),
     ("~/w/gemma-3-270m-Q4_K_M.gguf", "gemma-3-270m-Q4_K_M"), ("C:\\m\\llama", "llama"), ("///", "model"),
 ])
-def test_model_slug(model: str | None, slug: str) -> None:
-    assert store.model_slug(model) == slug
+def test_short_name(model: str | None, slug: str) -> None:
+    assert short_name(model) == slug
+
+
+def test_short_names_of_a_run_are_unique() -> None:
+    assert short_names(["a/m", "b/m", None, "smollm2-135m"]) == ["m", "m-2", "gemma-3-270m", "smollm2-135m"]
 
 
 def test_default_path_uses_the_device_kind() -> None:
-    assert store.default_path(Path("/r"), None, "bfloat16", "cuda:1") == Path("/r/baselines/gemma-3-270m-bfloat16-cuda.yaml")
+    assert store.default_path(Path("/r"), "gemma-3-270m", "bfloat16", "cuda:1") == Path("/r/baselines/gemma-3-270m-bfloat16-cuda.yaml")
 
 
 # -- update ---------------------------------------------------------------------------------------------------
@@ -295,13 +300,13 @@ def unpack(done: gate.Finished) -> tuple[list, tuple | None]:
 def run_gate(tmp_path: Path, base: store.Baseline | None = None, **kwargs: object) -> gate.Gate:
     if base is not None:
         store.write(tmp_path / "baselines" / "tiny-bfloat16-cpu.yaml", base)
-    return gate.make_gate(tmp_path, None, "/models/tiny", "bfloat16", None, None, command="CMD", **kwargs)
+    return gate.make_gate(tmp_path, None, ["tiny"], "bfloat16", None, None, command="CMD", **kwargs)
 
 
 def test_without_a_baseline_nothing_fails_and_the_summary_says_how_to_record(tmp_path: Path) -> None:
     g = run_gate(tmp_path)
     assert g.check(case("b", *MISS_)) == (None, False)
-    lines, write = unpack(g.finish(all_ok()))
+    lines, write = unpack(g.finish("tiny", all_ok()))
     assert write is None
     assert [t for t, _ in lines] == ["baseline: none at baselines/tiny-bfloat16-cpu.yaml; "
                                      "record one with: CMD"]
@@ -316,7 +321,7 @@ def test_the_default_file_is_chosen_by_the_device_the_model_loaded_on(tmp_path: 
 
 def test_update_writes_to_the_default_path_and_then_compares(tmp_path: Path) -> None:
     updating = run_gate(tmp_path, update=True)
-    done = updating.finish(all_ok())
+    done = updating.finish("tiny", all_ok())
     assert done.to_record is not None and done.to_record[0] == tmp_path / "baselines" / "tiny-bfloat16-cpu.yaml"
     assert updating.record(done, all_ok()).endswith("written: 2 pairs and 4 verdicts recorded (0 changed), 0 removed, "
                                                     "0 kept from cases that did not run")
@@ -336,7 +341,7 @@ def test_a_foreign_model_is_refused_at_its_first_case_and_stops_the_run(tmp_path
         "bbbbbbbbbbbb..., bfloat16, softmax bfloat16, cpu). They differ in weights_sha256, so their verdicts are not "
         "comparable. Record a baseline for this model with --gotchas-baseline OTHER.yaml --gotchas-update-baseline, "
         "or compare anyway with --gotchas-baseline-any-model.")
-    lines, write = unpack(g.finish([case("a", model={"weights_sha256": "b" * 64})]))
+    lines, write = unpack(g.finish("tiny", [case("a", model={"weights_sha256": "b" * 64})]))
     assert write is None and lines[0][0].startswith("baseline: not used: ")
 
 
@@ -345,7 +350,7 @@ def test_any_model_compares_across_models_and_says_so(tmp_path: Path) -> None:
     other = {"weights_sha256": "b" * 64, "name": "other"}
     failure, stop = g.check(case("a", *MISS_, model=other))
     assert not stop and failure and failure.startswith("regression against the baseline")
-    lines, _ = unpack(g.finish([case("a", *MISS_, model=other), case("b", model=other)]))
+    lines, _ = unpack(g.finish("tiny", [case("a", *MISS_, model=other), case("b", model=other)]))
     assert any("compared ACROSS MODELS (--gotchas-baseline-any-model): they differ in weights_sha256" in t
                for t, _ in lines)
 
@@ -357,7 +362,7 @@ def test_two_updates_at_once_both_land(tmp_path: Path) -> None:
     floats = [case("x", chapter=info("floats", ("x", "y"), {"xy": ["x", "y"]})),
               case("y", chapter=info("floats", ("x", "y"), {"xy": ["x", "y"]}))]
     first, second = run_gate(tmp_path, update=True), run_gate(tmp_path, update=True)  # both start before a write
-    done_first, done_second = first.finish(sets), second.finish(floats)
+    done_first, done_second = first.finish("tiny", sets), second.finish("tiny", floats)
     first.record(done_first, sets)
     second.record(done_second, floats)
     both = store.read(tmp_path / "baselines" / "tiny-bfloat16-cpu.yaml")
@@ -369,7 +374,7 @@ def test_update_with_another_model_and_any_model_starts_afresh(tmp_path: Path) -
     other = {"weights_sha256": "b" * 64}
     g = run_gate(tmp_path, recorded(), any_model=True, update=True)
     results = [case("a", model=other), case("b", model=other)]
-    assert g.record(g.finish(results), results).startswith("baseline baselines/tiny-bfloat16-cpu.yaml written: "
+    assert g.record(g.finish("tiny", results), results).startswith("baseline baselines/tiny-bfloat16-cpu.yaml written: "
                                                             "started afresh")
     new = store.read(tmp_path / "baselines" / "tiny-bfloat16-cpu.yaml")
     assert new.header is not None and new.header.weights_sha256 == "b" * 64
@@ -379,17 +384,17 @@ def test_update_with_another_model_and_any_model_starts_afresh(tmp_path: Path) -
 def test_a_dtype_mismatch_is_refused_before_anything_runs(tmp_path: Path) -> None:
     store.write(tmp_path / "b.yaml", recorded())
     with pytest.raises(store.BaselineError, match=r"They differ in dtype, softmax_dtype"):
-        gate.make_gate(tmp_path, tmp_path / "b.yaml", None, "float32", None, None)
+        gate.make_gate(tmp_path, tmp_path / "b.yaml", ["tiny"], "float32", None, None)
     with pytest.raises(store.BaselineError, match=r"They differ in softmax_dtype"):
-        gate.make_gate(tmp_path, tmp_path / "b.yaml", None, "bfloat16", None, "float32")
-    gate.make_gate(tmp_path, tmp_path / "b.yaml", None, "float32", None, None, any_model=True)
+        gate.make_gate(tmp_path, tmp_path / "b.yaml", ["tiny"], "bfloat16", None, "float32")
+    gate.make_gate(tmp_path, tmp_path / "b.yaml", ["tiny"], "float32", None, None, any_model=True)
 
 
 def test_an_explicit_path_must_exist_unless_it_is_being_recorded(tmp_path: Path) -> None:
     with pytest.raises(store.BaselineError, match="does not exist; record it with --gotchas-baseline"):
-        gate.make_gate(tmp_path, Path("nope.yaml"), None, "bfloat16", None, None)
-    g = gate.make_gate(tmp_path, Path("nope.yaml"), None, "bfloat16", None, None, update=True)
-    assert g.baseline_for("cpu")[0] == tmp_path / "nope.yaml"
+        gate.make_gate(tmp_path, Path("nope.yaml"), ["tiny"], "bfloat16", None, None)
+    g = gate.make_gate(tmp_path, Path("nope.yaml"), ["tiny"], "bfloat16", None, None, update=True)
+    assert g.baseline_for("tiny", "cpu")[0] == tmp_path / "nope.yaml"
 
 
 def test_the_module_is_pure() -> None:
@@ -409,6 +414,6 @@ def test_a_comparison_across_hardware_or_library_versions_says_so(tmp_path: Path
     note = ("recorded on cpu AVX512, this run on cpu AVX2: other kernels round differently, so probabilities move "
             "and close verdicts can flip (docs/determinism.md)")
     assert f"  ({note})" in failure.splitlines()
-    lines, _ = unpack(g.finish([case("a", *MISS_, model=elsewhere), case("b", model=elsewhere)]))
+    lines, _ = unpack(g.finish("tiny", [case("a", *MISS_, model=elsewhere), case("b", model=elsewhere)]))
     texts = [t for t, _ in lines]
     assert texts[1:3] == [f"  {note}", "  recorded with other library versions: torch 2.13.0 -> 2.14.0"]

@@ -524,8 +524,8 @@ def test_gotchas_python_is_used(pytester: pytest.Pytester, write_chapter, py312)
     assert result.parseoutcomes() == {"unscored": 1}, result.stdout.str()
     reprec = pytester.inline_run("--gotchas", f"--gotchas-python=3.12={link}")
     (report,) = [r for r in reprec.getreports("pytest_runtest_logreport") if r.when == "call"]
-    assert report.gotchas["status"] == "unscored"
-    assert report.gotchas["interpreter"] == f"{py312.version} {link}"
+    assert report.gotchas[0]["status"] == "unscored"
+    assert report.gotchas[0]["interpreter"] == f"{py312.version} {link}"
 
 
 def test_gotchas_python_that_does_not_exist(pytester: pytest.Pytester, write_chapter) -> None:
@@ -590,7 +590,7 @@ def test_crash_data_in_the_report(pytester: pytest.Pytester, write_chapter, py31
     write_chapter(SEGFAULT)
     reprec = pytester.inline_run("--gotchas")
     (report,) = [r for r in reprec.getreports("pytest_runtest_logreport") if r.when == "call"]
-    data = report.gotchas
+    (data,) = report.gotchas
     assert data["status"] == "crash" and data["verdict"] is None
     assert data["interpreter"] == f"{py312.version} {py312.path}"
     assert "killed by SIGSEGV" in data["message"] and f"python {py312.version} at {py312.path}" in data["message"]
@@ -673,7 +673,7 @@ def test_transcript_cache_is_used_on_the_second_run(pytester: pytest.Pytester, w
     stored = sorted(p.name for p in cache_dir.glob("*.json"))
     assert len(stored) == 2
     for path in cache_dir.glob("*.json"):
-        runs = json.loads(path.read_text())
+        runs = json.loads(path.read_text())["payload"]
         assert [r["seed"] for r in runs] == ["1", "2", "3"]
         assert all(r["text"].startswith(">>> ") for r in runs)
 

@@ -28,6 +28,7 @@ class Finished:
     """The end of a run's use of its baseline: what the summary says, what the reports show, what to write."""
 
     lines: list[Line] = field(default_factory=list)
+    model: str | None = None  # the model (short name) whose results these are
     path: str | None = None  # as reports name it
     recorded: dict[str, str] | None = None  # the baseline's header
     comparison: Comparison | None = None
@@ -36,28 +37,28 @@ class Finished:
 
     def to_dict(self) -> dict[str, Any]:
         """The report's `baseline` section."""
-        return {"path": self.path, "recorded": self.recorded, "update": self.update,
+        return {"model": self.model, "path": self.path, "recorded": self.recorded, "update": self.update,
                 "comparison": self.comparison.to_dict() if self.comparison else None,
                 "lines": [text.strip() for text, _ in self.lines if text.strip()]}
 
 
 @dataclass
 class Gate:
-    """The file is found from the device the model actually loaded on (unless a path was given), so it is chosen
-    at the first scored result. `files` holds every candidate that existed at start, already read (so a corrupt
-    file is a usage error before anything runs)."""
+    """Each model compares with its own file, found from the device the model actually loaded on (unless a path was
+    given, for a run of one model), so it is chosen at the model's first scored result. `files` holds every
+    candidate that existed at start, already read (so a corrupt file is a usage error before anything runs)."""
 
     root: Path
     explicit: Path | None
-    model: str | None  # --gotchas-model, None = embedded default
+    models: list[str]  # the short names of the run's models
     dtype: str
     files: dict[Path, Baseline]
     update: bool = False
     any_model: bool = False
     command: str = f"pytest --gotchas {UPDATE_FLAG}"
 
-    def baseline_for(self, device: str) -> tuple[Path, Baseline | None]:
-        path = self.explicit or default_path(self.root, self.model, self.dtype, device)
+    def baseline_for(self, model: str, device: str) -> tuple[Path, Baseline | None]:
+        path = self.explicit or default_path(self.root, model, self.dtype, device)
         return path, self.files.get(path)
 
     def shown(self, path: Path) -> str:
@@ -69,7 +70,7 @@ class Gate:
         header = header_of(result)
         if header is None:
             return None, False
-        path, baseline = self.baseline_for(header.device)
+        path, baseline = self.baseline_for(str(result.model_id or self.models[0]), header.device)
         if baseline is None:
             return None, False
         note = None
@@ -82,16 +83,30 @@ class Gate:
             return None, False
         return regression_message(baseline, self.shown(path), result, self.command, note), False
 
-    def finish(self, results: list[CaseResult]) -> Finished:
-        """The summary, and in update mode what to write (on the controller only)."""
+    def finish_all(self, results: list[CaseResult]) -> list[Finished]:
+        """Each model's comparison (and in update mode what to write), on the controller only."""
+        by_model: dict[str, list[CaseResult]] = {}
+        for result in results:
+            by_model.setdefault(str(result.model_id or self.models[0]), []).append(result)
+        done = [self.finish(model, by_model.get(model, [])) for model in self.models]
+        prefix = len(self.models) > 1
+        for finished in done:
+            if prefix:
+                finished.lines = [(f"[{finished.model}] {text.strip()}" if text.strip() else text, markup)
+                                  for text, markup in finished.lines]
+        return done
+
+    def finish(self, model: str, results: list[CaseResult]) -> Finished:
+        """One model's comparison with its baseline, and in update mode what to write."""
         header = run_header(results)
         if header is None:
             if self.update:
-                return Finished([("baseline: nothing was scored, so nothing was recorded", {"yellow": True})])
-            return Finished()
-        path, baseline = self.baseline_for(header.device)
+                return Finished([("baseline: nothing was scored, so nothing was recorded", {"yellow": True})],
+                                model=model)
+            return Finished(model=model)
+        path, baseline = self.baseline_for(model, header.device)
         shown = self.shown(path)
-        done = Finished(path=shown, update=self.update)
+        done = Finished(model=model, path=shown, update=self.update)
         fields = mismatch(baseline.header, header) if baseline and baseline.header else []
         if baseline is not None and baseline.header is not None:
             done.recorded = {k: str(v) for k, v in vars(baseline.header).items()}
@@ -135,13 +150,17 @@ def _shown(path: Path, root: Path) -> str:
         return str(path)
 
 
-def make_gate(root: Path, explicit: Path | None, model: str | None, dtype: str, device: str | None,
+def make_gate(root: Path, explicit: Path | None, models: list[str], dtype: str, device: str | None,
               softmax_dtype: str | None, update: bool = False, any_model: bool = False,
               command: str | None = None) -> Gate:
     """Read every candidate file that exists; raise BaselineError for one that cannot be used. A relative
     `explicit` path is taken relative to `root`."""
     if explicit is not None and not explicit.is_absolute():
         explicit = Path(root) / explicit
+    if explicit is not None and len(models) > 1:
+        raise BaselineError(f"--gotchas-baseline names one file, but this run probes {len(models)} models "
+                            f"({', '.join(models)}); leave it out and each model compares with its own "
+                            "baselines/<model>-<dtype>-<device>.yaml")
     if explicit is not None:
         candidates = [explicit]
         if not explicit.exists() and not update:
@@ -149,12 +168,12 @@ def make_gate(root: Path, explicit: Path | None, model: str | None, dtype: str, 
                                 f"{explicit} {UPDATE_FLAG}")
     else:
         kinds = [device_kind(device)] if device else ["cpu", "cuda"]  # the default device is cuda when there is one
-        candidates = [default_path(root, model, dtype, kind) for kind in kinds]
+        candidates = [default_path(root, model, dtype, kind) for model in models for kind in kinds]
     files = {path: read(path) for path in candidates if path.is_file()}
     for path, baseline in files.items():
         fields = settings_mismatch(baseline.header, dtype, softmax_dtype) if baseline.header else []
         if fields and not any_model:
             now = f"dtype {dtype}, softmax {softmax_dtype or dtype}"
             raise BaselineError(refusal(_shown(path, root), baseline.header, now, fields))  # type: ignore[arg-type]
-    return Gate(root=Path(root), explicit=explicit, model=model, dtype=dtype, files=files, update=update,
+    return Gate(root=Path(root), explicit=explicit, models=list(models), dtype=dtype, files=files, update=update,
                 any_model=any_model, command=command or f"pytest --gotchas {UPDATE_FLAG}")

@@ -21,7 +21,6 @@ never collected as a chapter even when it sits among the chapter files.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Callable
@@ -29,7 +28,6 @@ from typing import Any, TypeVar
 
 import yaml
 
-from ..embedded import DEFAULT as EMBEDDED_SLUG
 from ..files import write_atomic
 from ..verdict import Verdict
 
@@ -94,23 +92,14 @@ class Baseline:
 # -- where it lives ---------------------------------------------------------------------------------------------
 
 
-def model_slug(model: str | None) -> str:
-    """A file-name-safe name for the model: the last part of a hub id or path, without .gguf."""
-    if model is None:
-        return EMBEDDED_SLUG
-    base = re.split(r"[/\\]+", model.strip().rstrip("/\\"))[-1]
-    base = base[: -len(".gguf")] if base.lower().endswith(".gguf") else base
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-.") or "model"
-
-
 def device_kind(device: str) -> str:
     """"cuda:1" -> "cuda"; "auto:cuda:0,cuda:1" -> "auto"."""
     return device.split(":", 1)[0]
 
 
-def default_path(root: Path, model: str | None, dtype: str, device: str) -> Path:
-    """baselines/<model slug>-<dtype>-<device kind>.yaml under the rootdir."""
-    return Path(root) / DEFAULT_DIR / f"{model_slug(model)}-{dtype}-{device_kind(device)}.yaml"
+def default_path(root: Path, model: str, dtype: str, device: str) -> Path:
+    """baselines/<model's short name>-<dtype>-<device kind>.yaml under the rootdir."""
+    return Path(root) / DEFAULT_DIR / f"{model}-{dtype}-{device_kind(device)}.yaml"
 
 
 # -- reading and writing ----------------------------------------------------------------------------------------

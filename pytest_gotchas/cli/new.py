@@ -11,7 +11,6 @@ than collection's 3), so that a flaky snippet is caught while it is written rath
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import tempfile
 from dataclasses import dataclass, replace
@@ -21,12 +20,12 @@ from typing import TextIO
 from .. import transcript, yamlfile
 from ..cases import CASE_ID, DEFAULT_INTERPRETER, Case, CaseFileError, Chapter, load_chapter
 from ..collect import Collector, Planned, request_for
-from ..groundtruth import check, divergence
+from ..groundtruth import check, divergence, natural, output_start
 from ..interpreters import Missing
 from ..report.comparison import pct
 from ..results import PLAIN, TEXT, TOKEN
-from ..scoring import GotchasError, ModelUnavailable
-from ..transcript import CURSOR, PS1, PS2
+from ..scoring import GotchasError, ModelUnavailable, Scorer
+from ..transcript import CURSOR, PS1
 from ..verdict import Status
 from .chapterfile import append_entry, case_entry, install, new_chapter_text, stage, writing
 from .errors import CLIError
@@ -37,7 +36,6 @@ DEFAULT_ID = "new-case"
 # A coin flip agrees with itself in 20 runs once in 2**19: collection's 3 runs let it through once in 4.
 AUTHORING_RUNS = 20
 PRINTED = "<new case>"  # where messages say a printed case is: line numbers count from its stand-in chapter
-_WORD = re.compile(r"\w+")
 READ = {"text": "every token (and chain of tokens) that writes the candidate", "plain": "one token each, at the cut",
         "healed": "one token each, healed (backed off to a clean token boundary)",
         "chain": "a multi-token chain (prefer a cut that tokenizes plainly)"}
@@ -137,8 +135,8 @@ def run_new(args: argparse.Namespace, out: TextIO) -> int:
             nothing = "nothing was written" if target is not None else "no case was printed"
             planned = _collects(session, staged, display, case_id, nothing, args.authoring_runs)
             _holds_in_every_run(session.collector, planned, args.authoring_runs, nothing, out)
-            if args.model is not None:
-                _score(session, planned, out, nothing)
+            for scorer in session.scorers:
+                _score(scorer, planned, out, nothing)
             if target is None:
                 print("\n# the case, ready to paste under `cases:` in a chapter file", file=out)
                 out.write(case_entry("  ", fields))
@@ -208,7 +206,8 @@ def _execute(session: Tools, snippet: Snippet, args: argparse.Namespace, env: di
         raise CLIError(found.reason(flag="--python", ini=None))
     prompt = chapter.prompts(case)[0]
     collector = session.collector
-    runs = collector.cache.get_or_execute(request_for(found, prompt), collector.runs, collector.limits)
+    runs = collector.cache.get_or_execute(request_for(found, prompt.transcript, case.env), collector.runs,
+                                         collector.limits)
     text = runs[0].text
     frame = len(prompt.transcript.prompt) - len(case.transcript.prompt)
     own = text[frame:]
@@ -222,7 +221,10 @@ def _execute(session: Tools, snippet: Snippet, args: argparse.Namespace, env: di
         raise CLIError(f"{problem.message}; a case must run to completion under python {found.version}{limit}")
     if not text.startswith(prompt.transcript.prompt[:frame]):
         raise CLIError(f"the chapter's primer/prelude does not print what {display} shows")
-    start = frame + _output_start(own, case, snippet)
+    try:
+        start = frame + output_start(own, case.transcript.repl_input, case.transcript.command)
+    except ValueError as error:
+        raise CLIError(str(error)) from None
     output = text[start:]
     wrong = args.wrong
     if output.endswith("\n") and not wrong.endswith("\n"):
@@ -239,7 +241,7 @@ def _execute(session: Tools, snippet: Snippet, args: argparse.Namespace, env: di
     if d == len(output):
         raise CLIError(f"the misreading {wrong!r} goes on where Python's output {output!r} ends: they never differ "
                        "at one character; give --wrong the whole output a careless reader expects")
-    correct_token, wrong_token = _natural(output[d:]), _natural(wrong[d:])
+    correct_token, wrong_token = natural(output[d:]), natural(wrong[d:])
     own_prompt = text[frame:start + d]
     last_line = own_prompt.rsplit("\n", 1)[-1]
     print(f"\ncut at line {own_prompt.count(chr(10)) + 1} of the transcript, after {last_line[-40:]!r}:", file=out)
@@ -255,7 +257,7 @@ def _holds_in_every_run(collector: Collector, planned: Planned, wanted: int, not
         return
     case, interpreter = planned.case, planned.interpreter
     assert interpreter is not None and case.correct is not None and case.wrong is not None
-    requests = [request_for(interpreter, prompt) for prompt in planned.prompts]
+    requests = [request_for(interpreter, prompt.transcript, planned.case.env) for prompt in planned.prompts]
     pinned = requests[0].pinned_seed
     seeds = f"PYTHONHASHSEED={pinned}" if pinned is not None else f"PYTHONHASHSEED=1..{wanted}"
     executed = collector.cache.execute_all(requests, wanted, collector.limits)
@@ -277,7 +279,7 @@ def _why_it_varies(collector: Collector, planned: Planned, wanted: int) -> str:
     if interpreter is None or "PYTHONHASHSEED" in dict(case.env):
         return ""
     for prompt in planned.prompts:
-        request = request_for(interpreter, prompt)
+        request = request_for(interpreter, prompt.transcript, planned.case.env)
         pinned = replace(request, env=tuple(sorted({**dict(request.env), "PYTHONHASHSEED": "0"}.items())))
         again = collector.cache.get_or_execute(pinned, max(wanted, collector.runs), collector.limits)
         end = len(prompt.transcript.prompt) + max(len(case.correct or ""), len(case.wrong or ""))
@@ -303,33 +305,6 @@ def _load_placeholder(snippet: Snippet, case_id: str, where: list[tuple[str, obj
 def _framing(chapter: Chapter, primer: str | None) -> str:
     parts = ([f"primer {primer!r}"] if primer else []) + (["the prelude"] if chapter.prelude else [])
     return f"; shown after the chapter's {' and '.join(parts)}" if parts else ""
-
-
-def _output_start(own: str, case, snippet: Snippet) -> int:
-    """Where the output of the last input line (or of the command) starts in the case's rendered text."""
-    if snippet.command is not None:
-        return len(f"$ {case.transcript.command.text}\n")
-    pos = 0
-    for line in case.transcript.repl_input:
-        hits = []
-        for prompt in (PS1, PS2):
-            echo = prompt + line + "\n"
-            at = own.find(echo, pos)
-            while at > 0 and own[at - 1] != "\n":  # an echo starts a line
-                at = own.find(echo, at + 1)
-            if at != -1:
-                hits.append((at, len(echo)))
-        if not hits:
-            raise CLIError(f"the REPL never read the input line {line!r}; is the snippet complete?")
-        at, length = min(hits)
-        pos = at + length
-    return pos
-
-
-def _natural(text: str) -> str:
-    """From the divergence to a natural token end: the rest of a word or number, or one other character."""
-    match = _WORD.match(text)
-    return match.group() if match else text[0]
 
 
 def _fields(case_id: str, found: Found, note: str | None) -> list[tuple[str, object]]:
@@ -360,14 +335,16 @@ def _collects(session: Tools, staged: Path, display: str, case_id: str, nothing:
     return planned
 
 
-def _score(session: Tools, planned: Planned, out: TextIO, nothing: str) -> None:
-    print(f"\nloading model {session.settings.model or 'default (embedded gemma-3-270m)'} ...", file=out, flush=True)
+def _score(scorer: Scorer, planned: Planned, out: TextIO, nothing: str) -> None:
+    print(f"\nloading model {scorer.model_id} ...", file=out, flush=True)
     try:
-        result = session.scorer.score(planned)
+        result = scorer.score(planned)
     except ModelUnavailable as error:
         raise CLIError(f"{nothing}: {error}") from None
     except GotchasError as error:
         raise CLIError(f"this model cannot score the cut, {nothing}: {error}") from None
+    finally:
+        scorer.slot.release()
     info = result.model or {}
     print(f"model {info.get('name')} ({info.get('dtype')}, {info.get('device')}):", file=out)
     for run in result.runs:

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..cases import VERSION
 from ..collect import Collector
+from ..embedded import short_names
 from ..execute import Cache, Limits
 from ..interpreters import Finder
 from ..options import OPTIONS, OptionError, Settings, settings
@@ -61,23 +62,24 @@ def shared_parser() -> argparse.ArgumentParser:
 
 def settings_of(args: argparse.Namespace) -> Settings:
     values = {option.name: getattr(args, option.name, None) for option in OPTIONS if option.cli}
-    if values.get("model") == "default":
-        values["model"] = None
+    values["models"] = [None if m == "default" else m for m in values.get("models") or []]
     return settings(values)
 
 
 class Tools:
-    """Collection and scoring as the plugin wires them, with the transcript cache in a folder of the caller's."""
+    """Collection and scoring as the plugin wires them, with the transcript cache in a folder of the caller's. One
+    scorer per --model, in the order given, each model released before the next is loaded."""
 
     def __init__(self, settings: Settings, scratch: Path) -> None:
         self.settings = settings
         self.collector = Collector(Finder(overrides=settings.python), Cache(scratch / "transcripts"),
                                    Limits(timeout=settings.timeout), settings.runs)
-        self.scorer = Scorer(ModelSlot(self._load, Timings()), None, settings.softmax_dtype, settings.top_k, 1,
-                             settings.reading)
+        self.scorers = [Scorer(ModelSlot(lambda m=model: self._load(m), Timings()), None, settings.softmax_dtype,
+                               settings.top_k, 1, settings.reading, settings.bos, name)
+                        for model, name in zip(settings.models, short_names(settings.models))]
 
-    def _load(self) -> Any:
+    def _load(self, model: str | None) -> Any:
         from ..model import ModelSpec, load_model
 
-        spec = ModelSpec(name=self.settings.model, dtype=self.settings.dtype, device=self.settings.device, flag="--")
+        spec = ModelSpec(name=model, dtype=self.settings.dtype, device=self.settings.device, flag="--")
         return load_model(spec, self.settings.model_cache)

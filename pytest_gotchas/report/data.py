@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any
 
+from ..pairwise import ModelComparison, compare_models
 from ..results import CaseResult, ChapterInfo
 from ..rollup import ChapterRollup, rollup
 
@@ -20,19 +21,30 @@ FORMAT_VERSION = 2
 class Report:
     results: list[CaseResult]
     run: dict[str, Any] = field(default_factory=dict)  # command, date, versions, timings ...
-    baseline: dict[str, Any] | None = None  # baseline.gate.Finished.to_dict()
+    baselines: list[dict[str, Any]] = field(default_factory=list)  # baseline.gate.Finished.to_dict(), per model
 
     @cached_property
     def chapters(self) -> list[ChapterRollup]:
         return rollup(self.results)
 
+    @cached_property
+    def comparisons(self) -> list[ModelComparison]:
+        return compare_models(self.chapters)
+
+    @property
+    def model_ids(self) -> list[str]:
+        """The models of the run by their short names, in the order they ran."""
+        return [m for m in dict.fromkeys(r.model_id for r in self.results) if m is not None]
+
     @property
     def models(self) -> list[dict[str, Any]]:
-        """The model of every scored result, each once, in the order they first appear."""
+        """The model of every scored result, each once, in the order they first appear, with its short name as
+        `id` (what items, cases, pairs and chapters name it by)."""
         seen: dict[str, dict[str, Any]] = {}
         for result in self.results:
-            if result.model and result.model["name"] not in seen:
-                seen[result.model["name"]] = result.model
+            key = result.model_id or (result.model or {}).get("name")
+            if result.model and key not in seen:
+                seen[key] = {"id": key, **result.model}
         return list(seen.values())
 
     @property
@@ -55,7 +67,8 @@ class Report:
         for case in self.cases:
             data = case.to_dict()
             data["chapter"] = case.chapter.name
-            data["model"] = case.model["name"] if case.model else None
+            data["model"] = data.pop("model_id")  # its description is the entry of `models` with this id
+            data["chapter_info"] = asdict(case.chapter)  # what this case's test knew of its chapter
             cases.append(data)
         return {
             "format": FORMAT_VERSION,
@@ -66,7 +79,7 @@ class Report:
             "pairs": [dict(asdict(p), key=p.key) for c in self.chapters for p in c.pairs],
             "chapters": [
                 {
-                    "name": c.info.name, "label": c.info.label, "title": c.info.title, "path": c.info.path,
+                    "model": c.model, "name": c.info.name, "label": c.info.label, "title": c.info.title, "path": c.info.path,
                     "implementation_defined": c.info.implementation_defined, "case_ids": c.info.case_ids,
                     "pair_members": c.info.pairs, "twin_members": c.info.twins,
                     "pairs_passed": c.passed, "pairs_counted": c.counted, "pairs_total": len(c.pairs),
@@ -74,18 +87,16 @@ class Report:
                 }
                 for c in self.chapters
             ],
-            "baseline": self.baseline,
+            "comparisons": [c.to_dict() for c in self.comparisons],
+            "baselines": self.baselines,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Report":
-        infos = {c["name"]: ChapterInfo(name=c["name"], label=c["label"], title=c["title"], path=c["path"],
-                                        implementation_defined=c["implementation_defined"], case_ids=c["case_ids"],
-                                        pairs=c["pair_members"], twins=c["twin_members"])
-                 for c in data["chapters"]}
-        models = {m["name"]: m for m in data.get("models") or []}
-        results = []
-        for case in data["cases"]:
-            values = dict(case, chapter=infos[case["chapter"]], model=models.get(case.get("model")))
-            results.append(CaseResult.from_dict(values))
-        return cls(results, data.get("run") or {}, data.get("baseline"))
+        models = {m["id"]: {k: v for k, v in m.items() if k != "id"} for m in data.get("models") or []}
+        results = [CaseResult.from_dict({**{k: v for k, v in case.items() if k != "chapter_info"},
+                                         "chapter": ChapterInfo(**case["chapter_info"]),
+                                         "model": models.get(case["model"]) if case["status"] == "scored" else None,
+                                         "model_id": case["model"]})
+                   for case in data["cases"]]
+        return cls(results, data.get("run") or {}, data.get("baselines") or [])

@@ -71,11 +71,17 @@ def strict_message(result: CaseResult) -> str | None:
 
 
 def summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
-    for chapter in report.chapters:
-        yield from _chapter(chapter)
+    several = len(report.model_ids) > 1
+    if several:
+        for name in dict.fromkeys(c.info.name for c in report.chapters):
+            yield from _chapter_across(report, [c for c in report.chapters if c.info.name == name])
+    else:
+        for chapter in report.chapters:
+            yield from _chapter(chapter)
     yield "", _PLAIN
     for chapter in report.chapters:
-        yield chapter.line(), {"bold": True}
+        yield (f"[{chapter.model}] " if several else "") + chapter.line(), {"bold": True}
+    yield from _comparison_lines(report)
     yield from _reading_line(report.results)
     yield from _softmax_line(report.results)
     if baseline:
@@ -138,6 +144,45 @@ def _chapter(chapter: ChapterRollup) -> Iterator[Line]:
         members = ", ".join(f"{m} {v or '-'}" for m, v in zip(twin.members, twin.verdicts))
         yield f"  written twice, {twin.id}: {state} ({members})", _PLAIN
     yield f"  {chapter.line()}", {"bold": True}
+
+
+def _chapter_across(report: Report, rollups: list[ChapterRollup]) -> Iterator[Line]:
+    """One chapter under several models: a column per model with each case's verdict, then each model's pairs."""
+    models = [r.model or "" for r in rollups]
+    by_model = {r.model: {c.id: c for c in r.cases} for r in rollups}
+    ids = list(dict.fromkeys(c.id for r in rollups for c in r.cases))
+    width = max(len(i) for i in ids)
+    widths = [max(len(m), 9) for m in models]
+    yield "", _PLAIN
+    yield rollups[0].info.label, {"bold": True}
+    yield f"  {'case':<{width}}  " + "  ".join(f"{m:<{w}}" for m, w in zip(models, widths)), _PLAIN
+    for case_id in ids:
+        cells = []
+        for model, w in zip(models, widths):
+            case = by_model.get(model, {}).get(case_id)
+            cells.append(f"{(case.outcome if case else '-'):<{w}}")
+        yield f"  {case_id:<{width}}  " + "  ".join(cells).rstrip(), _PLAIN
+    for pair_id in rollups[0].info.pairs:
+        states = []
+        for rollup in rollups:
+            pair = next((p for p in rollup.pairs if p.id == pair_id), None)
+            state = "-" if pair is None or pair.passed is None else "pass" if pair.passed else "FAIL"
+            states.append(f"{rollup.model} {state}")
+        yield f"  pair {pair_id}: {', '.join(states)}", _PLAIN
+    for rollup in rollups:
+        yield f"  [{rollup.model}] {rollup.line()}", {"bold": True}
+
+
+def _comparison_lines(report: Report) -> Iterator[Line]:
+    """Each two models, per chapter, on pairs and on case verdicts: counts, and a difference only where the exact
+    McNemar test shows one."""
+    comparisons = report.comparisons
+    if not comparisons:
+        return
+    yield "", _PLAIN
+    yield "models compared per chapter (exact McNemar on the units one gets right and the other does not):", _PLAIN
+    for c in comparisons:
+        yield f"  {c.chapter}: {c.line()}", {"green": True} if c.shown else _PLAIN
 
 
 def _unscored(case: CaseResult, width: int) -> Iterator[Line]:
