@@ -169,9 +169,17 @@ class GotchasPlugin:
             gateway = getattr(getattr(report, "node", None), "gateway", None)
             self.worker_timings[str(getattr(gateway, "id", "worker"))] = timings
 
+    def ordered(self) -> list[CaseResult]:
+        """The results in the run's model order, then chapter and case order: under xdist they arrive as workers
+        finish them."""
+        rank = {model: n for n, model in enumerate(self.model_ids)}
+        return sorted(self.results, key=lambda r: (rank.get(str(r.model_id), len(rank)), r.chapter.path,
+                                                   r.chapter.case_ids.index(r.id) if r.id in r.chapter.case_ids else 0))
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.worker_id is not None or self.gate is None:
             return
+        self.results = self.ordered()
         self.finished = self.gate.finish_all(self.results)
         for finished in self.finished:
             if finished.to_record is None:

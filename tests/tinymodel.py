@@ -51,17 +51,19 @@ def _split_merge(merged: str, vocab: dict[str, int]) -> tuple[str, str]:
     raise ValueError(f"merge {merged!r} is not two existing tokens")
 
 
-def build_tokenizer(merges: list[str] | tuple[str, ...] = DEFAULT_MERGES):
-    """A transformers fast tokenizer: BPE over characters, "<bos>" prepended, "<unk>" for the rest."""
+def build_tokenizer(merges: list[str] | tuple[str, ...] = DEFAULT_MERGES, adds_bos: bool = True):
+    """A transformers fast tokenizer: BPE over characters, "<bos>" prepended (unless `adds_bos` is false, as
+    SmolLM2's GGUF metadata says of its own), "<unk>" for the rest."""
     from tokenizers import Tokenizer, decoders, models, processors
     from transformers import PreTrainedTokenizerFast
 
     vocab, pairs = build_vocab(merges)
     backend = Tokenizer(models.BPE(vocab=vocab, merges=pairs, unk_token="<unk>"))
     backend.add_special_tokens(list(SPECIAL_TOKENS))
-    backend.post_processor = processors.TemplateProcessing(
-        single="<bos> $A", pair="<bos> $A <bos> $B", special_tokens=[("<bos>", vocab["<bos>"])]
-    )
+    if adds_bos:
+        backend.post_processor = processors.TemplateProcessing(
+            single="<bos> $A", pair="<bos> $A <bos> $B", special_tokens=[("<bos>", vocab["<bos>"])]
+        )
     backend.decoder = decoders.Fuse()  # tokens are literal text: concatenate them
     return PreTrainedTokenizerFast(
         tokenizer_object=backend,
@@ -79,6 +81,7 @@ def build_tiny_model(
     merges: list[str] | tuple[str, ...] = DEFAULT_MERGES,
     window_rules: dict[str, dict[str, float]] | None = None,
     window: int = 12,
+    adds_bos: bool = True,
 ) -> Path:
     """Write a model folder into ``path`` whose logits after token t are ``rules[t]``.
 
@@ -95,7 +98,7 @@ def build_tiny_model(
     import torch
     from transformers import Gemma3ForCausalLM, Gemma3TextConfig
 
-    tokenizer = build_tokenizer(merges)
+    tokenizer = build_tokenizer(merges, adds_bos)
     vocab = tokenizer.get_vocab()
     vocab_size = len(vocab)
     config = Gemma3TextConfig(

@@ -133,9 +133,11 @@ class Gate:
         return done
 
     def record(self, done: Finished, results: list[CaseResult]) -> str:
-        """Write what `finish` decided into the file as it is when written (see store.rewrite); the summary line."""
+        """Write what `finish` decided into the file as it is when written (see store.rewrite); the summary line.
+        Only the results of the model `done` is about are written."""
         assert done.to_record is not None
         path, header, fresh = done.to_record
+        results = [r for r in results if str(r.model_id or self.models[0]) == done.model]
 
         def change(current: Baseline | None) -> tuple[Baseline, UpdateStats]:
             return update(None if fresh else current, results, header)

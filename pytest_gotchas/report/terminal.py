@@ -155,7 +155,7 @@ def _chapter_across(report: Report, rollups: list[ChapterRollup]) -> Iterator[Li
     widths = [max(len(m), 9) for m in models]
     yield "", _PLAIN
     yield rollups[0].info.label, {"bold": True}
-    yield f"  {'case':<{width}}  " + "  ".join(f"{m:<{w}}" for m, w in zip(models, widths)), _PLAIN
+    yield (f"  {'case':<{width}}  " + "  ".join(f"{m:<{w}}" for m, w in zip(models, widths))).rstrip(), _PLAIN
     for case_id in ids:
         cells = []
         for model, w in zip(models, widths):
