@@ -73,8 +73,8 @@ def test_healed_and_multi_token_cuts_are_labelled(full_run: tuple[dict, str, int
     # Both tokenizers merge the prompt's last ")" with the candidate: "),", ")]" (gemma), ")," and ")]" (SmolLM2).
     assert (healed["token"]["correct_tokens"], healed["token"]["wrong_tokens"]) == (["),"], [")]"])
     chain = cases["locals-py312"]["runs"][0]["readings"]["token"]
-    # gemma backs off one character, to "'" + "k" against "'."; SmolLM2 two, to "{'" + "k" against "{'.".
-    expected = {"gemma-3-270m": (["'", "k"], ["'."]), "smollm2-135m": (["{'", "k"], ["{'."])}[data["models"][0]["id"]]
+    # gemma backs off one character, to "'" + "k" against "'."; SmolLM2 two, to "{'" + "k" against "{" + "'.".
+    expected = {"gemma-3-270m": (["'", "k"], ["'."]), "smollm2-135m": (["{'", "k"], ["{", "'."])}[data["models"][0]["id"]]
     assert chain["kind"] == "chain" and (chain["correct_tokens"], chain["wrong_tokens"]) == expected
     assert "healed cut: '),' vs ')]'" in stdout
     assert "multi-token cut" in stdout
