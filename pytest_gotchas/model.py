@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from . import numerics
 from .convert import ConversionError, Log, convert_gguf, no_progress_bars, one_line
 from .embedded import DEFAULT, MODELS, EmbeddedMissing
 from .hashes import file_sha256, hub_snapshot, tokenizer_fingerprint, weight_files, weights_sha256
@@ -44,6 +45,8 @@ class ModelInfo:
     device: str
     torch_version: str
     transformers_version: str
+    numerics: str = ""  # numerics.fingerprint: the kernels' bits on fixed probes
+    threads: int = 0  # torch threads of this process (CPU kernels can round differently per thread count)
 
 
 class LoadedModel:
@@ -62,6 +65,8 @@ class LoadedModel:
         self.info = info
         self.tokenizer_key = tokenizer_key
         self.tokenizer_seconds = 0.0
+        self.notes: list[str] = []  # said once per run: how the load went against the defaults
+        self._float32: Any = None
 
     @property
     def tokenizer(self) -> Any:
@@ -76,6 +81,19 @@ class LoadedModel:
     @property
     def tokenizer_loaded(self) -> bool:
         return self._tokenizer is not None
+
+    def float32(self) -> Any:
+        """The model with its weights upcast to float32 (for --gotchas-precision-check), made on first use; the
+        model itself when it already runs in float32."""
+        import copy
+
+        import torch
+
+        if self.model.dtype == torch.float32:
+            return self.model
+        if self._float32 is None:
+            self._float32 = copy.deepcopy(self.model).to(torch.float32).eval()
+        return self._float32
 
 
 class ModelLoadError(Exception):
@@ -107,9 +125,11 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
         raise ModelLoadError(f"cannot load model {shown!r}: dtype {spec.dtype!r} is not one of {', '.join(DTYPES)}")
     device = "auto" if spec.device_map_auto else resolve_device(spec.device, spec.worker_id)
     _check_device(device, shown, spec.flag)
-    share_cpu_threads(device, spec.workers)
+    full_threads = torch.get_num_threads()
+    shared = share_cpu_threads(device, spec.workers)
     source = _resolve_source(spec.name, Path(cache_dir), log or _quiet, spec.flag)
     model = _load_weights(shown, source, getattr(torch, spec.dtype), device)
+    fingerprint, threads, kept = numerics.keep_threads_if_they_matter(model, shared or full_threads, full_threads)
 
     def tokenizer_loader() -> Any:
         tokenizer = _load_tokenizer(shown, source)
@@ -133,12 +153,19 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
         device=device,
         torch_version=str(torch.__version__),
         transformers_version=str(transformers.__version__),
+        numerics=fingerprint,
+        threads=threads,
     )
     if lazy_tokenizer:
-        return LoadedModel(model, info=info, load_tokenizer=tokenizer_loader,
-                           tokenizer_key=tokenizer_fingerprint(folder, Path(cache_dir)))
-    loaded = LoadedModel(model, tokenizer, info)
-    loaded.tokenizer_seconds = tokenizer_seconds
+        loaded = LoadedModel(model, info=info, load_tokenizer=tokenizer_loader,
+                             tokenizer_key=tokenizer_fingerprint(folder, Path(cache_dir)))
+    else:
+        loaded = LoadedModel(model, tokenizer, info)
+        loaded.tokenizer_seconds = tokenizer_seconds
+    if kept:
+        loaded.notes.append(f"on this CPU the number of threads changes {spec.dtype} logits ({shared} threads and "
+                            f"{full_threads} give other bits): each xdist worker keeps {full_threads} threads, as a "
+                            "serial run does, so that -n gives the same numbers (set OMP_NUM_THREADS to choose)")
     return loaded
 
 
@@ -147,22 +174,8 @@ def describe(loaded: LoadedModel) -> dict[str, Any]:
     hardware that decides how its kernels round (the baseline records it)."""
     assert loaded.info is not None
     info = asdict(loaded.info)
-    info["hardware"] = _hardware(info["device"])
+    info["hardware"] = numerics.hardware(info["device"])
     return info
-
-
-def _hardware(device: str) -> str:
-    """What decides how bfloat16 kernels round (docs/determinism.md): the GPU, or the CPU's vector capability."""
-    import torch
-
-    if "cuda" in device and torch.cuda.is_available():
-        match = re.search(r"cuda:(\d+)", device)
-        index = int(match[1]) if match else torch.cuda.current_device()
-        major, minor = torch.cuda.get_device_capability(index)
-        return f"{torch.cuda.get_device_name(index)} (sm_{major}{minor})"
-    if device.startswith("cpu"):
-        return f"cpu {torch.backends.cpu.get_cpu_capability()}"
-    return device
 
 
 def resolve_device(requested: str | None, worker_id: str | None) -> str:

@@ -115,7 +115,8 @@ class GotchasPlugin:
         if model not in self.scorers:
             self.scorers[model] = Scorer(ModelSlot(lambda: self._load(model), self.timings), self.cache_dir,
                                          self.settings.softmax_dtype, self.settings.top_k, self.settings.batch_size,
-                                         self.settings.reading, self.settings.bos, model)
+                                         self.settings.reading, self.settings.bos, model,
+                                         self.settings.precision_check)
         return self.scorers[model]
 
     def _load(self, model: str) -> Any:

@@ -7,7 +7,9 @@ under a new name, not new fields here:
 - ``text``: the probability that the output, as text, continues with each candidate (score.py);
 - ``token``: the write-up's reading at the cut (plain, healed or a multi-token chain; see cut.py);
 - ``plain``: the naive single-token reading at the full prompt, when the token reading is not plain;
-- ``other-softmax``: the same logits through the other softmax dtype.
+- ``other-softmax``: the same logits through the other softmax dtype;
+- ``precision``: the verdict's reading computed in float32 (weights upcast, float32 softmax), with
+  --gotchas-precision-check.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 from .verdict import Judged, Status
 
-TEXT, TOKEN, PLAIN, OTHER_SOFTMAX = "text", "token", "plain", "other-softmax"
+TEXT, TOKEN, PLAIN, OTHER_SOFTMAX, PRECISION = "text", "token", "plain", "other-softmax", "precision"
 DERIVED = ("verdict", "p_correct", "p_wrong", "coverage", "margin")  # a run's, from its main reading
 
 
@@ -105,7 +107,11 @@ class Run:
         return self.reading.margin
 
     def judged(self, reading: str | None = None) -> Judged:
-        return Judged(self.primer, self.readings[reading or self.main].verdict)
+        """The run as a case verdict sees it; read another way (`reading`), without the precision check."""
+        if reading is not None:
+            return Judged(self.primer, self.readings[reading].verdict)
+        precision = self.readings.get(PRECISION)
+        return Judged(self.primer, self.verdict, precision.verdict if precision else None)
 
     def to_dict(self) -> dict[str, Any]:
         """The main reading's numbers also at the top, for readers of the JSON; from_dict ignores them."""
@@ -134,7 +140,8 @@ class CaseResult:
     model: dict[str, Any] | None = None  # model.ModelInfo as plain values, plus "hardware", "bos"
     model_id: str | None = None  # the model this item ran for (its parameter: gemma-3-270m, smollm2-135m ...)
     qualifiers: list[str] = field(default_factory=list)  # every qualifier that applies (prime-dep ...)
-    # The case verdict under each other reading every run has: which verdicts that way of reading decides.
+    # The case verdict by each reading every run has (the main one included), without the precision check: which
+    # verdicts the way of reading decides.
     reading_verdicts: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

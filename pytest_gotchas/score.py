@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .cut import CutPlan
-from .results import OTHER_SOFTMAX, PLAIN, TEXT, TOKEN, Reading
+from .results import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, Reading
 from .verdict import run_verdict
 from .vocab import Vocab
 
@@ -227,18 +227,18 @@ class Cut:
 
 
 class Batch(list):  # type: ignore[type-arg]
-    """The Scored of each cut, in order, and what the passes cost."""
+    """The Scored of each cut, in order, and what the passes cost (of the model, and of its float32 copy)."""
 
-    def __init__(self, scored: list[Scored], rows: Rows) -> None:
+    def __init__(self, scored: list[Scored], *rows: Rows) -> None:
         super().__init__(scored)
-        self.passes = len(rows.main)  # contexts run
-        self.calls = rows.calls  # model calls: fewer when batch_size grouped some
-        self.tokens = sum(len(c) for c in rows.main)
+        self.passes = sum(len(r.main) for r in rows)  # contexts run
+        self.calls = sum(r.calls for r in rows)  # model calls: fewer when batch_size grouped some
+        self.tokens = sum(len(c) for r in rows for c in r.main)
 
 
 def score_batch(loaded: Any, cuts: list[Cut] | list[CutPlan], softmax_dtype: str | None = None, top_k: int = 5, batch_size: int = 1,
                 decoded: dict[int, str] | None = None, vocab: Callable[[], Vocab] | None = None,
-                main: str = TOKEN) -> list[Scored]:
+                main: str = TOKEN, precision: Any = None) -> list[Scored]:
     """Every reading of several cuts; each context is run once even if several cuts need it.
 
     With ``batch_size`` > 1 only contexts of identical length share a pass. Batched results were bit-identical to
@@ -247,7 +247,8 @@ def score_batch(loaded: Any, cuts: list[Cut] | list[CutPlan], softmax_dtype: str
 
     ``decoded`` (token id -> text) is read before the tokenizer is asked, and extended with what it answers.
     ``vocab`` gives the token texts the text reading needs; without it there is no text reading. ``main`` names
-    the reading the verdict comes from: ``other-softmax`` is that reading through the other softmax dtype.
+    the reading the verdict comes from: ``other-softmax`` is that reading through the other softmax dtype, and with
+    a float32 copy of the model as ``precision`` the reading ``precision`` is that reading computed in float32.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
@@ -263,6 +264,7 @@ def score_batch(loaded: Any, cuts: list[Cut] | list[CutPlan], softmax_dtype: str
         return known[token]
 
     table = vocab() if vocab is not None and all(cut.prompt for cut in cuts) else None
+    exact = Rows(precision, "float32", batch_size, top_k) if precision is not None else None
     scored = []
     for cut in cuts:
         plan = cut.plan
@@ -277,9 +279,14 @@ def score_batch(loaded: Any, cuts: list[Cut] | list[CutPlan], softmax_dtype: str
         if rows.other_dtype is not None:
             readings[OTHER_SOFTMAX] = (_text_reading(*texts[:6], rows.other_dtype, decode, other=True)  # type: ignore
                                        if main == TEXT else _token_reading(plan, rows, rows.other_dtype, other=True))
+        if exact is not None:
+            exact.need(_reads(plan))
+            readings[PRECISION] = (_text_reading(plan, cut.prompt, cut.correct, cut.wrong, exact, table,  # type: ignore
+                                                 "float32", decode)
+                                   if main == TEXT else _token_reading(plan, exact, "float32"))
         top = [[decode(i), p] for i, p in rows.top[plan.context_ids]]
         scored.append(Scored(readings, top, len(_reads(plan)) + len(rows.main) - before))
-    return Batch(scored, rows)
+    return Batch(scored, rows, *([exact] if exact is not None else []))
 
 
 def score(loaded: Any, plan: CutPlan, softmax_dtype: str | None = None, top_k: int = 5) -> Scored:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .collect import Planned
-from .results import CaseResult, Run
+from .results import PRECISION, CaseResult, Run
 from .verdict import case_verdict
 
 PHASES = ("collection", "model_load", "tokenizer_load", "cuts", "forward", "report")
@@ -101,13 +101,14 @@ class ModelSlot:
 
 class Scorer:
     def __init__(self, slot: ModelSlot, cache_dir: Path | None, softmax_dtype: str | None, top_k: int,
-                 batch_size: int, reading: str = "text", bos: str = "auto", model_id: str | None = None) -> None:
+                 batch_size: int, reading: str = "text", bos: str = "auto", model_id: str | None = None,
+                 precision_check: bool = False) -> None:
         self.slot = slot
         self.timings = slot.timings
         # None: no cache of cut plans and token texts, and the tokenizer is loaded with the model
         self.cache_dir = cache_dir
         self.softmax_dtype, self.top_k, self.batch_size, self.reading = softmax_dtype, top_k, batch_size, reading
-        self.bos, self.model_id = bos, model_id
+        self.bos, self.model_id, self.precision_check = bos, model_id, precision_check
         self.notes: list[str] = []  # said once per run: a convention of the model that looks wrong
         self._cut_cache: Any = None
         self._vocab: Any = None
@@ -138,7 +139,7 @@ class Scorer:
                 scores = score_batch(loaded, [Cut(c, *t) for c, t in zip(cuts, texts)],
                                      softmax_dtype=self.softmax_dtype, top_k=self.top_k, batch_size=self.batch_size,
                                      decoded=decoded, vocab=lambda: self._vocab.get(lambda: loaded.tokenizer),
-                                     main=self.reading)
+                                     main=self.reading, precision=loaded.float32() if self.precision_check else None)
         except CutError as error:
             raise GotchasError(f"{plan.where}: {error}") from None
         except VocabError as error:
@@ -151,7 +152,7 @@ class Scorer:
                 self._cut_cache.put(*t, cut, decoded)
         if self._model_info is None:
             self._model_info = {**describe(loaded), "bos": f"{self.bos}: {cuts[0].bos or 'none'}"}
-            self.notes.extend(_conventions(loaded, cuts[0].bos, self.bos))
+            self.notes.extend(loaded.notes + _conventions(loaded, cuts[0].bos, self.bos))
         self.timings.forward_passes += scores.passes
         self.timings.forward_calls += scores.calls
         self.timings.prompt_tokens += scores.tokens
@@ -160,8 +161,10 @@ class Scorer:
                     batch_size=self.batch_size, forward_passes=s.forward_passes)
                 for prompt, s in zip(plan.prompts, scores)]
         judgement = case_verdict([r.judged() for r in runs])
+        # The case verdict by each reading every run has, its own included, none of them checked for precision:
+        # which verdicts the way of reading decides.
         alternatives = {name: case_verdict([r.judged(name) for r in runs]).verdict
-                        for name in runs[0].readings if name != runs[0].main and all(name in r.readings for r in runs)}
+                        for name in runs[0].readings if name != PRECISION and all(name in r.readings for r in runs)}
         return plan.result(verdict=judgement.verdict, qualifiers=list(judgement.qualifiers), runs=runs,
                            model=self._model_info, reading_verdicts=alternatives, model_id=self.model_id)
 

@@ -20,6 +20,7 @@ class Verdict(StrEnum):
     TIE = "tie"
     NOISE = "noise"
     PRIME_DEP = "prime-dep"
+    PRECISION_DEP = "precision-dep"
 
 
 class Status(StrEnum):
@@ -50,6 +51,7 @@ OUTCOMES = {o.key: o for o in (
     Outcome(Verdict.TIE, "tie", "T", "tie", "yellow"),
     Outcome(Verdict.NOISE, "noise", "n", "noise", "yellow"),
     Outcome(Verdict.PRIME_DEP, "prime_dep", "P", "prime-dep", "yellow"),
+    Outcome(Verdict.PRECISION_DEP, "precision_dep", "R", "precision-dep", "yellow"),
     Outcome(Status.UNSCORED, "unscored", "u", "unscored", "yellow"),
     Outcome(Status.CRASH, "crash", "C", "CRASH", "red"),
     Outcome(Status.EXCLUDED, None, "s", "excluded", "yellow"),
@@ -77,6 +79,7 @@ class Judged:
 
     primer: str | None
     verdict: str
+    precision: str | None = None  # the verdict of the same reading computed in float32 (--gotchas-precision-check)
 
 
 @dataclass(frozen=True)
@@ -85,14 +88,20 @@ class Judgement:
     qualifiers: tuple[str, ...]  # every qualifier that applies, in QUALIFIERS order; the first names the verdict
 
 
-# The documented order in which qualifiers name a case's verdict.
-QUALIFIERS = (Verdict.PRIME_DEP,)
+# The documented order in which qualifiers name a case's verdict: a verdict that belongs to rounding is no verdict
+# of the model under any primer, so precision-dep comes first; then the primer order (the write-up's prime-dep).
+QUALIFIERS = (Verdict.PRECISION_DEP, Verdict.PRIME_DEP)
 
 
 def case_verdict(runs: Sequence[Judged]) -> Judgement:
-    """A case run under several primer orders counts only if every order gives the same verdict."""
+    """A case counts only if every run agrees with itself in float32 (when checked) and every primer order gives
+    the same verdict; otherwise each qualifier that applies is recorded and the first names the case's verdict."""
     if not runs:
         raise ValueError("a scored case has at least one run")
-    verdicts = {r.verdict for r in runs}
-    qualifiers = (Verdict.PRIME_DEP,) if len(verdicts) > 1 else ()
-    return Judgement(str(qualifiers[0]) if qualifiers else runs[0].verdict, tuple(map(str, qualifiers)))
+    found = set()
+    if any(r.precision is not None and r.precision != r.verdict for r in runs):
+        found.add(Verdict.PRECISION_DEP)
+    if len({r.verdict for r in runs}) > 1:
+        found.add(Verdict.PRIME_DEP)
+    qualifiers = tuple(str(q) for q in QUALIFIERS if q in found)
+    return Judgement(qualifiers[0] if qualifiers else runs[0].verdict, qualifiers)

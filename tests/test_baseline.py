@@ -25,9 +25,9 @@ SCORED, SKIPPED, UNSCORED = Status.SCORED, Status.SKIPPED, Status.UNSCORED
 
 SHA = "a" * 64
 MODEL = {"name": "tiny", "source": "/m/tiny", "weights_sha256": SHA, "dtype": "bfloat16", "device": "cpu",
-         "torch_version": "2.13.0", "transformers_version": "5.24.0", "hardware": "cpu AVX512"}
+         "torch_version": "2.13.0", "transformers_version": "5.24.0", "hardware": "cpu AVX512", "numerics": "0" * 16}
 HEADER = store.Header(name="tiny", weights_sha256=SHA, dtype="bfloat16", softmax_dtype="bfloat16", device="cpu",
-                   hardware="cpu AVX512", torch="2.13.0", transformers="5.24.0")
+                   hardware="cpu AVX512", numerics="0" * 16, torch="2.13.0", transformers="5.24.0")
 
 
 def info(name: str = "sets", cases: tuple[str, ...] = ("a", "b", "c", "d"),

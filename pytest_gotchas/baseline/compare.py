@@ -8,6 +8,7 @@ Updating rewrites only what ran: a `-k` run keeps every other chapter.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -25,7 +26,7 @@ def header_of(result: CaseResult) -> Header | None:
     m = result.model
     return Header(name=str(m["name"]), weights_sha256=str(m["weights_sha256"]), dtype=str(m["dtype"]),
                   softmax_dtype=result.runs[0].reading.softmax_dtype, device=device_kind(str(m["device"])),
-                  hardware=str(m.get("hardware", "unknown")),
+                  hardware=str(m.get("hardware", "unknown")), numerics=str(m.get("numerics", "")),
                   torch=str(m["torch_version"]), transformers=str(m["transformers_version"]))
 
 
@@ -200,3 +201,41 @@ def update(baseline: Baseline | None, results: list[CaseResult], header: Header)
             written.add(case.key)
     stats.kept = sum(1 for k in [*pairs, *verdicts] if k not in written)
     return Baseline(header, dict(sorted(pairs.items())), dict(sorted(verdicts.items()))), stats
+
+
+@dataclass
+class Numerics:
+    """A run against its baseline when the model, dtypes and libraries are the same: do the kernels give the same
+    bits? With the same fingerprint every probability must be equal; with another, differences are the kernels'."""
+
+    same_kernels: bool
+    differing: list[str] = field(default_factory=list)  # cases whose probabilities differ from the baseline's
+    changed: list[str] = field(default_factory=list)  # of those, the ones whose verdict changed
+    within_rounding: list[str] = field(default_factory=list)  # changed, and the margin is one the dtype can't resolve
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def ulp(p: float, dtype: str) -> float:
+    """The spacing of `dtype`'s values at p (bfloat16 keeps 8 significant bits, float16 11, float32 24)."""
+    bits = {"bfloat16": 8, "float16": 11}.get(dtype, 24)
+    return 2.0 ** (math.floor(math.log2(p)) - bits + 1) if p > 0 else 0.0
+
+
+def numerics(baseline: Baseline, results: list[CaseResult], recorded: Header, now: Header) -> Numerics:
+    out = Numerics(same_kernels=recorded.numerics == now.numerics)
+    for result in results:
+        old = baseline.verdicts.get(result.key)
+        if not result.scored or old is None:
+            continue
+        new = entry_of(result)
+        if (old.p_correct, old.p_wrong) == (new.p_correct, new.p_wrong):
+            continue
+        out.differing.append(result.key)
+        if old.verdict != new.verdict:
+            out.changed.append(result.key)
+            runs = result.runs
+            if any(r.margin <= 2 * ulp(max(r.p_correct, r.p_wrong), r.reading.softmax_dtype) for r in runs):
+                out.within_rounding.append(result.key)
+    return out

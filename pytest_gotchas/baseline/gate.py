@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..report.comparison import (Line, comparison_lines, hardware_note, notes, refusal, regression_message,
-                                 update_line)
+from ..report.comparison import (Line, comparison_lines, hardware_note, notes, numerics_lines, refusal,
+                                 regression_message, update_line)
 from ..results import CaseResult
-from .compare import Comparison, UpdateStats, compare, header_of, mismatch, run_header, settings_mismatch, update
+from .compare import (Comparison, Numerics, UpdateStats, compare, header_of, mismatch, numerics, run_header,
+                      settings_mismatch, update)
 from .store import (ANY_MODEL_FLAG, UPDATE_FLAG, Baseline, BaselineError, Header, default_path, device_kind, read,
                     rewrite)
 
@@ -32,6 +33,7 @@ class Finished:
     path: str | None = None  # as reports name it
     recorded: dict[str, str] | None = None  # the baseline's header
     comparison: Comparison | None = None
+    numerics: Numerics | None = None  # the same model, dtypes and libraries: are the kernels the baseline's?
     update: bool = False
     to_record: tuple[Path, Header, bool] | None = None  # update mode: the file, this run's header, start afresh
 
@@ -39,6 +41,7 @@ class Finished:
         """The report's `baseline` section."""
         return {"model": self.model, "path": self.path, "recorded": self.recorded, "update": self.update,
                 "comparison": self.comparison.to_dict() if self.comparison else None,
+                "numerics": self.numerics.to_dict() if self.numerics else None,
                 "lines": [text.strip() for text, _ in self.lines if text.strip()]}
 
 
@@ -126,6 +129,9 @@ class Gate:
                 done.lines.append((f"  compared ACROSS MODELS ({ANY_MODEL_FLAG}): they differ in {', '.join(fields)}; "
                                    f"this run uses {header.describe()}", {"yellow": True}))
             done.lines.extend(notes(baseline.header, header))
+            if baseline.header is not None and not fields:
+                done.numerics = numerics(baseline, results, baseline.header, header)
+                done.lines.extend(numerics_lines(done.numerics, baseline.header, header))
             done.comparison = compare(baseline, results)
             done.lines.extend(comparison_lines(done.comparison, baseline, self.command, self.update))
         if self.update:

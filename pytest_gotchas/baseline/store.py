@@ -37,7 +37,8 @@ PASS, FAIL = "pass", "fail"
 UPDATE_FLAG = "--gotchas-update-baseline"
 ANY_MODEL_FLAG = "--gotchas-baseline-any-model"
 DEFAULT_DIR = "baselines"
-HEADER_FIELDS = ("name", "weights_sha256", "dtype", "softmax_dtype", "device", "hardware", "torch", "transformers")
+HEADER_FIELDS = ("name", "weights_sha256", "dtype", "softmax_dtype", "device", "hardware", "numerics", "torch",
+                 "transformers")
 # A different value in one of these makes the verdicts incomparable: the comparison is refused.
 IDENTITY_FIELDS = ("weights_sha256", "dtype", "softmax_dtype")
 COMMENT = """\
@@ -65,6 +66,7 @@ class Header:
     softmax_dtype: str
     device: str
     hardware: str
+    numerics: str  # numerics.fingerprint: the kernels' bits on fixed probes
     torch: str
     transformers: str
 

@@ -53,6 +53,9 @@ def shared_parser() -> argparse.ArgumentParser:
     for option in OPTIONS:
         if not option.cli:
             continue
+        if option.kind == "flag":
+            parser.add_argument(option.cli_flag, dest=option.name, action="store_true", default=None, help=option.help)
+            continue
         default = f" (default {option.shown_default or option.default})" if option.kind != "list" else ""
         parser.add_argument(option.cli_flag, dest=option.name, metavar=option.metavar, choices=option.choices,
                             type=_checked(option.parse), action="append" if option.kind == "list" else "store",
@@ -75,7 +78,7 @@ class Tools:
         self.collector = Collector(Finder(overrides=settings.python), Cache(scratch / "transcripts"),
                                    Limits(timeout=settings.timeout), settings.runs)
         self.scorers = [Scorer(ModelSlot(lambda m=model: self._load(m), Timings()), None, settings.softmax_dtype,
-                               settings.top_k, 1, settings.reading, settings.bos, name)
+                               settings.top_k, 1, settings.reading, settings.bos, name, settings.precision_check)
                         for model, name in zip(settings.models, short_names(settings.models))]
 
     def _load(self, model: str | None) -> Any:

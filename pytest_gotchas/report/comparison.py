@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..baseline.compare import Comparison, PairChange, UpdateStats, broken_pairs, entry_of
+from ..baseline.compare import Comparison, Numerics, PairChange, UpdateStats, broken_pairs, entry_of
 from ..baseline.store import ANY_MODEL_FLAG, UPDATE_FLAG, Baseline, Header, Probability
 from ..results import CaseResult
 
@@ -140,3 +140,19 @@ def update_line(stats: UpdateStats, path: Path | str, fresh: bool) -> str:
     start = "started afresh, " if fresh else ""
     return (f"baseline {path} written: {start}{stats.pairs} pairs and {stats.verdicts} verdicts recorded "
             f"({stats.changed} changed), {stats.removed} removed, {stats.kept} kept from cases that did not run")
+
+
+def numerics_lines(check: Numerics, recorded: Header, now: Header) -> Iterator[Line]:
+    """Whether the kernels gave the baseline's bits: with the same fingerprint any difference is a bug; with another
+    it is the kernels', and the verdicts it changed inside the dtype's rounding are named."""
+    if check.same_kernels:
+        if check.differing:
+            yield (f"  numerics match the baseline's ({now.numerics}), yet {len(check.differing)} cases' probabilities "
+                   f"differ from it: that is a bug, please report it: {', '.join(check.differing)}"), RED
+        return
+    yield (f"  same model, other kernels (numerics {recorded.numerics or 'not recorded'} on {recorded.hardware}, "
+           f"now {now.numerics} on {now.hardware}): probabilities differ from the baseline's in "
+           f"{len(check.differing)} cases; {len(check.changed)} verdicts changed"), YELLOW
+    if check.within_rounding:
+        yield (f"  verdicts changed by a margin {now.softmax_dtype} cannot resolve (decided by rounding, not by the "
+               f"model): {', '.join(check.within_rounding)}"), YELLOW

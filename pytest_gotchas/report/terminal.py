@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..results import OTHER_SOFTMAX, PLAIN, TEXT, TOKEN, CaseResult, Run
+from ..results import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, CaseResult, Run
 from ..rollup import ChapterRollup
 from ..verdict import Status, Verdict, colour
 from ..baseline.compare import entry_of
@@ -89,29 +89,38 @@ def summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
         yield from baseline
 
 
+def _decided_by(results: list[CaseResult], name: str) -> tuple[list[CaseResult], list[CaseResult], str]:
+    """(the cases read both ways, those whose verdict the other way changes, the changes as text)."""
+    compared = [r for r in results if r.scored and name in r.reading_verdicts and r.runs[0].main in r.reading_verdicts]
+    changed = [r for r in compared if r.reading_verdicts[name] != r.reading_verdicts[r.runs[0].main]]
+    detail = ", ".join(f"{r.key} {r.reading_verdicts[r.runs[0].main]} -> {r.reading_verdicts[name]}" for r in changed)
+    return compared, changed, f": {detail}" if detail else ""
+
+
 def _reading_line(results: list[CaseResult]) -> Iterator[Line]:
     """Which verdicts the way of reading the cut decides: the text and token readings come from the same passes."""
     for name in (TEXT, TOKEN):
-        compared = [r for r in results if r.scored and name in r.reading_verdicts]
-        if not compared:
-            continue
-        changed = [r for r in compared if r.reading_verdicts[name] != r.verdict]
-        detail = ", ".join(f"{r.key} {r.verdict} -> {r.reading_verdicts[name]}" for r in changed)
-        yield (f"read as {compared[0].runs[0].main}; by the {name} reading {len(changed)} of {len(compared)} case "
-               f"verdicts would differ" + (f": {detail}" if detail else "")), _PLAIN
+        compared, changed, detail = _decided_by(results, name)
+        if compared and name != compared[0].runs[0].main:
+            yield (f"read as {compared[0].runs[0].main}; by the {name} reading {len(changed)} of {len(compared)} "
+                   f"case verdicts would differ{detail}"), _PLAIN
 
 
 def _softmax_line(results: list[CaseResult]) -> Iterator[Line]:
-    """Which verdicts the softmax dtype decides: the same logits were read through both."""
-    compared = [r for r in results if r.scored and OTHER_SOFTMAX in r.reading_verdicts]
-    if not compared:
-        return
-    used, other = (compared[0].runs[0].reading.softmax_dtype,
-                   compared[0].runs[0].readings[OTHER_SOFTMAX].softmax_dtype)
-    changed = [r for r in compared if r.reading_verdicts[OTHER_SOFTMAX] != r.verdict]
-    detail = ", ".join(f"{r.key} {r.verdict} -> {r.reading_verdicts[OTHER_SOFTMAX]}" for r in changed)
-    yield (f"softmax in {used}; in {other} {len(changed)} of {len(compared)} case verdicts would differ"
-           + (f": {detail}" if detail else "")), _PLAIN
+    """Which verdicts the softmax dtype decides (the same logits were read through both), and which the precision of
+    the whole computation decides (--gotchas-precision-check)."""
+    compared, changed, detail = _decided_by(results, OTHER_SOFTMAX)
+    if compared:
+        used, other = (compared[0].runs[0].reading.softmax_dtype,
+                       compared[0].runs[0].readings[OTHER_SOFTMAX].softmax_dtype)
+        yield (f"softmax in {used}; in {other} {len(changed)} of {len(compared)} case verdicts would differ"
+               f"{detail}"), _PLAIN
+    checked = [r for r in results if r.scored and any(PRECISION in run.readings for run in r.runs)]
+    if checked:
+        dependent = [r for r in checked if Verdict.PRECISION_DEP in r.qualifiers]
+        names = ", ".join(r.key for r in dependent)
+        yield (f"precision check: computed in float32, {len(dependent)} of {len(checked)} case verdicts change "
+               f"(precision-dep)" + (f": {names}" if names else "")), _PLAIN
 
 
 def _chapter(chapter: ChapterRollup) -> Iterator[Line]:
