@@ -7,6 +7,7 @@ whether a case it wrote would collect.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,10 +54,13 @@ class ChapterPlan:
 
 
 def chapter_info(chapter: Chapter, display: str) -> ChapterInfo:
+    """What every result of the chapter records of it, with the sha256 of the file's bytes (which version of the
+    chapter it ran)."""
     return ChapterInfo(
         name=chapter.name, label=chapter.label, title=chapter.title, path=display,
         implementation_defined=chapter.implementation_defined, case_ids=[c.id for c in chapter.cases],
         pairs={p.id: list(p.members) for p in chapter.pairs}, twins={t.id: list(t.members) for t in chapter.twins},
+        sha256=hashlib.sha256(Path(chapter.path).read_bytes()).hexdigest(),
     )
 
 

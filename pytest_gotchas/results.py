@@ -33,6 +33,9 @@ class ChapterInfo:
     case_ids: list[str]
     pairs: dict[str, list[str]]
     twins: dict[str, list[str]]
+    # sha256 of the chapter file's bytes when it was collected: `gotchas merge` refuses to combine results of two
+    # versions of one chapter. None in reports written before it was recorded.
+    sha256: str | None = None
 
 
 @dataclass

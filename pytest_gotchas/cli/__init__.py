@@ -1,11 +1,12 @@
-"""The `gotchas` command (also `python -m pytest_gotchas`): tools for writing cases. Each subcommand is a module."""
+"""The `gotchas` command (also `python -m pytest_gotchas`): tools for writing cases and for combining reports. Each
+subcommand is a module."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from . import new
+from . import merge, new
 from .errors import CLIError
 from .tools import shared_parser
 
@@ -16,11 +17,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="pytest-gotchas tools. `gotchas new` writes a case: it executes a snippet, finds where its "
-                    "true output and a misreading diverge, and prints or appends the case.",
+                    "true output and a misreading diverge, and prints or appends the case. `gotchas merge` combines "
+                    "the JSON reports of several runs (models, chapters, shards) into one report.",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     shared = shared_parser()
     new.add_parser(commands, shared)
+    merge.add_parser(commands)
     return parser
 
 

@@ -3,17 +3,24 @@
 The page has inline CSS only (templates/report.css): no scripts, fonts, images or any other fetch, so it opens
 offline and can be mailed around as one file. The templates compute no verdict, pair or count of their own: they
 show what the Report holds.
+
+A report of several models is laid out by chapter, not by rollup: `ChapterGroup` puts the rollups of one chapter
+(one per model) side by side, so that each case is shown once with one bar per model, each pair once with its state
+per model, and the summary is a chapters x models matrix of pairs passed beside the per-chapter comparisons.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
 from ..files import write_atomic
-from ..results import CaseResult, Run
+from ..pairwise import ModelComparison
+from ..results import CaseResult, ChapterInfo, Run
+from ..rollup import ChapterRollup, PairResult, TwinResult
 from ..verdict import NOISE_FLOOR, Status, Verdict
 from .data import FORMAT_VERSION, Report
 from .terminal import NEGLIGIBLE
@@ -59,6 +66,82 @@ def interpreters(cases: list[CaseResult]) -> str:
     return ", ".join(sorted({str(c.interpreter).split()[0] for c in cases if c.interpreter}))
 
 
+@dataclass
+class ChapterGroup:
+    """One chapter under every model of the report: its rollups by model (a model that did not run it has none)."""
+
+    info: ChapterInfo
+    models: list[str]  # every model of the report, in the order they ran
+    rollups: dict[str, ChapterRollup]
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def case_ids(self) -> list[str]:
+        """Every case any model has, in the chapter file's order."""
+        order = {case_id: n for n, case_id in enumerate(self.info.case_ids)}
+        ids = dict.fromkeys(c.id for r in self.rollups.values() for c in r.cases)
+        return sorted(ids, key=lambda i: order.get(i, len(order)))
+
+    def row(self, case_id: str) -> list[tuple[str, CaseResult | None]]:
+        """(model, its result of the case, or None) for every model."""
+        return [(m, next((c for c in r.cases if c.id == case_id), None) if (r := self.rollups.get(m)) else None)
+                for m in self.models]
+
+    def pair_rows(self) -> list[tuple[str, list[str], list[tuple[str, PairResult | None]]]]:
+        """(pair id, members, [(model, its pair result, or None)]) for every pair any model's rollup has."""
+        ids = dict.fromkeys(p.id for r in self.rollups.values() for p in r.pairs)
+        return [(pair_id, next(p.members for r in self.rollups.values() for p in r.pairs if p.id == pair_id),
+                 [(m, next((p for p in r.pairs if p.id == pair_id), None) if (r := self.rollups.get(m)) else None)
+                  for m in self.models])
+                for pair_id in ids]
+
+    def twin_rows(self) -> list[tuple[str, list[str], list[tuple[str, TwinResult | None]]]]:
+        """(twin id, members, [(model, its twin result, or None)]) for every twin any model's rollup has."""
+        ids = dict.fromkeys(t.id for r in self.rollups.values() for t in r.twins)
+        return [(twin_id, next(t.members for r in self.rollups.values() for t in r.twins if t.id == twin_id),
+                 [(m, next((t for t in r.twins if t.id == twin_id), None) if (r := self.rollups.get(m)) else None)
+                  for m in self.models])
+                for twin_id in ids]
+
+    @property
+    def cases(self) -> list[CaseResult]:
+        """Every model's results of the chapter."""
+        return [c for r in self.rollups.values() for c in r.cases]
+
+
+def chapter_groups(report: Report) -> list[ChapterGroup]:
+    """The report's rollups grouped by chapter, chapters in the rollups' order."""
+    grouped: dict[str, dict[str | None, ChapterRollup]] = {}
+    for rollup in report.chapters:
+        grouped.setdefault(rollup.info.name, {})[rollup.model] = rollup
+    models = report.model_ids
+    groups = []
+    for rollups in grouped.values():
+        first = next(iter(rollups.values()))
+        groups.append(ChapterGroup(first.info, models, {m: r for m, r in rollups.items() if m is not None}))
+    return groups
+
+
+def shared_prompts(cases: list[CaseResult]) -> bool:
+    """Whether every model was shown the same prompts (the transcripts do not depend on the model)."""
+    prompts = {tuple((r.primer, r.prompt) for r in c.runs) for c in cases}
+    return len(prompts) == 1
+
+
+def comparison_outcome(comparison: ModelComparison) -> str:
+    """What the exact McNemar test allows one to say, in the words of the terminal summary."""
+    if not comparison.shown:
+        return "no difference shown"
+    return f"{comparison.a if comparison.a_only > comparison.b_only else comparison.b} ahead"
+
+
+def model_cases(report: Report, model: str) -> list[CaseResult]:
+    return [c for c in report.cases if c.model_id == model]
+
+
 @cache
 def _environment() -> Any:
     import jinja2
@@ -70,7 +153,9 @@ def _environment() -> Any:
     env.globals.update(CURSOR=CURSOR, KEYS=KEYS, NOISE_FLOOR=NOISE_FLOOR, CUT_LABELS=CUT_LABELS, CUT_WHY=CUT_WHY,
                        SCORED=Status.SCORED, PRIME_DEP=Verdict.PRIME_DEP, shared_tail=shared_tail,
                        prompt_parts=prompt_parts, interpreters=interpreters, version=__version__,
-                       zip=zip, FORMAT_VERSION=FORMAT_VERSION, NEGLIGIBLE=NEGLIGIBLE)
+                       zip=zip, FORMAT_VERSION=FORMAT_VERSION, NEGLIGIBLE=NEGLIGIBLE, chapter_groups=chapter_groups,
+                       shared_prompts=shared_prompts, comparison_outcome=comparison_outcome,
+                       model_cases=model_cases)
     return env
 
 

@@ -1,0 +1,284 @@
+"""`gotchas merge A.json B.json ... [--json OUT] [--html OUT]`: one report from the JSON reports of several runs.
+
+A CI matrix runs one job per model, or per shard of the chapters, each writing `--gotchas-json`; this command puts
+their results into one Report, so that the pair rollups per (chapter, model) and the per-chapter model comparisons
+are computed by the same code as for a run of all models at once. Nothing is copied from the inputs' own tables:
+only their results, their models' descriptions and their baseline sections are read.
+
+It refuses, naming both files, whatever would make the merged numbers a mix that no single run could have given:
+two different results for one model and case (identical ones, from overlapping shards, are kept once), two versions
+of one chapter file (by the sha256 collection records), one model described two ways (other weights, dtype,
+hardware or library versions), and reports of another JSON format.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..report import html, json_report
+from ..report.comparison import pct
+from ..report.data import FORMAT_VERSION, Report
+from ..report.terminal import summary_lines
+from ..results import CaseResult
+from .errors import CLIError
+
+# Facts of a run that the merged run states only when every input agrees on them.
+SHARED_RUN_FACTS = ("pytest", "python", "platform", "xdist_workers", "isolation")
+# A model's description may differ in where it was loaded from (a cache folder of each machine), nothing else.
+LOCAL_MODEL_FACTS = ("source",)
+
+EXAMPLE = """\
+examples:
+  # one CI job per model, each writing its own report; then one page of both, with their comparisons
+  pytest --gotchas cases/ --gotchas-model gemma-3-270m --gotchas-json gemma.json
+  pytest --gotchas cases/ --gotchas-model smollm2-135m --gotchas-json smollm.json
+  gotchas merge gemma.json smollm.json --json all.json --html all.html
+
+  # the terminal summary of the merged results
+  gotchas merge gemma.json smollm.json
+"""
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    merge = commands.add_parser(
+        "merge", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLE,
+        help="combine the JSON reports of several runs (models, chapters, shards) into one report",
+        description="Combine JSON reports written by --gotchas-json (other models, other chapters, or shards of one "
+                    "model's run) into one report: its chapter tables, pairs and per-chapter model comparisons are "
+                    "computed from all their results, as for one run of every model. Without --json or --html it "
+                    "prints the terminal summary.\n\n"
+                    "Refused: two different results for one model and case (identical duplicates are kept once), "
+                    "results of two versions of one chapter file, one model described two ways, and reports of "
+                    f"another JSON format (this version reads format {FORMAT_VERSION}).",
+    )
+    merge.add_argument("reports", nargs="+", metavar="REPORT.json", help="JSON reports written by --gotchas-json")
+    merge.add_argument("--json", metavar="OUT.json", help="write the merged JSON report here")
+    merge.add_argument("--html", metavar="OUT.html", help="write the merged HTML page here")
+    merge.set_defaults(run=run_merge)
+
+
+@dataclass
+class Source:
+    """One input report: its file name as messages say it, and its JSON data."""
+
+    name: str
+    data: dict[str, Any]
+
+    @property
+    def run(self) -> dict[str, Any]:
+        run = self.data.get("run")
+        return run if isinstance(run, dict) else {}
+
+
+def read_source(path: Path | str) -> Source:
+    """A JSON report, or a CLIError that says why the file is not one."""
+    name = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise CLIError(f"cannot read {name}: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise CLIError(f"{name} is not a gotchas report: it is not UTF-8 text") from None
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        raise CLIError(f"{name} is not a gotchas report: it is not JSON ({error})") from None
+    if (not isinstance(data, dict) or not isinstance(data.get("format"), int) or isinstance(data["format"], bool)
+            or not isinstance(data.get("cases"), list)):
+        raise CLIError(f"{name} is not a gotchas report: a report written by --gotchas-json has a `format` number "
+                       f"and a list of `cases`")
+    return Source(name, data)
+
+
+def check_formats(sources: list[Source]) -> None:
+    first = sources[0]
+    for other in sources[1:]:
+        if other.data["format"] != first.data["format"]:
+            raise CLIError(f"{first.name} is JSON format {first.data['format']} and {other.name} is format "
+                           f"{other.data['format']}: reports of different formats cannot be merged; write them "
+                           f"again with one version of pytest-gotchas")
+    if first.data["format"] != FORMAT_VERSION:
+        which = "both reports are" if len(sources) == 2 else "the reports are" if len(sources) > 2 else f"{first.name} is"
+        raise CLIError(f"{which} JSON format {first.data['format']}; this pytest-gotchas reads format "
+                       f"{FORMAT_VERSION} only")
+
+
+def _report_of(source: Source) -> Report:
+    try:
+        report = Report.from_dict(source.data)
+        report.to_dict()  # rolls it up: data that reads back but does not add up fails here, not later
+        return report
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
+        raise CLIError(f"{source.name} is not a gotchas report of format {FORMAT_VERSION}: its data does not read "
+                       f"back ({type(error).__name__}: {error})") from None
+
+
+def _model_name(model: str | None) -> str:
+    return f"model {model!r}" if model is not None else "no model"
+
+
+def _check_models(reports: list[tuple[Source, Report]]) -> None:
+    """One short name, one model: a merged report describes each model once, so its results must share it."""
+    seen: dict[str, tuple[str, dict[str, Any]]] = {}
+    for source, report in reports:
+        for model in report.models:
+            model_id = model["id"]
+            facts = {k: v for k, v in model.items() if k not in LOCAL_MODEL_FACTS}
+            if model_id not in seen:
+                seen[model_id] = (source.name, facts)
+                continue
+            first, known = seen[model_id]
+            differ = [k for k in dict.fromkeys([*known, *facts]) if known.get(k) != facts.get(k)]
+            if differ:
+                detail = "; ".join(f"{k} {known.get(k)!r} vs {facts.get(k)!r}" for k in differ)
+                raise CLIError(f"{first} and {source.name} describe {_model_name(model_id)} differently ({detail}): "
+                               f"a merged report states one description per model, so its results must come from "
+                               f"one set of weights, dtype, hardware and library versions")
+
+
+def _versioned(result: CaseResult) -> bool:
+    """Whether the result's chapter is a chapter file whose hash names its version. A chapter that Python tests
+    record into (gotchas.case(...)) is written per test into a file of its own, so its hashes name nothing."""
+    return result.chapter.sha256 is not None and result.chapter.path.endswith((".yaml", ".yml"))
+
+
+def _check_chapters(reports: list[tuple[Source, Report]]) -> None:
+    seen: dict[str, tuple[str, str]] = {}
+    for source, report in reports:
+        for result in report.results:
+            if not _versioned(result):
+                continue
+            chapter, sha = result.chapter, result.chapter.sha256
+            assert sha is not None
+            first, known = seen.setdefault(chapter.name, (source.name, sha))
+            if known != sha:
+                raise CLIError(f"{first} and {source.name} ran different versions of chapter {chapter.name!r} "
+                               f"({chapter.path}: sha256 {known[:12]}... vs {sha[:12]}...): their results are not "
+                               f"of the same cases; run both on the same chapter files")
+
+
+def _comparable(result: CaseResult) -> dict[str, Any]:
+    """A result as merging compares it: without its model's description (checked once per model) and its chapter's
+    (checked by its hash; the path it is shown by depends on where pytest ran)."""
+    data = json.loads(json.dumps(result.to_dict()))  # tuples and lists alike, as in the file
+    return {k: v for k, v in data.items() if k not in ("model", "chapter")}
+
+
+def _difference(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """The first thing two results of one case differ in, in words."""
+    for key in ("status", "verdict"):
+        if old.get(key) != new.get(key):
+            return f"{key} {old.get(key)} vs {new.get(key)}"
+    old_runs, new_runs = old.get("runs") or [], new.get("runs") or []
+    if len(old_runs) != len(new_runs):
+        return f"{len(old_runs)} vs {len(new_runs)} runs"
+    for a, b in zip(old_runs, new_runs):
+        if a == b:
+            continue
+        primer = f"primer {a.get('primer')}: " if a.get("primer") is not None else ""
+        if (a.get("p_correct"), a.get("p_wrong")) != (b.get("p_correct"), b.get("p_wrong")):
+            return (f"{primer}P(correct) {pct(a.get('p_correct'))} vs {pct(b.get('p_correct'))}, "
+                    f"P(wrong) {pct(a.get('p_wrong'))} vs {pct(b.get('p_wrong'))}")
+        key = next(k for k in dict.fromkeys([*a, *b]) if a.get(k) != b.get(k))
+        return f"{primer}{key} {a.get(key)!r} vs {b.get(key)!r}"
+    key = next(k for k in dict.fromkeys([*old, *new]) if old.get(k) != new.get(k))
+    return f"{key} {old.get(key)!r} vs {new.get(key)!r}"
+
+
+def _merged_results(reports: list[tuple[Source, Report]]) -> list[CaseResult]:
+    """Every result once: an identical duplicate (an overlapping shard) is kept once, a different one refused."""
+    seen: dict[tuple[str | None, str, str], tuple[str, dict[str, Any]]] = {}
+    results = []
+    for source, report in reports:
+        for result in report.results:
+            key = (result.model_id, result.chapter.name, result.id)
+            data = _comparable(result)
+            if key not in seen:
+                seen[key] = (source.name, data)
+                results.append(result)
+                continue
+            first, known = seen[key]
+            if known != data:
+                raise CLIError(f"{first} and {source.name} hold different results for {_model_name(result.model_id)}, "
+                               f"case {result.key}: {_difference(known, data)}; only identical duplicates (an "
+                               f"overlapping shard) can be merged")
+    return results
+
+
+def _merged_run(sources: list[Source], command: str, date: str) -> dict[str, Any]:
+    run: dict[str, Any] = {"command": command, "date": date}
+    for fact in SHARED_RUN_FACTS:
+        values = [s.run.get(fact) for s in sources]
+        if values[0] is not None and all(v == values[0] for v in values):
+            run[fact] = values[0]
+    run["merged_from"] = [{"file": s.name, **s.run} for s in sources]
+    return run
+
+
+def _merged_baselines(reports: list[tuple[Source, Report]]) -> list[dict[str, Any]]:
+    """Each input's comparisons with its baselines as that run made them (the baseline files are not read again),
+    each naming the report it came from; the same comparison in two inputs is kept once."""
+    out: list[dict[str, Any]] = []
+    for source, report in reports:
+        for baseline in report.baselines:
+            own = {k: v for k, v in baseline.items() if k != "report"}
+            if not any({k: v for k, v in b.items() if k != "report"} == own for b in out):
+                out.append({**own, "report": baseline.get("report") or source.name})
+    return out
+
+
+def merge(sources: list[Source], command: str = "gotchas merge", date: str | None = None) -> Report:
+    """One report of every result of `sources`, or a CLIError naming the two files that cannot be combined."""
+    if not sources:
+        raise CLIError("nothing to merge: name at least one report")
+    check_formats(sources)
+    reports = [(source, _report_of(source)) for source in sources]
+    _check_models(reports)
+    _check_chapters(reports)
+    results = _merged_results(reports)
+    date = date or datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    return Report(results, _merged_run(sources, command, date), _merged_baselines(reports))
+
+
+def command_line(args: argparse.Namespace) -> str:
+    words = ["gotchas", "merge", *args.reports]
+    for flag in ("json", "html"):
+        if getattr(args, flag):
+            words += [f"--{flag}", getattr(args, flag)]
+    return shlex.join(words)
+
+
+def baseline_lines(report: Report) -> list[tuple[str, dict[str, bool]]]:
+    """The baseline sections as each input's run said them, under the report they came from."""
+    lines: list[tuple[str, dict[str, bool]]] = []
+    for report_name in dict.fromkeys(b.get("report") for b in report.baselines):
+        lines.append((f"baselines as compared by the run of {report_name}:", {}))
+        lines += [(f"  {line}", {}) for b in report.baselines if b.get("report") == report_name
+                  for line in b.get("lines") or []]
+    return lines
+
+
+def run_merge(args: argparse.Namespace, out: TextIO) -> int:
+    sources = [read_source(path) for path in args.reports]
+    report = merge(sources, command_line(args))
+    models = ", ".join(report.model_ids) or "no model"
+    print(f"merged {len(report.results)} results ({models}) from {len(sources)} reports", file=out)
+    writes = [(args.json, json_report.write), (args.html, html.write)]
+    for target, write in writes:
+        if target is None:
+            continue
+        try:
+            write(Path(target), report)
+        except OSError as error:
+            raise CLIError(f"cannot write {target}: {error.strerror or error}") from None
+        print(f"wrote {target}", file=out)
+    if args.json is None and args.html is None:
+        for text, _ in summary_lines(report, baseline_lines(report)):
+            print(text, file=out)
+    return 0
