@@ -80,6 +80,7 @@ class Probe:
         result = self.scorer.score(planned)
         if pair:  # the other member is another test's case: the rollup joins them by the pair's id
             result.chapter.pairs = {pair: [case_id]}
+        result.chapter.sha256 = None  # the chapter is the test's, not a file's (the temporary file is gone)
         result.chapter.path = str(self.request.node.path.relative_to(self.request.config.rootpath))
         return result
 
