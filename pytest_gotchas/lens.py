@@ -14,7 +14,8 @@ layers 1..N-1 (not normed), and entry N is already passed through the final norm
 ``last_hidden_state``): the final norm is applied to all entries but the last.
 
 The last layer's logits are recomputed from the hidden state and compared with the logits the same pass returned:
-bit-identical on every model tests/test_lens.py tries (tiny Gemma3, tiny Llama, tiny GPT-2, gemma-3-270m, SmolLM2).
+bit-identical on every model tests/test_lens.py tries (tiny Gemma 3 with and without soft-capping, Llama, GPT-2,
+Cohere, Granite; gemma-3-270m and SmolLM2-135M).
 The returned last row is always the model's own logits, so that the last layer agrees with score.py's reading;
 ``exact`` says whether the recomputation matched bit for bit. A recomputation that is not even close means the
 model does to its logits something this module does not know, and raises LensError rather than show wrong layers.
@@ -121,7 +122,7 @@ def find_readout(model: Any) -> Readout:
 
 
 def _last_position(readout: Readout, hidden: Any, normed: bool) -> Any:
-    """The final-normed hidden state at the last position, [batch, 1, hidden], from hidden states [batch, pos, hidden]."""
+    """The final-normed hidden state at the last position, [batch, 1, hidden], from [batch, positions, hidden]."""
     if not normed:
         hidden = readout.norm(hidden)  # over every position, as a model that stopped here would
     return hidden[:, -1:, :]  # logits_to_keep=1: the same slice, the same shape
@@ -169,7 +170,8 @@ def layer_logits(model: Any, contexts: Sequence[Context], embeddings: bool = Fal
         states = out.hidden_states
         last = len(states) - 1
         first = 0 if embeddings else 1
-        vectors = [_last_position(readout, states[k], normed=k == last and readout.last_is_normed)
+        # .to: with device_map="auto" the layers' states may lie on several devices; a no-op otherwise.
+        vectors = [_last_position(readout, states[k], normed=k == last and readout.last_is_normed).to(final.device)
                    for k in range(first, last + 1)]
         batch = len(contexts)
         logits = _unembed(readout, torch.cat(vectors, dim=0)).view(len(vectors), batch, -1)  # layer-major rows
@@ -183,13 +185,16 @@ def layer_logits(model: Any, contexts: Sequence[Context], embeddings: bool = Fal
 
 
 def _check_close(model: Any, readout: Readout, recomputed: Any, final: Any) -> None:
+    known = f"cannot read layers of model class {type(model).__name__}: its logits are not {readout.where} " \
+            f"with the output scaling lens.py knows"
+    if recomputed.shape != final.shape:
+        raise LensError(f"{known} (the last layer recomputed has shape {tuple(recomputed.shape)}, "
+                        f"the model's logits {tuple(final.shape)})")
     scale = final.float().abs().max().item() or 1.0
     difference = (recomputed.float() - final.float()).abs().max().item()
-    if recomputed.shape != final.shape or not difference <= CLOSE * scale:
-        raise LensError(
-            f"cannot read layers of model class {type(model).__name__}: its logits are not {readout.where} "
-            f"with the output scaling lens.py knows (the last layer recomputed differs from the model's logits by "
-            f"up to {difference:g}, largest logit {scale:g})")
+    if not difference <= CLOSE * scale:  # NaN too
+        raise LensError(f"{known} (the last layer recomputed differs from the model's logits by up to "
+                        f"{difference:g}, largest logit {scale:g})")
 
 
 def layer_probabilities(layers: LayerLogits, ids: Sequence[int], softmax_dtype: str | None = None
@@ -246,7 +251,8 @@ class Lead:
         return self.stretches[-1].last
 
     def text(self) -> str:
-        """E.g. "decided at layer 12 of 18 (correct)", "correct ahead at layers 1-13, then wrong from layer 14 of 18"."""
+        """E.g. "decided at layer 12 of 18 (correct)",
+        "correct ahead at layers 1-13, then wrong from layer 14 of 18"."""
         n = self.last_layer
         if self.decided_at is None:
             earlier = [s.text() for s in self.stretches[:-1]]
