@@ -17,7 +17,8 @@ from .yamlfile import Map
 
 CHAPTER_KEYS = {"chapter", "number", "title", "interpreter", "env", "implementation_defined", "prelude",
                 "primers", "cases", "pairs", "twins"}
-CASE_KEYS = {"id", "transcript", "correct", "wrong", "unscored", "note", "interpreter", "env"}
+CASE_KEYS = {"id", "transcript", "correct", "wrong", "unscored", "note", "interpreter", "env", "variants"}
+VARIANT_KEYS = {"id", "transcript", "correct", "wrong", "note"}
 CASE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # case, pair and chapter ids
 VERSION = re.compile(r"^3\.\d+$")
 DEFAULT_INTERPRETER = "3.11"  # of a chapter that names none
@@ -27,6 +28,19 @@ _LOOKS_LIKE_CHAPTER = re.compile(r"^(chapter|cases)\s*:", re.MULTILINE)
 
 class CaseFileError(Exception):
     """A user error in a chapter file; the message names the file, the line and the case."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """The case rewritten so that a reader who knows the semantics answers the same way (names, literals, an
+    unrelated statement): its own transcript, cut and candidates, under the case's interpreter and environment."""
+
+    id: str
+    line: int
+    transcript: Transcript
+    correct: str
+    wrong: str
+    note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -40,6 +54,7 @@ class Case:
     note: str | None
     interpreter: str  # "3.11"
     env: tuple[tuple[str, str], ...]  # sorted; for shell cases exactly what the command line sets
+    variants: tuple[Variant, ...] = ()
 
     @property
     def scored(self) -> bool:
@@ -55,11 +70,15 @@ class Pair:
 
 @dataclass(frozen=True)
 class Prompt:
-    """One prompt the model sees for a case: the case under one primer (or none), prelude included."""
+    """One prompt the model sees for a case: the case, or one of its variants, under one primer (or none), prelude
+    included."""
 
     case: Case
     primer: str | None
     transcript: Transcript
+    variant: str | None = None  # the variant's id; None for the case's own transcript
+    correct: str | None = None
+    wrong: str | None = None
 
 
 @dataclass(frozen=True)
@@ -80,11 +99,25 @@ class Chapter:
         """The heading reports use: "ch.2 sets: the order you see is the hash table"."""
         return f"ch.{self.number} {self.title}" if self.number is not None else self.title
 
-    def prompts(self, case: Case) -> list[Prompt]:
+    def prompts(self, case: Case, variants: bool = False) -> list[Prompt]:
+        """The case's own transcript under every primer, then (with `variants`) each variant's."""
+        own = [(None, case.transcript, case.correct, case.wrong)]
+        if variants:
+            own += [(v.id, v.transcript, v.correct, v.wrong) for v in case.variants]
         if case.transcript.command is not None:
-            return [Prompt(case, None, case.transcript)]
-        variants = list(self.primers) or [(None, "")]
-        return [Prompt(case, name, _combined(text, self.prelude, case.transcript.prompt)) for name, text in variants]
+            return [Prompt(case, None, text, variant, correct, wrong) for variant, text, correct, wrong in own]
+        primers = list(self.primers) or [(None, "")]
+        return [Prompt(case, name, _combined(primer, self.prelude, text.prompt), variant, correct, wrong)
+                for variant, text, correct, wrong in own for name, primer in primers]
+
+    def framed(self, own_prompt: str, primer: str | None = None) -> Transcript:
+        """A transcript of the case's own lines after the chapter's primer (the first, by default) and prelude."""
+        text = dict(self.primers).get(primer, self.primers[0][1]) if self.primers else ""
+        return _combined(text, self.prelude, own_prompt)
+
+
+def _of(variant: str | None) -> str:
+    return f"variant {variant!r}: " if variant else ""
 
 
 def looks_like_chapter(path: Path) -> bool:
@@ -160,7 +193,7 @@ class _Chapter:
         )
         for case in chapter.cases:  # primer + prelude + case must still parse as one session
             try:
-                chapter.prompts(case)
+                chapter.prompts(case, variants=True)
             except TranscriptError as error:
                 raise self.fail(case.line, f"with its primer/prelude: {error}", case.id) from None
         return chapter
@@ -231,15 +264,7 @@ class _Chapter:
                 raise self.fail(raw.line, "an unscored case has no `correct` or `wrong`", case_id)
             unscored = unscored or "unscored"
         else:
-            for key, value in (("correct", correct), ("wrong", wrong)):
-                if not isinstance(value, (str, int, float)) or isinstance(value, bool) or str(value) == "":
-                    raise self.fail(raw.lines.get(key, raw.line),
-                                    f"`{key}` must be the non-empty text {'Python prints' if key == 'correct' else 'a misreading expects'} at the cut (quote it: \"True\")",
-                                    case_id)
-            correct, wrong = str(correct), str(wrong)
-            if correct[0] == wrong[0]:
-                raise self.fail(raw.lines["wrong"],
-                                f"`correct` {correct!r} and `wrong` {wrong!r} start alike; cut where they diverge", case_id)
+            correct, wrong = self._candidates(raw, case_id)
         if parsed.command is not None:
             version = parsed.command.interpreter or self._version(raw, case_id) or interpreter
             case_env = dict(parsed.command.env)
@@ -248,8 +273,59 @@ class _Chapter:
         else:
             version = self._version(raw, case_id) or interpreter
             case_env = {**env, **self._env(raw, case_id)}
+        variants = self._variants(raw, case_id, parsed, unscored is not None)
         return Case(id=case_id, line=raw.line, transcript=parsed, correct=correct, wrong=wrong, unscored=unscored,
-                    note=note, interpreter=version, env=tuple(sorted(case_env.items())))
+                    note=note, interpreter=version, env=tuple(sorted(case_env.items())), variants=variants)
+
+    def _candidates(self, raw: Map, owner: str, variant: str | None = None) -> tuple[str, str]:
+        correct, wrong = raw.text("correct"), raw.text("wrong")
+        for key, value in (("correct", correct), ("wrong", wrong)):
+            if not isinstance(value, (str, int, float)) or isinstance(value, bool) or str(value) == "":
+                what = "Python prints" if key == "correct" else "a misreading expects"
+                raise self.fail(raw.lines.get(key, raw.line),
+                                f"{_of(variant)}`{key}` must be the non-empty text {what} at the cut (quote it: "
+                                "\"True\")", owner)
+        correct, wrong = str(correct), str(wrong)
+        if correct[0] == wrong[0]:
+            raise self.fail(raw.lines["wrong"], f"{_of(variant)}`correct` {correct!r} and `wrong` {wrong!r} start "
+                                                "alike; cut where they diverge", owner)
+        return correct, wrong
+
+    def _variants(self, raw: Map, case_id: str, own: Transcript, unscored: bool) -> tuple[Variant, ...]:
+        items = raw.get("variants")
+        if items is None:
+            return ()
+        if unscored or not isinstance(items, list) or not all(isinstance(v, Map) for v in items):
+            why = "an unscored case has no variants" if unscored else "`variants` is a list of variants, each with " \
+                  "`id`, `transcript`, `correct` and `wrong`"
+            raise self.fail(raw.lines["variants"], why, case_id)
+        variants: list[Variant] = []
+        for item in items:
+            variant_id = item.get("id")
+            if not isinstance(variant_id, str) or not CASE_ID.match(variant_id):
+                raise self.fail(item.line, "every variant needs an `id` (letters, digits, `-`, `_`, `.`)", case_id)
+            if any(v.id == variant_id for v in variants):
+                raise self.fail(item.line, f"duplicate variant id {variant_id!r}", case_id)
+            for key in item:
+                if key not in VARIANT_KEYS:
+                    raise self.fail(item.lines[key], f"variant {variant_id!r}: unknown key {key!r} (allowed: "
+                                                     f"{', '.join(sorted(VARIANT_KEYS))}; a variant runs under its "
+                                                     "case's interpreter and environment)", case_id)
+            text = item.get("transcript")
+            if not isinstance(text, str):
+                raise self.fail(item.line, f"variant {variant_id!r}: `transcript` is missing", case_id)
+            try:
+                parsed = transcript.parse(text)
+            except TranscriptError as error:
+                offset = error.line - 1 if item.literal.get("transcript") else 0
+                raise self.fail(item.value_lines["transcript"] + offset, f"variant {variant_id!r}: {error}",
+                                case_id) from None
+            if parsed.kind != own.kind:
+                raise self.fail(item.line, f"variant {variant_id!r}: a {parsed.kind} transcript for a {own.kind} case",
+                                case_id)
+            correct, wrong = self._candidates(item, case_id, variant_id)
+            variants.append(Variant(variant_id, item.line, parsed, correct, wrong, self._text(item, "note", case_id)))
+        return tuple(variants)
 
     def _pairs(self, data: Map, key: str, cases: list[Case]) -> tuple[Pair, ...]:
         raw = data.get(key)

@@ -85,8 +85,9 @@ def request_for(interpreter: Interpreter, transcript: Transcript, env: tuple[tup
 class Collector:
     """Interpreters and the transcript cache of one process."""
 
-    def __init__(self, finder: Finder, cache: Cache, limits: Limits, runs: int) -> None:
+    def __init__(self, finder: Finder, cache: Cache, limits: Limits, runs: int, variants: bool = False) -> None:
         self.finder, self.cache, self.limits, self.runs = finder, cache, limits, runs
+        self.variants = variants  # whether the planned prompts include the cases' variants (all are checked)
 
     def plan_chapter(self, path: Path, display: str) -> ChapterPlan:
         chapter = load_chapter(path, display)
@@ -95,18 +96,20 @@ class Collector:
         requests: list[tuple[Planned, Prompt, Request]] = []
         for case in chapter.cases:
             found = self.finder.find(case.interpreter)
-            prompts = chapter.prompts(case)
+            # Every variant's ground truth is checked, whether or not this run puts the variants to the model.
+            checked_prompts = chapter.prompts(case, variants=True)
+            prompts = [p for p in checked_prompts if self.variants or p.variant is None]
             if isinstance(found, Missing):
                 planned.append(Planned(case, chapter, info, prompts, Status.SKIPPED, found.reason()))
                 continue
             status = Status.SCORED if case.scored else Status.UNSCORED
             plan = Planned(case, chapter, info, prompts, status, case.unscored, interpreter=found)
             planned.append(plan)
-            requests.extend((plan, prompt, request_for(found, prompt.transcript, case.env)) for prompt in prompts)
+            requests.extend((plan, prompt, request_for(found, prompt.transcript, case.env)) for prompt in checked_prompts)
         executed = self.cache.execute_all([r for _, _, r in requests], self.runs, self.limits)
         refused, warnings = [], []
         for (plan, prompt, _), runs in zip(requests, executed):
-            checked = check(prompt.transcript.prompt, plan.case.correct, plan.case.wrong, runs)
+            checked = check(prompt.transcript.prompt, prompt.correct, prompt.wrong, runs)
             if plan.status == Status.UNSCORED:
                 plan.outputs = [[run.seed, shown(run.text)] for run in runs]
             if checked.status == "ok" or plan.status in (Status.CRASH, Status.EXCLUDED):
@@ -127,6 +130,7 @@ class Collector:
         assert interp is not None
         env = " ".join(f"{k}={v}" for k, v in plan.case.env) or "no variables set"
         primer = f"under primer {prompt.primer!r}: " if prompt.primer else ""
+        primer = (f"variant {prompt.variant!r}: " if prompt.variant else "") + primer
         message = checked.message or ""
         if checked.status == "timeout":
             message += f"; the limit is {self.limits.timeout:g} s (--gotchas-timeout)"

@@ -96,7 +96,7 @@ class GotchasPlugin:
         self.cache_dir = cache.mkdir("gotchas") if cache else None
         self.collector = Collector(Finder(overrides=settings.python),
                                    Cache(self.cache_dir / "transcripts" if self.cache_dir else None),
-                                   Limits(timeout=settings.timeout), settings.runs)
+                                   Limits(timeout=settings.timeout), settings.runs, settings.variants)
         names = settings.models or [None]
         self.model_ids = short_names(names)
         self.model_names = dict(zip(self.model_ids, names))

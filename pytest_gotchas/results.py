@@ -84,6 +84,14 @@ class Run:
     top: list[list[Any]]  # [[token text, probability], ...] at the main reading's context
     batch_size: int
     forward_passes: int
+    variant: str | None = None  # the case's variant this run read; None for its own transcript
+
+    @property
+    def label(self) -> str | None:
+        """The run's name among its case's runs: its primer, after its variant's id for a variant's."""
+        if self.variant is None:
+            return self.primer
+        return f"{self.variant}[{self.primer}]" if self.primer else self.variant
 
     @property
     def reading(self) -> Reading:
@@ -112,9 +120,9 @@ class Run:
     def judged(self, reading: str | None = None) -> Judged:
         """The run as a case verdict sees it; read another way (`reading`), without the precision check."""
         if reading is not None:
-            return Judged(self.primer, self.readings[reading].verdict)
+            return Judged(self.primer, self.readings[reading].verdict, variant=self.variant)
         precision = self.readings.get(PRECISION)
-        return Judged(self.primer, self.verdict, precision.verdict if precision else None)
+        return Judged(self.primer, self.verdict, precision.verdict if precision else None, self.variant)
 
     def to_dict(self) -> dict[str, Any]:
         """The main reading's numbers also at the top, for readers of the JSON; from_dict ignores them."""

@@ -122,11 +122,10 @@ class Scorer:
         from .vocab import VocabCache, VocabError
 
         loaded = self.slot.get()
-        case = plan.case
         if self._cut_cache is None:
             self._cut_cache = CutCache(self.cache_dir and self.cache_dir / "cuts", loaded.tokenizer_key, self.bos)
             self._vocab = VocabCache(self.cache_dir and self.cache_dir / "vocab", loaded.tokenizer_key)
-        texts = [(p.transcript.prompt, str(case.correct), str(case.wrong)) for p in plan.prompts]
+        texts = [(p.transcript.prompt, str(p.correct), str(p.wrong)) for p in plan.prompts]
         cached = [self._cut_cache.get(*t) for t in texts]
         decoded: dict[int, str] = {}  # token id -> text, for the top-k
         for hit in cached:
@@ -156,9 +155,9 @@ class Scorer:
         self.timings.forward_passes += scores.passes
         self.timings.forward_calls += scores.calls
         self.timings.prompt_tokens += scores.tokens
-        runs = [Run(primer=prompt.primer, prompt=prompt.transcript.prompt, correct=str(case.correct),
-                    wrong=str(case.wrong), readings=s.readings, main=self.reading, top=s.top,
-                    batch_size=self.batch_size, forward_passes=s.forward_passes)
+        runs = [Run(primer=prompt.primer, prompt=prompt.transcript.prompt, correct=str(prompt.correct),
+                    wrong=str(prompt.wrong), readings=s.readings, main=self.reading, top=s.top,
+                    batch_size=self.batch_size, forward_passes=s.forward_passes, variant=prompt.variant)
                 for prompt, s in zip(plan.prompts, scores)]
         judgement = case_verdict([r.judged() for r in runs])
         # The case verdict by each reading every run has, its own included, none of them checked for precision:

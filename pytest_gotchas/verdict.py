@@ -21,6 +21,7 @@ class Verdict(StrEnum):
     NOISE = "noise"
     PRIME_DEP = "prime-dep"
     PRECISION_DEP = "precision-dep"
+    SURFACE_DEP = "surface-dep"
 
 
 class Status(StrEnum):
@@ -52,6 +53,7 @@ OUTCOMES = {o.key: o for o in (
     Outcome(Verdict.NOISE, "noise", "n", "noise", "yellow"),
     Outcome(Verdict.PRIME_DEP, "prime_dep", "P", "prime-dep", "yellow"),
     Outcome(Verdict.PRECISION_DEP, "precision_dep", "R", "precision-dep", "yellow"),
+    Outcome(Verdict.SURFACE_DEP, "surface_dep", "S", "surface-dep", "yellow"),
     Outcome(Status.UNSCORED, "unscored", "u", "unscored", "yellow"),
     Outcome(Status.CRASH, "crash", "C", "CRASH", "red"),
     Outcome(Status.EXCLUDED, None, "s", "excluded", "yellow"),
@@ -80,6 +82,7 @@ class Judged:
     primer: str | None
     verdict: str
     precision: str | None = None  # the verdict of the same reading computed in float32 (--gotchas-precision-check)
+    variant: str | None = None  # the variant the run read; None for the case's own transcript
 
 
 @dataclass(frozen=True)
@@ -88,20 +91,28 @@ class Judgement:
     qualifiers: tuple[str, ...]  # every qualifier that applies, in QUALIFIERS order; the first names the verdict
 
 
-# The documented order in which qualifiers name a case's verdict: a verdict that belongs to rounding is no verdict
-# of the model under any primer, so precision-dep comes first; then the primer order (the write-up's prime-dep).
-QUALIFIERS = (Verdict.PRECISION_DEP, Verdict.PRIME_DEP)
+# The documented order in which qualifiers name a case's verdict: a verdict that belongs to rounding is no verdict of
+# the model under any primer or wording, so precision-dep comes first; then the primer order (the write-up's
+# prime-dep: one transcript, here or in a variant, that changes its answer with the primer); then the surface
+# (surface-dep: transcripts that each answer steadily, but not alike).
+QUALIFIERS = (Verdict.PRECISION_DEP, Verdict.PRIME_DEP, Verdict.SURFACE_DEP)
 
 
 def case_verdict(runs: Sequence[Judged]) -> Judgement:
-    """A case counts only if every run agrees with itself in float32 (when checked) and every primer order gives
-    the same verdict; otherwise each qualifier that applies is recorded and the first names the case's verdict."""
+    """A case counts only if every run agrees with itself in float32 (when checked), every primer order gives the same
+    verdict, and every variant the same as the case; otherwise each qualifier that applies is recorded and the first
+    names the case's verdict."""
     if not runs:
         raise ValueError("a scored case has at least one run")
     found = set()
     if any(r.precision is not None and r.precision != r.verdict for r in runs):
         found.add(Verdict.PRECISION_DEP)
-    if len({r.verdict for r in runs}) > 1:
+    by_transcript: dict[str | None, set[str]] = {}
+    for run in runs:
+        by_transcript.setdefault(run.variant, set()).add(run.verdict)
+    if any(len(verdicts) > 1 for verdicts in by_transcript.values()):
         found.add(Verdict.PRIME_DEP)
+    elif len({v for verdicts in by_transcript.values() for v in verdicts}) > 1:
+        found.add(Verdict.SURFACE_DEP)
     qualifiers = tuple(str(q) for q in QUALIFIERS if q in found)
     return Judgement(qualifiers[0] if qualifiers else runs[0].verdict, qualifiers)

@@ -37,7 +37,7 @@ def run_header(results: Iterable[CaseResult]) -> Header | None:
 def entry_of(result: CaseResult) -> Entry:
     if len(result.runs) == 1:
         return Entry(str(result.verdict), result.runs[0].p_correct, result.runs[0].p_wrong)
-    names = [r.primer or f"run{n}" for n, r in enumerate(result.runs, start=1)]
+    names = [r.label or f"run{n}" for n, r in enumerate(result.runs, start=1)]
     return Entry(str(result.verdict), {n: r.p_correct for n, r in zip(names, result.runs)},
                  {n: r.p_wrong for n, r in zip(names, result.runs)})
 

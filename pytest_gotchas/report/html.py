@@ -151,7 +151,7 @@ def _environment() -> Any:
                              undefined=jinja2.StrictUndefined)
     env.filters.update(pct=pct, width=width, token=repr)
     env.globals.update(CURSOR=CURSOR, KEYS=KEYS, NOISE_FLOOR=NOISE_FLOOR, CUT_LABELS=CUT_LABELS, CUT_WHY=CUT_WHY,
-                       SCORED=Status.SCORED, PRIME_DEP=Verdict.PRIME_DEP, shared_tail=shared_tail,
+                       SCORED=Status.SCORED, PRIME_DEP=Verdict.PRIME_DEP, SURFACE_DEP=Verdict.SURFACE_DEP, shared_tail=shared_tail,
                        prompt_parts=prompt_parts, interpreters=interpreters, version=__version__,
                        zip=zip, FORMAT_VERSION=FORMAT_VERSION, NEGLIGIBLE=NEGLIGIBLE, chapter_groups=chapter_groups,
                        shared_prompts=shared_prompts, comparison_outcome=comparison_outcome,

@@ -52,8 +52,18 @@ def cut_note(run: Run) -> str:
     return "; ".join(notes)
 
 
+def variant_counts(result: CaseResult) -> str:
+    """How many runs gave each verdict, over the case's transcript and its variants."""
+    counts: dict[str, int] = {}
+    for run in result.runs:
+        counts[run.verdict] = counts.get(run.verdict, 0) + 1
+    return ", ".join(f"{verdict} {n}" for verdict, n in sorted(counts.items(), key=lambda item: -item[1]))
+
+
 def verbose_word(result: CaseResult) -> str:
     """The word after the test id under -v: the verdict and every number behind it."""
+    if any(run.variant for run in result.runs):
+        return f"{result.verdict}  [{variant_counts(result)} over {len(result.runs)} runs with variants]"
     if len(result.runs) == 1:
         run = result.runs[0]
         note = cut_note(run)
@@ -81,6 +91,7 @@ def summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
     yield "", _PLAIN
     for chapter in report.chapters:
         yield (f"[{chapter.model}] " if several else "") + chapter.line(), {"bold": True}
+    yield from _surface_lines(report)
     yield from _comparison_lines(report)
     yield from _reading_line(report.results)
     yield from _softmax_line(report.results)
@@ -135,14 +146,19 @@ def _chapter(chapter: ChapterRollup) -> Iterator[Line]:
         if not case.scored:
             yield from _unscored(case, width)
             continue
-        rows = case.runs if primed else case.runs[:1]
+        own = [run for run in case.runs if run.variant is None]
+        rows = own if primed else own[:1]
         for n, run in enumerate(rows):
             name = case.id if n == 0 else ""
             primer = f"{run.primer or '':<{pwidth}}  " if primed else ""
             shown = run.verdict if primed else case.verdict
             yield (f"  {name:<{width}}  {primer}{shown:<9}  {pct(run.p_correct):>10}  {pct(run.p_wrong):>8}  "
                    f"{pct(run.coverage):>8}  {pct(run.margin):>7}  {cut_note(run)}").rstrip(), _PLAIN
-        if primed:
+        variants = [run for run in case.runs if run.variant is not None]
+        if variants:
+            shown = ", ".join(f"{run.label} {run.verdict}" for run in variants)
+            yield f"  {'':<{width}}  variants: {shown}", _PLAIN
+        if primed or variants:
             yield f"  {'':<{width}}  {'':<{pwidth}}  -> {case.verdict}", markup(case.verdict)
     for pair in chapter.pairs:
         state = "not scored" if pair.passed is None else "pass" if pair.passed else "FAIL"
@@ -180,6 +196,18 @@ def _chapter_across(report: Report, rollups: list[ChapterRollup]) -> Iterator[Li
         yield f"  pair {pair_id}: {', '.join(states)}", _PLAIN
     for rollup in rollups:
         yield f"  [{rollup.model}] {rollup.line()}", {"bold": True}
+
+
+def _surface_lines(report: Report) -> Iterator[Line]:
+    """Per chapter, the cases whose variants answered unlike the case (--gotchas-variants)."""
+    for chapter in report.chapters:
+        varied = [c for c in chapter.cases if any(run.variant for run in c.runs)]
+        if not varied:
+            continue
+        surface = [c for c in varied if Verdict.SURFACE_DEP in c.qualifiers]
+        model = f"[{chapter.model}] " if len(report.model_ids) > 1 else ""
+        yield (f"{model}{chapter.info.label}: {len(surface)} of {len(varied)} cases with variants are surface-dep"
+               + (": " + ", ".join(f"{c.id} ({variant_counts(c)})" for c in surface) if surface else "")), _PLAIN
 
 
 def _comparison_lines(report: Report) -> Iterator[Line]:

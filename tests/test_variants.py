@@ -1,0 +1,124 @@
+"""Variants of a case: each executed and verified like the case at collection, put to the model with
+--gotchas-variants, and a case whose transcripts answer unlike is surface-dep."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from gotchas_helpers import line_of
+from tinymodel import build_tiny_model
+
+from pytest_gotchas.cases import CaseFileError, load_chapter
+
+CHAPTER = """\
+chapter: demo
+title: "names decide"
+interpreter: "3.12"
+cases:
+  - id: named
+    transcript: |-
+      >>> xs = [7]
+      >>> xs
+      [█
+    correct: "7"
+    wrong: "8"
+    variants:
+      - id: rename-ys
+        transcript: |-
+          >>> ys = [7]
+          >>> ys
+          [█
+        correct: "7"
+        wrong: "8"
+      - id: rename-zs
+        transcript: |-
+          >>> zs = [7]
+          >>> zs
+          [█
+        correct: "7"
+        wrong: "8"
+  - id: steady
+    transcript: |-
+      >>> print("a7")
+      a█
+    correct: "7"
+    wrong: "8"
+pairs:
+  both: [named, steady]
+"""
+# After "[" the model says 7; a "y" anywhere in the last 12 tokens turns it to 8: the verdict belongs to a name.
+RULES = {"[": {"7": 2.0, "8": 1.0}, "a": {"7": 2.0, "8": 1.0}}
+WINDOW_RULES = {"y": {"8": 4.0}}
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", RULES, window_rules=WINDOW_RULES, window=12)
+
+
+@pytest.fixture
+def run(pytester: pytest.Pytester, model: Path, py312):
+    def go(*args: str, text: str = CHAPTER) -> pytest.RunResult:
+        (pytester.path / "demo.yaml").write_text(text)
+        return pytester.runpytest_subprocess("--gotchas", "--gotchas-model", str(model), "--gotchas-cache-dir",
+                                             str(pytester.path / "cache"), "-p", "no:randomly", *args)
+
+    return go
+
+
+def test_variants_are_read_from_the_chapter(tmp_path: Path) -> None:
+    path = tmp_path / "demo.yaml"
+    path.write_text(CHAPTER)
+    case = load_chapter(path).cases[0]
+    assert [(v.id, v.correct, v.wrong) for v in case.variants] == [("rename-ys", "7", "8"), ("rename-zs", "7", "8")]
+    assert case.variants[0].transcript.repl_input == ("ys = [7]", "ys")
+
+
+@pytest.mark.parametrize("edit, key, message", [
+    (("      - id: rename-zs", "      - id: rename-ys"), "- id: rename-ys", "duplicate variant id 'rename-ys'"),
+    (('          >>> zs\n          [█\n        correct: "7"', '          >>> zs\n          [█\n        correct: "7"\n'
+                                                               '        interpreter: "3.11"'), 'interpreter: "3.11"',
+     "variant 'rename-zs': unknown key 'interpreter' (allowed: correct, id, note, transcript, wrong; a variant runs "
+     "under its case's interpreter and environment)"),
+    (('        correct: "7"\n        wrong: "8"\n  - id: steady', '        correct: "7"\n        wrong: "7"\n'
+                                                                  '  - id: steady'), 'wrong: "7"',
+     "variant 'rename-zs': `correct` '7' and `wrong` '7' start alike; cut where they diverge"),
+])
+def test_a_malformed_variant_names_its_line(tmp_path: Path, edit: tuple[str, str], key: str, message: str) -> None:
+    text = CHAPTER.replace(*edit)
+    assert text != CHAPTER
+    path = tmp_path / "demo.yaml"
+    path.write_text(text)
+    with pytest.raises(CaseFileError) as error:
+        load_chapter(path, "demo.yaml")
+    assert str(error.value) == f"demo.yaml:{line_of(text, key, 2 if 'duplicate' in message else 1)}: case 'named': " \
+                               f"{message}"
+
+
+def test_a_variant_whose_truth_does_not_verify_is_refused(run) -> None:
+    text = CHAPTER.replace("          >>> zs = [7]", "          >>> zs = [8]")
+    result = run("--collect-only", text=text)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*demo.yaml:5: case 'named': variant 'rename-zs': `correct` '7' is not what Python "
+                                 "prints at the cut, `wrong` '8' is*"])
+
+
+def test_without_the_option_a_run_is_the_write_ups_method(run) -> None:
+    result = run()
+    assert result.parseoutcomes() == {"ok": 2}
+
+
+def test_a_verdict_that_belongs_to_a_name_is_surface_dep(run, pytester: pytest.Pytester) -> None:
+    result = run("--gotchas-variants", "--gotchas-json", "out.json", "-v")
+    assert result.parseoutcomes() == {"surface_dep": 1, "ok": 1}
+    result.stdout.fnmatch_lines([
+        "*demo.yaml::named surface-dep  [[]ok 2, MISS 1 over 3 runs with variants]*",
+        "  pair both: FAIL (named surface-dep, steady ok)",
+        "names decide: 1 of 1 cases with variants are surface-dep: named (ok 2, MISS 1)",
+    ])
+    case = next(c for c in json.loads((pytester.path / "out.json").read_text())["cases"] if c["id"] == "named")
+    assert [(r["variant"], r["verdict"]) for r in case["runs"]] == [(None, "ok"), ("rename-ys", "MISS"),
+                                                                    ("rename-zs", "ok")]
+    assert case["qualifiers"] == ["surface-dep"]
