@@ -122,3 +122,67 @@ def test_a_verdict_that_belongs_to_a_name_is_surface_dep(run, pytester: pytest.P
     assert [(r["variant"], r["verdict"]) for r in case["runs"]] == [(None, "ok"), ("rename-ys", "MISS"),
                                                                     ("rename-zs", "ok")]
     assert case["qualifiers"] == ["surface-dep"]
+
+
+# -- gotchas vary ---------------------------------------------------------------------------------------------------
+
+VARY_CHAPTER = """\
+# a comment that must survive
+chapter: demo
+title: "names decide"
+interpreter: "3.12"
+cases:
+  - id: named
+    transcript: |-
+      >>> xs = [7, 2]
+      >>> xs
+      [█
+    correct: "7"
+    wrong: "2"
+  - id: steady
+    transcript: |-
+      >>> print("a7")
+      a█
+    correct: "7"
+    wrong: "8"
+pairs:
+  both: [named, steady]
+"""
+
+
+def test_vary_proposes_variants_that_collect_and_score(pytester: pytest.Pytester, model: Path, capsys, py312) -> None:
+    from pytest_gotchas.cli import main
+
+    chapter = pytester.path / "demo.yaml"
+    chapter.write_text(VARY_CHAPTER)
+    code = main(["vary", str(chapter), "--id", "named", "-n", "3", "--model", str(model), "--cache-dir",
+                 str(pytester.path / "cache"), "--to", str(chapter)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "  rename-ys: cut after '[': correct '7', wrong '2'" in out
+    assert "  integers-plus-1: cut after '[': correct '8', wrong '3'" in out  # 7 -> 8, and the misread 2 -> 3
+    assert "  unrelated-line: cut after '[': correct '7', wrong '2'" in out
+    text = chapter.read_text()
+    assert text.startswith("# a comment that must survive\n") and text.endswith("pairs:\n  both: [named, steady]\n")
+    case = load_chapter(chapter).cases[0]
+    assert [(v.id, v.transcript.repl_input, v.correct, v.wrong) for v in case.variants] == [
+        ("rename-ys", ("ys = [7, 2]", "ys"), "7", "2"),
+        ("integers-plus-1", ("xs = [8, 3]", "xs"), "8", "3"),
+        ("unrelated-line", ("_unrelated = 0", "xs = [7, 2]", "xs"), "7", "2")]
+    result = pytester.runpytest_subprocess("--gotchas", "--gotchas-model", str(model), "--gotchas-cache-dir",
+                                           str(pytester.path / "cache"), "--gotchas-variants")
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+    assert sum(result.parseoutcomes().values()) == 2  # both cases scored, their variants with them
+    again = main(["vary", str(chapter), "--id", "named", "-n", "3", "--cache-dir", str(pytester.path / "cache")])
+    assert again == 1 and "no variant of 'named' verifies" in capsys.readouterr().err  # each id is taken already
+
+
+def test_vary_refuses_a_shell_case(tmp_path: Path, capsys) -> None:
+    from pytest_gotchas.cli import main
+
+    chapter = tmp_path / "demo.yaml"
+    chapter.write_text('chapter: demo\ntitle: demo\ncases:\n  - id: sh\n    transcript: |-\n      $ python3.12 -c '
+                       '"print(1)"\n      █\n    correct: "1"\n    wrong: "2"\n')
+    assert main(["vary", str(chapter), "--id", "sh"]) == 1
+    assert capsys.readouterr().err == (f"gotchas vary: error: {chapter}:4: case 'sh': only scored REPL cases can be "
+                                       "varied (a shell case's program is one quoted argument)\n")

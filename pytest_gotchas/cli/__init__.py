@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import merge, new
+from . import merge, new, vary
 from .errors import CLIError
 from .tools import shared_parser
 
@@ -18,11 +18,13 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="pytest-gotchas tools. `gotchas new` writes a case: it executes a snippet, finds where its "
                     "true output and a misreading diverge, and prints or appends the case. `gotchas merge` combines "
-                    "the JSON reports of several runs (models, chapters, shards) into one report.",
+                    "the JSON reports of several runs (models, chapters, shards) into one report. `gotchas vary` "
+                    "proposes variants of a case.",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     shared = shared_parser()
     new.add_parser(commands, shared)
+    vary.add_parser(commands, shared)
     merge.add_parser(commands)
     return parser
 

@@ -1,0 +1,130 @@
+"""Rewritings of a snippet that keep its meaning for a reader who understands it, pure: rename the names it binds
+(consistently, with Python's own tokenizer: never inside strings, never builtins or attributes), shift its integer
+literals, or add an unrelated statement. Each rewriting also maps the misreading's text, so that the variant's
+misreading is the original's, rewritten the same way."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import io
+import keyword
+import re
+import tokenize
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# Names a rename draws from, one pool per variant: short ones, then words, then others.
+POOLS = (("xs", "ys", "zs", "ws", "vs"), ("items", "others", "more", "rest", "extra"),
+         ("data", "info", "vals", "refs", "keys_"), ("p", "q", "r", "s", "t"))
+UNRELATED = "_unrelated = 0"
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    id: str  # the variant's id
+    lines: tuple[str, ...]  # the snippet's REPL input, rewritten
+    text: Callable[[str], str]  # maps a text the snippet printed (or a misreading of it) the same way
+
+
+def bound_names(lines: tuple[str, ...]) -> list[str]:
+    """The names the snippet binds (assignments, loops, comprehensions, functions, classes, parameters), in order of
+    first appearance; dunders and builtins are left alone."""
+    try:
+        tree = ast.parse("\n".join(lines) + "\n")
+    except SyntaxError:
+        return []
+    found: list[str] = []
+
+    def add(name: str) -> None:
+        if name not in found and not name.startswith("__") and not hasattr(builtins, name):
+            found.append(name)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            add(node.name)
+        elif isinstance(node, ast.arg):
+            add(node.arg)
+    order = {name: "\n".join(lines).find(name) for name in found}
+    return sorted(found, key=lambda name: order[name])
+
+
+def _tokens(lines: tuple[str, ...]) -> list[tokenize.TokenInfo]:
+    return list(tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline))
+
+
+def _replace(lines: tuple[str, ...], change: Callable[[tokenize.TokenInfo, tokenize.TokenInfo | None], str | None]
+             ) -> tuple[str, ...]:
+    """The lines with each token that `change` maps (given the token and the one before it) replaced."""
+    edits: dict[int, list[tuple[int, int, str]]] = {}
+    previous = None
+    for token in _tokens(lines):
+        new = change(token, previous)
+        if new is not None and token.start[0] == token.end[0]:
+            edits.setdefault(token.start[0] - 1, []).append((token.start[1], token.end[1], new))
+        if token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
+            previous = token
+    out = list(lines)
+    for row, spans in edits.items():
+        line = out[row]
+        for start, end, new in sorted(spans, reverse=True):
+            line = line[:start] + new + line[end:]
+        out[row] = line
+    return tuple(out)
+
+
+def _words(mapping: dict[str, str]) -> Callable[[str], str]:
+    if not mapping:
+        return lambda text: text
+    pattern = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, sorted(mapping, key=len, reverse=True))) + r")\b")
+    return lambda text: pattern.sub(lambda m: mapping[m.group(1)], text)
+
+
+def rename(lines: tuple[str, ...], pool: tuple[str, ...]) -> Rewrite | None:
+    names = bound_names(lines)
+    taken = set(names) | {t.string for t in _tokens(lines) if t.type == tokenize.NAME}
+    fresh = [n for n in pool if n not in taken and not keyword.iskeyword(n)]
+    if not names or len(fresh) < len(names):
+        return None
+    mapping = dict(zip(names, fresh))
+
+    def change(token: tokenize.TokenInfo, previous: tokenize.TokenInfo | None) -> str | None:
+        attribute = previous is not None and previous.string == "."
+        return mapping.get(token.string) if token.type == tokenize.NAME and not attribute else None
+
+    return Rewrite(f"rename-{fresh[0]}", _replace(lines, change), _words(mapping))
+
+
+def shift_integers(lines: tuple[str, ...], by: int) -> Rewrite | None:
+    """Every decimal integer literal n >= 2 becomes n + by (0 and 1 often mean "none" and "one", not a value)."""
+    values = sorted({int(t.string) for t in _tokens(lines) if t.type == tokenize.NUMBER and t.string.isdigit()
+                     and int(t.string) >= 2}, reverse=True)
+    if not values:
+        return None
+    mapping = {str(v): str(v + by) for v in values}
+
+    def change(token: tokenize.TokenInfo, previous: tokenize.TokenInfo | None) -> str | None:
+        return mapping.get(token.string) if token.type == tokenize.NUMBER else None
+
+    pattern = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, mapping)) + r")(?![\w.])")
+    return Rewrite(f"integers-plus-{by}", _replace(lines, change), lambda text: pattern.sub(
+        lambda m: mapping[m.group(1)], text))
+
+
+def add_unrelated(lines: tuple[str, ...]) -> Rewrite:
+    """An assignment nothing reads, first: the REPL prints nothing for it."""
+    return Rewrite("unrelated-line", (UNRELATED, *lines), lambda text: text)
+
+
+def rewrites(lines: tuple[str, ...], wanted: int) -> list[Rewrite]:
+    """Up to `wanted` rewritings, the kinds taken in turn: renames, integer shifts, the unrelated line."""
+    kinds: list[Rewrite | None] = []
+    for n, pool in enumerate(POOLS):
+        kinds.append(rename(lines, pool))
+        if n < 2:
+            kinds.append(shift_integers(lines, n + 1))
+        if n == 0:
+            kinds.append(add_unrelated(lines))
+    return [r for r in kinds if r is not None][:wanted]
