@@ -129,7 +129,11 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
     shared = share_cpu_threads(device, spec.workers)
     source = _resolve_source(spec.name, Path(cache_dir), log or _quiet, spec.flag)
     model = _load_weights(shown, source, getattr(torch, spec.dtype), device)
-    fingerprint, threads, kept = numerics.keep_threads_if_they_matter(model, shared or full_threads, full_threads)
+    try:
+        fingerprint, threads, kept = numerics.keep_threads_if_they_matter(model, shared or full_threads, full_threads)
+    except Exception as error:  # the first forward pass: a model that loads but cannot run fails here, once
+        raise ModelLoadError(f"cannot load model {shown!r}: it loaded but a forward pass on probe token ids failed "
+                             f"({one_line(error)})") from None
 
     def tokenizer_loader() -> Any:
         tokenizer = _load_tokenizer(shown, source)

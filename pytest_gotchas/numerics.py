@@ -25,13 +25,23 @@ FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16")
 PROBE_LENGTHS = (16, 320)  # a short prompt, and one longer than the longest spec prompt (about 180 tokens)
 
 
-def probes(vocab_size: int, first: int | None) -> list[list[int]]:
-    """Fixed pseudo-random token ids (a multiplicative walk), after the model's BOS token when it has one."""
+def probes(vocab_size: int, first: int | None, positions: int | None = None) -> list[list[int]]:
+    """Fixed pseudo-random token ids (a multiplicative walk), after the model's BOS token when it has one, each at
+    most `positions` long (a model with learned positions has no embedding past its last one)."""
     out = []
     for length in PROBE_LENGTHS:
         ids = [(17 + 7919 * n) % vocab_size for n in range(length)]
-        out.append(([first] if first is not None else []) + ids)
+        out.append((([first] if first is not None else []) + ids)[:positions])
     return out
+
+
+def max_positions(config: Any) -> int | None:
+    """The longest input the model's position embeddings cover, where its config says (GPT-2 calls it n_positions)."""
+    for name in ("max_position_embeddings", "n_positions"):
+        value = getattr(config, name, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
 
 
 def fingerprint(model: Any) -> str:
@@ -42,7 +52,7 @@ def fingerprint(model: Any) -> str:
     vocab = int(getattr(config, "vocab_size", 0) or model.get_output_embeddings().weight.shape[0])
     digest = hashlib.sha256()
     with torch.inference_mode():
-        for ids in probes(vocab, getattr(config, "bos_token_id", None)):
+        for ids in probes(vocab, getattr(config, "bos_token_id", None), max_positions(config)):
             logits = model(input_ids=torch.tensor([ids], device=model.device), logits_to_keep=1,
                            use_cache=False).logits[0, -1]
             digest.update(logits.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())

@@ -150,6 +150,8 @@ OPTIONS = (
            kind="flag"),
     Option("baseline_any_model", "compare with a baseline recorded with another model or dtype", False, kind="flag"),
     Option("strict", "fail the run on every verdict that is not ok", False, kind="flag"),
+    Option("layers", "also read every cut after every layer (the logit lens): from which layer the final leader "
+           "stays ahead, and whether the lead changed hands", False, kind="flag", cli=True),
     Option("variants", "also put every case's variants to the model: a case whose transcripts answer unlike is "
            "surface-dep, which fails its pair", False, kind="flag"),
     Option("precision_check", "also run every prompt in float32 (weights upcast, float32 softmax): a run whose "
@@ -179,6 +181,7 @@ class Settings:
     update_baseline: bool = False
     baseline_any_model: bool = False
     strict: bool = False
+    layers: bool = False
     variants: bool = False
     precision_check: bool = False
 

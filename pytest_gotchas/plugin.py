@@ -116,7 +116,7 @@ class GotchasPlugin:
             self.scorers[model] = Scorer(ModelSlot(lambda: self._load(model), self.timings), self.cache_dir,
                                          self.settings.softmax_dtype, self.settings.top_k, self.settings.batch_size,
                                          self.settings.reading, self.settings.bos, model,
-                                         self.settings.precision_check)
+                                         self.settings.precision_check, self.settings.layers)
         return self.scorers[model]
 
     def _load(self, model: str) -> Any:

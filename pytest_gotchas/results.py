@@ -85,6 +85,8 @@ class Run:
     batch_size: int
     forward_passes: int
     variant: str | None = None  # the case's variant this run read; None for its own transcript
+    # --gotchas-layers: the main reading after each layer, [{"layer": k, "p_correct": ..., "p_wrong": ...}, ...]
+    layers: list[dict[str, float]] = field(default_factory=list)
 
     @property
     def label(self) -> str | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from .cut import CutPlan
 from .results import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, Reading
@@ -89,6 +89,37 @@ def resolve_softmax_dtype(model: Any, softmax_dtype: str | None) -> str:
     raise ValueError(f"softmax_dtype must be None (the model's {dtype}) or 'float32', not {softmax_dtype!r}")
 
 
+def round_to(total: float, dtype: str) -> float:
+    """A sum as the softmax dtype holds it: mass that dtype cannot resolve (a chain's 1e-7 beside 0.47 in bfloat16)
+    must not turn one of its exact ties into a verdict."""
+    import torch
+
+    return float(torch.tensor(total, dtype=torch.float64).to(getattr(torch, dtype)))
+
+
+class Probabilities(Protocol):
+    """What the readings ask of a source of next-token probabilities (Rows here; a layer's in layers.py)."""
+
+    def need(self, contexts: set[Context] | list[Context]) -> None: ...
+
+    def p(self, context: Context, token: int, other: bool = False) -> float: ...
+
+    def total(self, context: Context, tokens: list[int], other: bool = False) -> float: ...
+
+    def largest(self, context: Context, tokens: list[int], k: int, other: bool = False) -> list[tuple[float, int]]: ...
+
+
+def largest(row: Any, tokens: list[int], k: int) -> list[tuple[float, int]]:
+    """The k most probable of `tokens` in a row of probabilities, as (p, token), largest first."""
+    import torch
+
+    if not tokens:
+        return []
+    index = torch.tensor(tokens, dtype=torch.long)
+    values, at = torch.topk(row[index], min(k, len(tokens)))
+    return [(p, tokens[i]) for p, i in zip(values.tolist(), at.tolist())]
+
+
 class Rows:
     """Next-token probabilities of contexts, each computed once, in both softmax dtypes."""
 
@@ -130,14 +161,6 @@ class Rows:
     def p(self, context: Context, token: int, other: bool = False) -> float:
         return float((self.other if other else self.main)[context][token])
 
-    @staticmethod
-    def round(total: float, dtype: str) -> float:
-        """A sum as the softmax dtype holds it: mass that dtype cannot resolve (a chain's 1e-7 beside 0.47 in
-        bfloat16) must not turn one of its exact ties into a verdict."""
-        import torch
-
-        return float(torch.tensor(total, dtype=torch.float64).to(getattr(torch, dtype)))
-
     def total(self, context: Context, tokens: list[int], other: bool = False) -> float:
         """The probability of any of `tokens`, summed in float64 (exact for a few bfloat16 values)."""
         if not tokens:
@@ -147,8 +170,11 @@ class Rows:
         row = (self.other if other else self.main)[context]
         return float(row[torch.tensor(tokens, dtype=torch.long)].double().sum())
 
+    def largest(self, context: Context, tokens: list[int], k: int, other: bool = False) -> list[tuple[float, int]]:
+        return largest((self.other if other else self.main)[context], tokens, k)
 
-def _chain(plan: CutPlan, chain: tuple[int, ...], rows: Rows, other: bool) -> float:
+
+def _chain(plan: CutPlan, chain: tuple[int, ...], rows: Probabilities, other: bool) -> float:
     # Python floats: a product of a few bfloat16 values is exact in float64.
     p = 1.0
     for i, token in enumerate(chain):
@@ -156,7 +182,7 @@ def _chain(plan: CutPlan, chain: tuple[int, ...], rows: Rows, other: bool) -> fl
     return p
 
 
-def _token_reading(plan: CutPlan, rows: Rows, dtype: str, other: bool = False) -> Reading:
+def token_reading(plan: CutPlan, rows: Probabilities, dtype: str, other: bool = False) -> Reading:
     pc, pw = _chain(plan, plan.correct_ids, rows, other), _chain(plan, plan.wrong_ids, rows, other)
     return Reading(pc, pw, run_verdict(pc, pw), plan.kind, dtype, list(plan.correct_tokens), list(plan.wrong_tokens))
 
@@ -176,7 +202,7 @@ class _Text:
     parts: list[tuple[float, tuple[int, ...]]] = field(default_factory=list)  # (p, the token path)
 
 
-def text_probability(rows: Rows, vocab: Vocab, context: Context, text: bytes, other: bool = False,
+def text_probability(rows: Probabilities, vocab: Vocab, context: Context, text: bytes, other: bool = False,
                      budget: list[int] | None = None) -> _Text:
     """P(the output continues with `text` | context), breadth first along chains through shorter tokens."""
     budget = budget if budget is not None else [MAX_PASSES]
@@ -188,7 +214,7 @@ def text_probability(rows: Rows, vocab: Vocab, context: Context, text: bytes, ot
         for ctx, rest, weight, path in level:
             extending = vocab.extending(rest)
             out.total += weight * rows.total(ctx, extending, other)
-            out.parts.extend((weight * rows.p(ctx, v, other), (*path, v)) for v in extending)
+            out.parts.extend((weight * p, (*path, v)) for p, v in rows.largest(ctx, extending, SHOWN, other))
             for token, length in vocab.proper_prefixes(rest):
                 p = weight * rows.p(ctx, token, other)
                 if p < MIN_BRANCH or len(path) + 1 >= MAX_DEPTH or budget[0] <= 0:
@@ -200,7 +226,7 @@ def text_probability(rows: Rows, vocab: Vocab, context: Context, text: bytes, ot
     return out
 
 
-def _text_reading(plan: CutPlan, prompt: str, correct: str, wrong: str, rows: Rows, vocab: Vocab, dtype: str,
+def text_reading(plan: CutPlan, prompt: str, correct: str, wrong: str, rows: Probabilities, vocab: Vocab, dtype: str,
                   decode: Callable[[int], str], other: bool = False) -> Reading:
     rest = prompt[len(prompt) - plan.backed_off_chars:] if plan.backed_off_chars else ""
     budget = [MAX_PASSES]
@@ -211,7 +237,7 @@ def _text_reading(plan: CutPlan, prompt: str, correct: str, wrong: str, rows: Ro
         best = sorted((part for part in side.parts if part[0] >= SHOWN_FROM), key=lambda part: (-part[0], part[1]))
         return [f"{'+'.join(repr(decode(t)) for t in path)} {p * 100:.2f}%" for p, path in best[:SHOWN]]
 
-    pc, pw = (rows.round(side.total, dtype) for side in sides)
+    pc, pw = (round_to(side.total, dtype) for side in sides)
     return Reading(pc, pw, run_verdict(pc, pw), "text", dtype, shown(sides[0]), shown(sides[1]),
                    neglected=sides[0].neglected + sides[1].neglected)
 
@@ -272,18 +298,18 @@ def score_batch(loaded: Any, cuts: list[Cut] | list[CutPlan], softmax_dtype: str
         readings: dict[str, Reading] = {}
         texts = (plan, cut.prompt, cut.correct, cut.wrong, rows, table, dtype, decode)
         if table is not None:
-            readings[TEXT] = _text_reading(*texts)  # type: ignore[arg-type]
-        readings[TOKEN] = _token_reading(plan, rows, dtype)
+            readings[TEXT] = text_reading(*texts)  # type: ignore[arg-type]
+        readings[TOKEN] = token_reading(plan, rows, dtype)
         if _needs_plain(plan):
             readings[PLAIN] = _plain_reading(plan, rows, dtype, decode)
         if rows.other_dtype is not None:
-            readings[OTHER_SOFTMAX] = (_text_reading(*texts[:6], rows.other_dtype, decode, other=True)  # type: ignore
-                                       if main == TEXT else _token_reading(plan, rows, rows.other_dtype, other=True))
+            readings[OTHER_SOFTMAX] = (text_reading(*texts[:6], rows.other_dtype, decode, other=True)  # type: ignore
+                                       if main == TEXT else token_reading(plan, rows, rows.other_dtype, other=True))
         if exact is not None:
             exact.need(_reads(plan))
-            readings[PRECISION] = (_text_reading(plan, cut.prompt, cut.correct, cut.wrong, exact, table,  # type: ignore
+            readings[PRECISION] = (text_reading(plan, cut.prompt, cut.correct, cut.wrong, exact, table,  # type: ignore
                                                  "float32", decode)
-                                   if main == TEXT else _token_reading(plan, exact, "float32"))
+                                   if main == TEXT else token_reading(plan, exact, "float32"))
         top = [[decode(i), p] for i, p in rows.top[plan.context_ids]]
         scored.append(Scored(readings, top, len(_reads(plan)) + len(rows.main) - before))
     return Batch(scored, rows, *([exact] if exact is not None else []))

@@ -18,7 +18,7 @@ from .collect import Planned
 from .results import PRECISION, CaseResult, Run
 from .verdict import case_verdict
 
-PHASES = ("collection", "model_load", "tokenizer_load", "cuts", "forward", "report")
+PHASES = ("collection", "model_load", "tokenizer_load", "cuts", "forward", "layers", "report")
 
 
 class GotchasError(Exception):
@@ -102,13 +102,13 @@ class ModelSlot:
 class Scorer:
     def __init__(self, slot: ModelSlot, cache_dir: Path | None, softmax_dtype: str | None, top_k: int,
                  batch_size: int, reading: str = "text", bos: str = "auto", model_id: str | None = None,
-                 precision_check: bool = False) -> None:
+                 precision_check: bool = False, layers: bool = False) -> None:
         self.slot = slot
         self.timings = slot.timings
         # None: no cache of cut plans and token texts, and the tokenizer is loaded with the model
         self.cache_dir = cache_dir
         self.softmax_dtype, self.top_k, self.batch_size, self.reading = softmax_dtype, top_k, batch_size, reading
-        self.bos, self.model_id, self.precision_check = bos, model_id, precision_check
+        self.bos, self.model_id, self.precision_check, self.layers = bos, model_id, precision_check, layers
         self.notes: list[str] = []  # said once per run: a convention of the model that looks wrong
         self._cut_cache: Any = None
         self._vocab: Any = None
@@ -146,6 +146,7 @@ class Scorer:
                                "--gotchas-reading token") from None
         except ModelLoadError as error:
             raise self.slot.fail(str(error)) from None
+        per_layer = self._layers(loaded, cuts, texts) if self.layers else [[] for _ in cuts]
         if None in cached or len(decoded) > known:
             for t, cut in zip(texts, cuts):
                 self._cut_cache.put(*t, cut, decoded)
@@ -157,8 +158,9 @@ class Scorer:
         self.timings.prompt_tokens += scores.tokens
         runs = [Run(primer=prompt.primer, prompt=prompt.transcript.prompt, correct=str(prompt.correct),
                     wrong=str(prompt.wrong), readings=s.readings, main=self.reading, top=s.top,
-                    batch_size=self.batch_size, forward_passes=s.forward_passes, variant=prompt.variant)
-                for prompt, s in zip(plan.prompts, scores)]
+                    batch_size=self.batch_size, forward_passes=s.forward_passes, variant=prompt.variant,
+                    layers=layers)
+                for prompt, s, layers in zip(plan.prompts, scores, per_layer)]
         judgement = case_verdict([r.judged() for r in runs])
         # The case verdict by each reading every run has, its own included, none of them checked for precision:
         # which verdicts the way of reading decides.
@@ -166,6 +168,22 @@ class Scorer:
                         for name in runs[0].readings if name != PRECISION and all(name in r.readings for r in runs)}
         return plan.result(verdict=judgement.verdict, qualifiers=list(judgement.qualifiers), runs=runs,
                            model=self._model_info, reading_verdicts=alternatives, model_id=self.model_id)
+
+    def _layers(self, loaded: Any, cuts: list[Any], texts: list[tuple[str, str, str]]) -> list[list[dict[str, float]]]:
+        """Each run's main reading after every layer (layers.py); a model whose layers cannot be read stops the
+        session with one message that names its class."""
+        from .layers import layer_readings
+        from .lens import LensError
+        from .score import resolve_softmax_dtype
+
+        vocab = self._vocab.get(lambda: loaded.tokenizer) if self.reading == "text" else None
+        dtype = resolve_softmax_dtype(loaded.model, self.softmax_dtype)
+        try:
+            with self.timings.phase("layers"):
+                return [layer_readings(loaded.model, cut, t, self.reading, vocab, dtype, self.batch_size,
+                                       lambda token: "") for cut, t in zip(cuts, texts)]
+        except LensError as error:
+            raise self.slot.fail(f"{error}; run without --gotchas-layers") from None
 
     def _plan(self, loaded: Any, prompt: str, correct: str, wrong: str) -> Any:
         from .cut import plan_cut

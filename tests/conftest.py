@@ -97,7 +97,7 @@ def assert_block(result: pytest.RunResult, block: str | list[str]) -> None:
         if lines[start:start + len(want)] == want:
             return
     shown = "\n".join(lines)
-    pytest.fail(f"these lines were not found together in the output:\n" + "\n".join(want) + f"\n--- output ---\n{shown}",
+    pytest.fail("these lines were not found together in the output:\n" + "\n".join(want) + f"\n--- output ---\n{shown}",
                 pytrace=False)
 
 

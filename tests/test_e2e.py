@@ -30,7 +30,6 @@ def full_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     for name in SPEC_CHAPTERS:
         shutil.copy(CASES_DIR / name, root / "cases")
     import subprocess
-    import sys
 
     out = root / "result.json"
     done = subprocess.run(["pytest", "--gotchas", "cases", "-p", "no:cacheprovider", "--gotchas-model", request.param,

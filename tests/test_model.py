@@ -19,6 +19,7 @@ from tinymodel import build_tiny_model
 
 from pytest_gotchas import convert as convert_module
 from pytest_gotchas import hashes as hashes_module
+from pytest_gotchas import numerics
 from pytest_gotchas.convert import ConversionError, convert_gguf
 from pytest_gotchas.embedded import MODELS
 from pytest_gotchas.hashes import file_sha256, weights_sha256
@@ -128,6 +129,17 @@ def test_unloadable_model_gives_one_line(tmp_path: Path) -> None:
     assert message.startswith(f"cannot load model '{folder}' from {folder}: ")
     assert message.endswith(". Check that it is a causal language model that transformers can load.")
     assert "\n" not in message
+
+
+def test_a_model_that_loads_but_cannot_run_is_one_load_error(tiny_folder: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: object) -> None:
+        raise IndexError("index out of range in self")
+
+    monkeypatch.setattr(numerics, "keep_threads_if_they_matter", broken)
+    assert load_error(tiny_folder, tmp_path) == (
+        f"cannot load model '{tiny_folder}': it loaded but a forward pass on probe token ids failed "
+        "(IndexError: index out of range in self)")
 
 
 def test_bad_dtype(tiny_folder: Path, tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -155,6 +156,10 @@ def test_the_fingerprint_is_the_exact_logits_of_fixed_probes(model: Path, tmp_pa
     nudged = loaded.float32()  # other bits: float32 logits
     assert numerics.fingerprint(nudged) != first
     assert [len(p) for p in numerics.probes(100, 2)] == [17, 321]
+    # A model with learned positions has none past its last: the probes stop there.
+    assert [len(p) for p in numerics.probes(100, 2, positions=64)] == [17, 64]
+    assert numerics.max_positions(SimpleNamespace(n_positions=64)) == 64
+    assert numerics.max_positions(SimpleNamespace()) is None
 
 
 @pytest.mark.parametrize("p, dtype, step", [(0.5, "bfloat16", 2 ** -8), (0.3, "bfloat16", 2 ** -9),

@@ -20,7 +20,7 @@ import pytest
 from gotchas_helpers import REPO
 
 from pytest_gotchas import sandbox
-from pytest_gotchas.execute import Limits, Request, execute, run_once
+from pytest_gotchas.execute import Limits, execute, run_once
 from pytest_gotchas.groundtruth import check
 from pytest_gotchas.interpreters import Interpreter
 from test_execute import assert_none_running, repl, running, shell, text_of

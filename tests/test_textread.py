@@ -14,7 +14,7 @@ from tinymodel import DEFAULT_MERGES, build_tiny_model
 from pytest_gotchas import score as score_mod
 from pytest_gotchas.cut import plan_cut
 from pytest_gotchas.model import LoadedModel, ModelSpec, load_model
-from pytest_gotchas.score import Cut, Rows, score_batch
+from pytest_gotchas.score import Cut, round_to, score_batch
 from pytest_gotchas.vocab import Vocab, VocabCache, VocabError, build
 
 MERGES = (*DEFAULT_MERGES, "])", "],", "ru", "Tr", "Tru", "True")
@@ -72,7 +72,7 @@ def test_the_reading_equals_a_brute_force_enumeration(tiny: LoadedModel, monkeyp
     rest = prompt[len(prompt) - plan.backed_off_chars:] if plan.backed_off_chars else ""
     for got, candidate in ((reading.p_correct, correct), (reading.p_wrong, wrong)):
         expected = brute_force(tiny, plan.context_ids, rest + candidate, score_mod.MAX_DEPTH)
-        assert got == Rows.round(expected, "bfloat16"), candidate
+        assert got == round_to(expected, "bfloat16"), candidate
     assert reading.neglected == 0.0
 
 

@@ -78,7 +78,8 @@ class Tools:
         self.collector = Collector(Finder(overrides=settings.python), Cache(scratch / "transcripts"),
                                    Limits(timeout=settings.timeout), settings.runs)
         self.scorers = [Scorer(ModelSlot(lambda m=model: self._load(m), Timings()), None, settings.softmax_dtype,
-                               settings.top_k, 1, settings.reading, settings.bos, name, settings.precision_check)
+                               settings.top_k, 1, settings.reading, settings.bos, name, settings.precision_check,
+                               settings.layers)
                         for model, name in zip(settings.models, short_names(settings.models))]
 
     def _load(self, model: str | None) -> Any:

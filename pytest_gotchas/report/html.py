@@ -23,7 +23,7 @@ from ..results import CaseResult, ChapterInfo, Run
 from ..rollup import ChapterRollup, PairResult, TwinResult
 from ..verdict import NOISE_FLOOR, Status, Verdict
 from .data import FORMAT_VERSION, Report
-from .terminal import NEGLIGIBLE
+from .terminal import NEGLIGIBLE, layer_note
 
 CURSOR = "\u2588"  # █, where the model must continue
 # Outcomes in the order the summary lists them: the verdicts, then the reasons a case was not scored.
@@ -151,11 +151,11 @@ def _environment() -> Any:
                              undefined=jinja2.StrictUndefined)
     env.filters.update(pct=pct, width=width, token=repr)
     env.globals.update(CURSOR=CURSOR, KEYS=KEYS, NOISE_FLOOR=NOISE_FLOOR, CUT_LABELS=CUT_LABELS, CUT_WHY=CUT_WHY,
-                       SCORED=Status.SCORED, PRIME_DEP=Verdict.PRIME_DEP, SURFACE_DEP=Verdict.SURFACE_DEP, shared_tail=shared_tail,
-                       prompt_parts=prompt_parts, interpreters=interpreters, version=__version__,
-                       zip=zip, FORMAT_VERSION=FORMAT_VERSION, NEGLIGIBLE=NEGLIGIBLE, chapter_groups=chapter_groups,
-                       shared_prompts=shared_prompts, comparison_outcome=comparison_outcome,
-                       model_cases=model_cases)
+                       SCORED=Status.SCORED, PRIME_DEP=Verdict.PRIME_DEP, SURFACE_DEP=Verdict.SURFACE_DEP,
+                       shared_tail=shared_tail, prompt_parts=prompt_parts, interpreters=interpreters,
+                       version=__version__, zip=zip, FORMAT_VERSION=FORMAT_VERSION, NEGLIGIBLE=NEGLIGIBLE,
+                       chapter_groups=chapter_groups, shared_prompts=shared_prompts,
+                       comparison_outcome=comparison_outcome, model_cases=model_cases, layer_note=layer_note)
     return env
 
 

