@@ -174,7 +174,7 @@ class GotchasPlugin:
         """The results in the run's model order, then chapter and case order: under xdist they arrive as workers
         finish them."""
         rank = {model: n for n, model in enumerate(self.model_ids)}
-        return sorted(self.results, key=lambda r: (rank.get(str(r.model_id), len(rank)), r.chapter.path,
+        return sorted(self.results, key=lambda r: (rank.get(str(r.model_id), len(rank)), r.chapter.order,
                                                    r.chapter.case_ids.index(r.id) if r.id in r.chapter.case_ids else 0))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

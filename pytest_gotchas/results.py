@@ -14,6 +14,7 @@ under a new name, not new fields here:
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -36,6 +37,12 @@ class ChapterInfo:
     # sha256 of the chapter file's bytes when it was collected: `gotchas merge` refuses to combine results of two
     # versions of one chapter. None in reports written before it was recorded.
     sha256: str | None = None
+
+    @property
+    def order(self) -> tuple[Any, ...]:
+        """Where the chapter comes in reports: by path, numbers by value, so that cases/2-sets.yaml comes before
+        cases/10-rounding.yaml."""
+        return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", self.path))
 
 
 @dataclass

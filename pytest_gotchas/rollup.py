@@ -80,7 +80,7 @@ def rollup(results: list[CaseResult]) -> list[ChapterRollup]:
         groups.setdefault((result.chapter.name, result.model_id), []).append(result)
     models = list(dict.fromkeys(r.model_id for r in results))
     rollups = []
-    for name, model in sorted(groups, key=lambda k: (groups[k][0].chapter.path, k[0], models.index(k[1]))):
+    for name, model in sorted(groups, key=lambda k: (groups[k][0].chapter.order, k[0], models.index(k[1]))):
         cases = groups[name, model]
         info = merged_info(cases)
         order = {case_id: n for n, case_id in enumerate(info.case_ids)}
