@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import datetime
 import json
 import os
 import platform
