@@ -1,6 +1,6 @@
 """Rewritings of a snippet that keep its meaning for a reader who understands it, pure: rename the names it binds
 (consistently, with Python's own tokenizer: never inside strings, never builtins or attributes), shift its integer
-literals, or add an unrelated statement. Each rewriting also maps the misreading's text, so that the variant's
+literals, change its lower-case word strings, add an unrelated statement, or put its last expression in parentheses. Each rewriting also maps the misreading's text, so that the variant's
 misreading is the original's, rewritten the same way."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 POOLS = (("xs", "ys", "zs", "ws", "vs"), ("items", "others", "more", "rest", "extra"),
          ("data", "info", "vals", "refs", "keys_"), ("p", "q", "r", "s", "t"))
 UNRELATED = "_unrelated = 0"
+UNRELATED_IMPORT = "import math"
 
 
 @dataclass(frozen=True)
@@ -113,18 +114,53 @@ def shift_integers(lines: tuple[str, ...], by: int) -> Rewrite | None:
         lambda m: mapping[m.group(1)], text))
 
 
-def add_unrelated(lines: tuple[str, ...]) -> Rewrite:
-    """An assignment nothing reads, first: the REPL prints nothing for it."""
-    return Rewrite("unrelated-line", (UNRELATED, *lines), lambda text: text)
+def change_strings(lines: tuple[str, ...]) -> Rewrite | None:
+    """Every plain string literal that is one lower-case word gets each letter moved one on (`'key'` -> `'lfz'`);
+    strings that spell anything else (format codes, numbers, names of things) are left alone."""
+    words = sorted({t.string[1:-1] for t in _tokens(lines) if t.type == tokenize.STRING
+                    and re.fullmatch(r"(['\"])[a-z]+\1", t.string)}, key=len, reverse=True)
+    if not words:
+        return None
+    mapping = {w: "".join(chr((ord(c) - 97 + 1) % 26 + 97) for c in w) for w in words}
+
+    def change(token: tokenize.TokenInfo, previous: tokenize.TokenInfo | None) -> str | None:
+        if token.type == tokenize.STRING and token.string[1:-1] in mapping and token.string[0] == token.string[-1]:
+            return token.string[0] + mapping[token.string[1:-1]] + token.string[-1]
+        return None
+
+    return Rewrite("strings-shifted", _replace(lines, change), _words(mapping))
+
+
+def add_unrelated(lines: tuple[str, ...], statement: str = UNRELATED, variant_id: str = "unrelated-line") -> Rewrite:
+    """A statement nothing reads, first: the REPL prints nothing for it."""
+    return Rewrite(variant_id, (statement, *lines), lambda text: text)
+
+
+def parenthesize(lines: tuple[str, ...]) -> Rewrite | None:
+    """The last statement in parentheses, when it is one expression on the last line: the REPL echoes the same
+    value, spelled otherwise."""
+    try:
+        tree = ast.parse("\n".join(lines) + "\n")
+    except SyntaxError:
+        return None
+    last = tree.body[-1] if tree.body else None
+    if not isinstance(last, ast.Expr) or last.lineno != len(lines) or last.end_lineno != len(lines):
+        return None
+    line = lines[-1]
+    start, end = len(line.encode()[:last.col_offset].decode()), len(line.encode()[:last.end_col_offset].decode())
+    return Rewrite("parenthesized", (*lines[:-1], f"{line[:start]}({line[start:end]}){line[end:]}"),
+                   lambda text: text)
 
 
 def rewrites(lines: tuple[str, ...], wanted: int) -> list[Rewrite]:
-    """Up to `wanted` rewritings, the kinds taken in turn: renames, integer shifts, the unrelated line."""
+    """Up to `wanted` rewritings, the kinds taken in turn: renames, integer shifts, the unrelated line, strings, then
+    the spellings that fit any snippet (parentheses, an unrelated import)."""
     kinds: list[Rewrite | None] = []
     for n, pool in enumerate(POOLS):
         kinds.append(rename(lines, pool))
         if n < 2:
             kinds.append(shift_integers(lines, n + 1))
         if n == 0:
-            kinds.append(add_unrelated(lines))
+            kinds += [add_unrelated(lines), change_strings(lines)]
+    kinds += [parenthesize(lines), add_unrelated(lines, UNRELATED_IMPORT, "unrelated-import")]
     return [r for r in kinds if r is not None][:wanted]
