@@ -18,7 +18,7 @@ import pytest
 
 from . import sandbox
 from .baseline.gate import Finished, Gate, make_gate, update_command
-from .baseline.store import BaselineError
+from .baseline.store import BaselineError, checks_of
 from .cases import looks_like_chapter
 from .collect import Collector
 from .embedded import short_names
@@ -227,7 +227,8 @@ def _gate(config: pytest.Config, values: Settings, models: list[str]) -> Gate:
     try:
         return make_gate(config.rootpath, explicit, models, values.dtype, values.device, values.softmax_dtype,
                          update=values.update_baseline, any_model=values.baseline_any_model,
-                         command=update_command(str(a) for a in config.invocation_params.args))
+                         command=update_command(str(a) for a in config.invocation_params.args),
+                         checks=checks_of(values.precision_check, values.variants))
     except BaselineError as error:
         raise pytest.UsageError(str(error)) from None
 

@@ -166,6 +166,8 @@ def test_short_names_of_a_run_are_unique() -> None:
 
 def test_default_path_uses_the_device_kind() -> None:
     assert store.default_path(Path("/r"), "gemma-3-270m", "bfloat16", "cuda:1") == Path("/r/baselines/gemma-3-270m-bfloat16-cuda.yaml")
+    assert store.default_path(Path("/r"), "m", "bfloat16", "cpu", store.checks_of(True, True)) == Path(
+        "/r/baselines/m-bfloat16-cpu+precision-check+variants.yaml")
 
 
 # -- update ---------------------------------------------------------------------------------------------------
@@ -388,6 +390,34 @@ def test_a_dtype_mismatch_is_refused_before_anything_runs(tmp_path: Path) -> Non
     with pytest.raises(store.BaselineError, match=r"They differ in softmax_dtype"):
         gate.make_gate(tmp_path, tmp_path / "b.yaml", ["tiny"], "bfloat16", None, "float32")
     gate.make_gate(tmp_path, tmp_path / "b.yaml", ["tiny"], "float32", None, None, any_model=True)
+
+
+def test_verdicts_with_other_checks_are_not_compared(tmp_path: Path) -> None:
+    """A variants run's surface-dep is no regression of a baseline recorded without variants: each combination of
+    opt-in checks has its own default file, and an explicit file recorded otherwise is refused."""
+    g = run_gate(tmp_path, recorded(), checks="variants")
+    assert g.check(case("b", *MISS_)) == (None, False)
+    lines, _ = unpack(g.finish("tiny", all_ok()))
+    assert [t for t, _ in lines] == ["baseline: none at baselines/tiny-bfloat16-cpu+variants.yaml; record one with: CMD"]
+    store.write(tmp_path / "b.yaml", recorded())
+    with pytest.raises(store.BaselineError) as refused:
+        gate.make_gate(tmp_path, tmp_path / "b.yaml", ["tiny"], "bfloat16", None, None, checks="variants")
+    assert str(refused.value) == (
+        f"baseline b.yaml was recorded with model 'tiny' (weights sha256 {SHA[:12]}..., bfloat16, "
+        "softmax bfloat16, cpu); this run uses dtype bfloat16, softmax bfloat16, with variants. They differ in checks, "
+        "so their verdicts are not comparable. Record a baseline for this model with --gotchas-baseline OTHER.yaml "
+        "--gotchas-update-baseline, or compare anyway with --gotchas-baseline-any-model.")
+
+
+def test_the_checks_are_recorded_in_the_header_and_absent_without_them(tmp_path: Path) -> None:
+    g = run_gate(tmp_path, checks="precision-check,variants", update=True)
+    g.record(g.finish("tiny", all_ok()), all_ok())
+    path = tmp_path / "baselines" / "tiny-bfloat16-cpu+precision-check+variants.yaml"
+    assert "  checks: precision-check,variants\n" in path.read_text()
+    header = store.read(path).header
+    assert header is not None and header.checks == "precision-check,variants"
+    assert header.describe().endswith("cpu, with precision-check and variants)")
+    assert "checks" not in store.dumps(recorded()) and store.loads(store.dumps(recorded())).header == HEADER
 
 
 def test_an_explicit_path_must_exist_unless_it_is_being_recorded(tmp_path: Path) -> None:

@@ -124,6 +124,14 @@ def test_a_verdict_that_belongs_to_a_name_is_surface_dep(run, pytester: pytest.P
     assert case["qualifiers"] == ["surface-dep"]
 
 
+def test_a_variants_run_compares_with_its_own_baseline(run) -> None:
+    """surface-dep is a stricter reading, not a regression of a baseline recorded without variants."""
+    run("--gotchas-update-baseline").stdout.fnmatch_lines(["baseline baselines/model-bfloat16-cpu.yaml written*"])
+    result = run("--gotchas-variants")
+    result.stdout.fnmatch_lines(["baseline: none at baselines/model-bfloat16-cpu+variants.yaml; record one with: *"])
+    assert "REGRESSION" not in result.stdout.str() and result.parseoutcomes() == {"surface_dep": 1, "ok": 1}
+
+
 # -- gotchas vary ---------------------------------------------------------------------------------------------------
 
 VARY_CHAPTER = """\

@@ -47,9 +47,9 @@ def mismatch(recorded: Header, now: Header) -> list[str]:
     return [name for name in IDENTITY_FIELDS if getattr(recorded, name) != getattr(now, name)]
 
 
-def settings_mismatch(recorded: Header, dtype: str, softmax_dtype: str | None) -> list[str]:
-    """What can be checked before the model is loaded: the dtypes the run asks for."""
-    wrong = []
+def settings_mismatch(recorded: Header, dtype: str, softmax_dtype: str | None, checks: str = "") -> list[str]:
+    """What can be checked before the model is loaded: the dtypes and the checks the run asks for."""
+    wrong = ["checks"] if recorded.checks != checks else []
     if recorded.dtype != dtype:
         wrong.append("dtype")
     if recorded.softmax_dtype != (softmax_dtype or dtype):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -59,10 +59,16 @@ class Gate:
     update: bool = False
     any_model: bool = False
     command: str = f"pytest --gotchas {UPDATE_FLAG}"
+    checks: str = ""  # store.checks_of: the opt-in checks this run's verdicts include
 
     def baseline_for(self, model: str, device: str) -> tuple[Path, Baseline | None]:
-        path = self.explicit or default_path(self.root, model, self.dtype, device)
+        path = self.explicit or default_path(self.root, model, self.dtype, device, self.checks)
         return path, self.files.get(path)
+
+    def header(self, found: Header | None) -> Header | None:
+        """A result's header with this run's checks, which the result itself cannot tell (a case with no variants
+        runs alike with and without --gotchas-variants)."""
+        return None if found is None else replace(found, checks=self.checks)
 
     def shown(self, path: Path) -> str:
         """The path as reports name it: relative to the rootdir when it is under it, as pytest names files."""
@@ -70,7 +76,7 @@ class Gate:
 
     def check(self, result: CaseResult) -> tuple[str | None, bool]:
         """(failure message or None, whether the session should stop) for one result, where it ran."""
-        header = header_of(result)
+        header = self.header(header_of(result))
         if header is None:
             return None, False
         path, baseline = self.baseline_for(str(result.model_id or self.models[0]), header.device)
@@ -101,7 +107,7 @@ class Gate:
 
     def finish(self, model: str, results: list[CaseResult]) -> Finished:
         """One model's comparison with its baseline, and in update mode what to write."""
-        header = run_header(results)
+        header = self.header(run_header(results))
         if header is None:
             if self.update:
                 return Finished([("baseline: nothing was scored, so nothing was recorded", {"yellow": True})],
@@ -160,7 +166,7 @@ def _shown(path: Path, root: Path) -> str:
 
 def make_gate(root: Path, explicit: Path | None, models: list[str], dtype: str, device: str | None,
               softmax_dtype: str | None, update: bool = False, any_model: bool = False,
-              command: str | None = None) -> Gate:
+              command: str | None = None, checks: str = "") -> Gate:
     """Read every candidate file that exists; raise BaselineError for one that cannot be used. A relative
     `explicit` path is taken relative to `root`."""
     if explicit is not None and not explicit.is_absolute():
@@ -176,12 +182,13 @@ def make_gate(root: Path, explicit: Path | None, models: list[str], dtype: str, 
                                 f"{explicit} {UPDATE_FLAG}")
     else:
         kinds = [device_kind(device)] if device else ["cpu", "cuda"]  # the default device is cuda when there is one
-        candidates = [default_path(root, model, dtype, kind) for model in models for kind in kinds]
+        candidates = [default_path(root, model, dtype, kind, checks) for model in models for kind in kinds]
     files = {path: read(path) for path in candidates if path.is_file()}
     for path, baseline in files.items():
-        fields = settings_mismatch(baseline.header, dtype, softmax_dtype) if baseline.header else []
+        fields = settings_mismatch(baseline.header, dtype, softmax_dtype, checks) if baseline.header else []
         if fields and not any_model:
-            now = f"dtype {dtype}, softmax {softmax_dtype or dtype}"
+            now = f"dtype {dtype}, softmax {softmax_dtype or dtype}, " + (
+                f"with {checks.replace(',', ' and ')}" if checks else "without opt-in checks")
             raise BaselineError(refusal(_shown(path, root), baseline.header, now, fields))  # type: ignore[arg-type]
     return Gate(root=Path(root), explicit=explicit, models=list(models), dtype=dtype, files=files, update=update,
-                any_model=any_model, command=command or f"pytest --gotchas {UPDATE_FLAG}")
+                any_model=any_model, command=command or f"pytest --gotchas {UPDATE_FLAG}", checks=checks)

@@ -39,8 +39,10 @@ ANY_MODEL_FLAG = "--gotchas-baseline-any-model"
 DEFAULT_DIR = "baselines"
 HEADER_FIELDS = ("name", "weights_sha256", "dtype", "softmax_dtype", "device", "hardware", "numerics", "torch",
                  "transformers")
+# Written only when set: the opt-in checks the verdicts were computed with (absent: none, the write-up's method).
+OPTIONAL_FIELDS = ("checks",)
 # A different value in one of these makes the verdicts incomparable: the comparison is refused.
-IDENTITY_FIELDS = ("weights_sha256", "dtype", "softmax_dtype")
+IDENTITY_FIELDS = ("weights_sha256", "dtype", "softmax_dtype", "checks")
 COMMENT = """\
 # pytest-gotchas baseline: the pair verdicts `pytest --gotchas` compares every run with.
 # A pair that is `pass` here and no longer passes fails the run. Record intended changes with
@@ -69,10 +71,12 @@ class Header:
     numerics: str  # numerics.fingerprint: the kernels' bits on fixed probes
     torch: str
     transformers: str
+    checks: str = ""  # checks_of(): the opt-in checks that can change a verdict, "" for none
 
     def describe(self) -> str:
+        checks = f", with {self.checks.replace(',', ' and ')}" if self.checks else ""
         return (f"model {self.name!r} (weights sha256 {self.weights_sha256[:12]}..., {self.dtype}, "
-                f"softmax {self.softmax_dtype}, {self.device})")
+                f"softmax {self.softmax_dtype}, {self.device}{checks})")
 
 
 @dataclass(frozen=True)
@@ -99,9 +103,16 @@ def device_kind(device: str) -> str:
     return device.split(":", 1)[0]
 
 
-def default_path(root: Path, model: str, dtype: str, device: str) -> Path:
-    """baselines/<model's short name>-<dtype>-<device kind>.yaml under the rootdir."""
-    return Path(root) / DEFAULT_DIR / f"{model}-{dtype}-{device_kind(device)}.yaml"
+def checks_of(precision_check: bool, variants: bool) -> str:
+    """The opt-in checks that add qualifiers to verdicts (precision-dep, surface-dep), as a baseline records them:
+    verdicts computed with other checks are not comparable, so each combination has its own file."""
+    return ",".join(name for name, on in (("precision-check", precision_check), ("variants", variants)) if on)
+
+
+def default_path(root: Path, model: str, dtype: str, device: str, checks: str = "") -> Path:
+    """baselines/<model's short name>-<dtype>-<device kind>[+<check>...].yaml under the rootdir."""
+    suffix = "".join(f"+{name}" for name in checks.split(",") if name)
+    return Path(root) / DEFAULT_DIR / f"{model}-{dtype}-{device_kind(device)}{suffix}.yaml"
 
 
 # -- reading and writing ----------------------------------------------------------------------------------------
@@ -181,10 +192,13 @@ def _read_header(value: Any, bad: Any) -> Header | None:
     missing = [name for name in HEADER_FIELDS if not isinstance(value.get(name), str)]
     if missing:
         raise bad("model", f"missing or not a string: {', '.join(missing)}")
-    extra = sorted(str(k) for k in value if k not in HEADER_FIELDS)
+    extra = sorted(str(k) for k in value if k not in HEADER_FIELDS + OPTIONAL_FIELDS)
     if extra:
         raise bad("model", f"unknown key(s) {', '.join(extra)}")
-    return Header(**{name: value[name] for name in HEADER_FIELDS})
+    wrong = [name for name in OPTIONAL_FIELDS if name in value and not isinstance(value[name], str)]
+    if wrong:
+        raise bad("model", f"not a string: {', '.join(wrong)}")
+    return Header(**{name: value[name] for name in HEADER_FIELDS + OPTIONAL_FIELDS if name in value})
 
 
 def _read_entry(value: Any, where: str, bad: Any) -> Entry:
@@ -227,7 +241,8 @@ def dumps(baseline: Baseline) -> str:
     data: dict[str, Any] = {"format": FORMAT,
                             "count": _Flow(pairs=len(baseline.pairs), verdicts=len(baseline.verdicts))}
     if baseline.header is not None:
-        data["model"] = {name: getattr(baseline.header, name) for name in sorted(HEADER_FIELDS)}
+        data["model"] = {name: getattr(baseline.header, name) for name in sorted(HEADER_FIELDS + OPTIONAL_FIELDS)
+                         if name in HEADER_FIELDS or getattr(baseline.header, name)}
     data["pairs"] = dict(sorted(baseline.pairs.items()))
     data["verdicts"] = {key: _Flow(p_correct=_sorted(e.p_correct), p_wrong=_sorted(e.p_wrong), verdict=e.verdict)
                         for key, e in sorted(baseline.verdicts.items())}
