@@ -124,10 +124,11 @@ def test_a_verdict_that_belongs_to_a_name_is_surface_dep(run, pytester: pytest.P
     assert case["qualifiers"] == ["surface-dep"]
 
 
-def test_a_variants_run_compares_with_its_own_baseline(run) -> None:
+def test_a_variants_run_compares_with_its_own_baseline(run, pytester: pytest.Pytester) -> None:
     """surface-dep is a stricter reading, not a regression of a baseline recorded without variants."""
-    run("--gotchas-update-baseline").stdout.fnmatch_lines(["baseline baselines/model-bfloat16-cpu.yaml written*"])
-    result = run("--gotchas-variants")
+    here = ("--rootdir", str(pytester.path))  # baselines/ under this test's folder, not a shared parent
+    run("--gotchas-update-baseline", *here).stdout.fnmatch_lines(["baseline baselines/model-bfloat16-cpu.yaml written*"])
+    result = run("--gotchas-variants", *here)
     result.stdout.fnmatch_lines(["baseline: none at baselines/model-bfloat16-cpu+variants.yaml; record one with: *"])
     assert "REGRESSION" not in result.stdout.str() and result.parseoutcomes() == {"surface_dep": 1, "ok": 1}
 
