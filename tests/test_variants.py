@@ -217,3 +217,16 @@ def test_word_strings_change_in_the_code_and_in_the_misreading_alike() -> None:
     assert rewrite.lines == ("d = {'lfz': 1, '%d': 2}", 'd["lfz"]', "'a1'")
     assert rewrite.text("{'key': 1, '%d': 2}") == "{'lfz': 1, '%d': 2}"
     assert change_strings(("'%s' % 3",)) is None
+
+
+def test_vary_tries_only_the_kinds_asked_for(capsys) -> None:
+    from pytest_gotchas.cli import main
+    from pytest_gotchas.cli.rewrite import rewrites
+
+    lines = ("xs = [7, 2]", "xs")
+    assert [r.id for r in rewrites(lines, 12, ("rename", "parenthesized"))] == [
+        "rename-ys", "rename-items", "rename-data", "rename-p", "parenthesized"]
+    with pytest.raises(SystemExit):
+        main(["vary", "demo.yaml", "--id", "named", "--kinds", "rename,digits"])
+    assert "--kinds: unknown kind(s) digits; choose from rename, integers, unrelated, strings, parenthesized, import" \
+        in capsys.readouterr().err

@@ -152,15 +152,21 @@ def parenthesize(lines: tuple[str, ...]) -> Rewrite | None:
                    lambda text: text)
 
 
-def rewrites(lines: tuple[str, ...], wanted: int) -> list[Rewrite]:
-    """Up to `wanted` rewritings, the kinds taken in turn: renames, integer shifts, the unrelated line, strings, then
-    the spellings that fit any snippet (parentheses, an unrelated import)."""
-    kinds: list[Rewrite | None] = []
+# The kinds of rewriting, by the name `gotchas vary --kinds` takes. Renames, an unrelated statement and parentheses
+# never change a value; integer and string changes do, and suit only snippets whose rule holds for any value.
+KINDS = ("rename", "integers", "unrelated", "strings", "parenthesized", "import")
+
+
+def rewrites(lines: tuple[str, ...], wanted: int, kinds: tuple[str, ...] = KINDS) -> list[Rewrite]:
+    """Up to `wanted` rewritings of the given kinds, taken in turn: renames, integer shifts, the unrelated line,
+    strings, then the spellings that fit any snippet (parentheses, an unrelated import)."""
+    found: list[tuple[str, Rewrite | None]] = []
     for n, pool in enumerate(POOLS):
-        kinds.append(rename(lines, pool))
+        found.append(("rename", rename(lines, pool)))
         if n < 2:
-            kinds.append(shift_integers(lines, n + 1))
+            found.append(("integers", shift_integers(lines, n + 1)))
         if n == 0:
-            kinds += [add_unrelated(lines), change_strings(lines)]
-    kinds += [parenthesize(lines), add_unrelated(lines, UNRELATED_IMPORT, "unrelated-import")]
-    return [r for r in kinds if r is not None][:wanted]
+            found += [("unrelated", add_unrelated(lines)), ("strings", change_strings(lines))]
+    found += [("parenthesized", parenthesize(lines)),
+              ("import", add_unrelated(lines, UNRELATED_IMPORT, "unrelated-import"))]
+    return [r for kind, r in found if r is not None and kind in kinds][:wanted]

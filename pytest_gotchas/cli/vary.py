@@ -25,7 +25,7 @@ from ..transcript import CURSOR, PS1, PS2
 from ..verdict import Status
 from .chapterfile import case_entry, install, stage, writing
 from .errors import CLIError
-from .rewrite import Rewrite, rewrites
+from .rewrite import KINDS, Rewrite, rewrites
 from .tools import Tools, settings_of
 
 EXAMPLE = """\
@@ -49,6 +49,9 @@ def add_parser(commands: argparse._SubParsersAction, shared: argparse.ArgumentPa
     vary.add_argument("chapter", metavar="CHAPTER.yaml", help="the chapter file that holds the case")
     vary.add_argument("--id", required=True, metavar="ID", help="the case to vary")
     vary.add_argument("-n", type=int, default=4, metavar="N", help="how many variants to try (default 4)")
+    vary.add_argument("--kinds", type=_kinds, default=KINDS, metavar="KIND,...",
+                      help=f"the rewritings to try, of {', '.join(KINDS)} (default: all). integers and strings "
+                           "change values: leave them out where the answer depends on the exact value")
     vary.add_argument("--to", metavar="CHAPTER.yaml", help="add the variants to the case in this file (the same "
                                                            "chapter file)")
     vary.set_defaults(run=run_vary)
@@ -72,7 +75,7 @@ def run_vary(args: argparse.Namespace, out: TextIO) -> int:
         tools = Tools(settings_of(args), Path(tmp))
         taken = {v.id for v in case.variants}
         found = []
-        for rewrite in rewrites(case.transcript.repl_input, args.n):
+        for rewrite in rewrites(case.transcript.repl_input, args.n, args.kinds):
             if rewrite.id in taken:
                 continue
             variant = _variant(tools, chapter, case, rewrite, out)
@@ -102,6 +105,15 @@ def run_vary(args: argparse.Namespace, out: TextIO) -> int:
                 staged.unlink()
         print(f"\nadded {len(found)} variant(s) to case {case.id!r} in {path}", file=out)
     return 0
+
+
+def _kinds(text: str) -> tuple[str, ...]:
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown or not kinds:
+        raise argparse.ArgumentTypeError(f"unknown kind(s) {', '.join(unknown) or '(none given)'}; "
+                                         f"choose from {', '.join(KINDS)}")
+    return kinds
 
 
 def _variant(tools: Tools, chapter: Chapter, case: Case, rewrite: Rewrite, out: TextIO
