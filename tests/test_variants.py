@@ -230,3 +230,24 @@ def test_vary_tries_only_the_kinds_asked_for(capsys) -> None:
         main(["vary", "demo.yaml", "--id", "named", "--kinds", "rename,digits"])
     assert "--kinds: unknown kind(s) digits; choose from rename, integers, unrelated, strings, parenthesized, import" \
         in capsys.readouterr().err
+
+
+def test_class_body_names_are_attributes_and_never_renamed() -> None:
+    from pytest_gotchas.cli.rewrite import bound_names
+
+    names = bound_names(("class C:", "    n = 1", "    def f(self): pass", "", "c = C()", "c.n"))
+    assert sorted(names) == ["C", "c", "self"]  # not n, not f: they are read as c.n and c.f
+
+
+def test_a_rename_that_changes_what_the_program_prints_is_not_a_variant(tmp_path: Path, capsys, py312) -> None:
+    """Renaming xs changes what globals().get("xs") finds: the cut would still verify, on another question."""
+    from pytest_gotchas.cli import main
+
+    chapter = tmp_path / "demo.yaml"
+    chapter.write_text('chapter: demo\ntitle: demo\ninterpreter: "3.12"\ncases:\n  - id: g\n    transcript: |-\n'
+                       '      >>> xs = 7\n      >>> globals().get("xs", 0)\n      █\n    correct: "7"\n    wrong: "8"\n')
+    assert main(["vary", str(chapter), "--id", "g", "-n", "1", "--kinds", "rename"]) == 1
+    captured = capsys.readouterr()
+    assert "  rename-ys: skipped: it prints '0\\n', not what the case prints rewritten alike ('7'...): the rewriting " \
+           "changed the program\n" in captured.out
+    assert captured.err == "gotchas vary: error: no variant of 'g' verifies; nothing was written\n"

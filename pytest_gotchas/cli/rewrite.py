@@ -26,19 +26,23 @@ class Rewrite:
     id: str  # the variant's id
     lines: tuple[str, ...]  # the snippet's REPL input, rewritten
     text: Callable[[str], str]  # maps a text the snippet printed (or a misreading of it) the same way
+    keeps_values: bool = True  # False for integer and string changes: the program then computes other values
 
 
 def bound_names(lines: tuple[str, ...]) -> list[str]:
     """The names the snippet binds (assignments, loops, comprehensions, functions, classes, parameters), in order of
-    first appearance; dunders and builtins are left alone."""
+    first appearance; dunders and builtins are left alone, and so are names bound in a class body: they are
+    attributes, read as `obj.name`, which a rename must not touch."""
     try:
         tree = ast.parse("\n".join(lines) + "\n")
     except SyntaxError:
         return []
     found: list[str] = []
+    attributes = {target.id for node in ast.walk(tree) if isinstance(node, ast.ClassDef) for stmt in node.body
+                  for target in _targets(stmt)}
 
     def add(name: str) -> None:
-        if name not in found and not name.startswith("__") and not hasattr(builtins, name):
+        if name not in found and not name.startswith("__") and not hasattr(builtins, name) and name not in attributes:
             found.append(name)
 
     for node in ast.walk(tree):
@@ -50,6 +54,14 @@ def bound_names(lines: tuple[str, ...]) -> list[str]:
             add(node.arg)
     order = {name: "\n".join(lines).find(name) for name in found}
     return sorted(found, key=lambda name: order[name])
+
+
+def _targets(stmt: ast.stmt) -> list[ast.Name]:
+    """The names a statement of a class body binds there (assignments and definitions)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [ast.Name(stmt.name)]
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
+    return [n for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)]
 
 
 def _tokens(lines: tuple[str, ...]) -> list[tokenize.TokenInfo]:
@@ -111,7 +123,7 @@ def shift_integers(lines: tuple[str, ...], by: int) -> Rewrite | None:
 
     pattern = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, mapping)) + r")(?![\w.])")
     return Rewrite(f"integers-plus-{by}", _replace(lines, change), lambda text: pattern.sub(
-        lambda m: mapping[m.group(1)], text))
+        lambda m: mapping[m.group(1)], text), keeps_values=False)
 
 
 def change_strings(lines: tuple[str, ...]) -> Rewrite | None:
@@ -128,7 +140,7 @@ def change_strings(lines: tuple[str, ...]) -> Rewrite | None:
             return token.string[0] + mapping[token.string[1:-1]] + token.string[-1]
         return None
 
-    return Rewrite("strings-shifted", _replace(lines, change), _words(mapping))
+    return Rewrite("strings-shifted", _replace(lines, change), _words(mapping), keeps_values=False)
 
 
 def add_unrelated(lines: tuple[str, ...], statement: str = UNRELATED, variant_id: str = "unrelated-line") -> Rewrite:

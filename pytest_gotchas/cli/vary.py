@@ -136,6 +136,12 @@ def _variant(tools: Tools, chapter: Chapter, case: Case, rewrite: Rewrite, out: 
         print(f"  {rewrite.id}: skipped: {error}", file=out)
         return None
     output = rendered[start:]
+    if rewrite.keeps_values:
+        printed = rewrite.text(original[output_start(original, case.transcript.repl_input, None):] + str(case.correct))
+        if not output.startswith(printed):
+            print(f"  {rewrite.id}: skipped: it prints {output!r}, not what the case prints rewritten alike "
+                  f"({printed!r}...): the rewriting changed the program", file=out)
+            return None
     d = divergence(output, misread)
     if d >= len(misread) or d >= len(output):
         print(f"  {rewrite.id}: skipped: its output {output!r} and the misreading {misread!r} never differ at one "
