@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -116,3 +119,29 @@ def make_case(case_id: str, chapter: ChapterInfo, runs: list[Run], status: str =
     judgement = case_verdict([r.judged() for r in runs])
     return CaseResult(id=case_id, chapter=chapter, status=status, verdict=judgement.verdict, runs=runs, model=model,
                       qualifiers=list(judgement.qualifiers))
+
+
+CHROMIUM = shutil.which("chromium")
+
+
+def screenshot(page: Path, shot: Path, profile: Path) -> subprocess.CompletedProcess:
+    """Headless Chromium's screenshot of a page file, offline (nothing fetched, no first-run work)."""
+    return subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={profile}", f"--screenshot={shot}", "--window-size=1280,2000", page.as_uri()],
+        capture_output=True, text=True, timeout=120,
+    )
+
+
+def comparable_report(path: Path) -> dict:
+    """A JSON report without what a serial and an `-n 2` run may rightly differ in: the run's command and timings,
+    each model's thread count (a worker gets its share of the cores; the numerics must not change), and the
+    baseline hint (it repeats the command line)."""
+    data = json.loads(path.read_text())
+    data.pop("run")
+    for model in [*data["models"], data["model"]]:
+        model.pop("threads")
+    for baseline in data["baselines"]:
+        baseline.pop("lines")
+    return data

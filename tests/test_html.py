@@ -7,13 +7,12 @@ import copy
 import html as htmllib
 import json
 import re
-import shutil
-import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import markupsafe
 import pytest
+from gotchas_helpers import CHROMIUM, screenshot
 
 from reportdata import build_report
 
@@ -21,7 +20,6 @@ from pytest_gotchas.report import html
 from pytest_gotchas.report.data import Report
 from pytest_gotchas.report.junit import properties
 
-CHROMIUM = shutil.which("chromium")
 
 
 @pytest.fixture(scope="module")
@@ -236,13 +234,7 @@ def test_chromium_renders_a_screenshot(tmp_path: Path, report: Report) -> None:
     page = tmp_path / "report.html"
     html.write(page, report)
     shot = tmp_path / "shot.png"
-    proc = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}", "--window-size=1280,2000",
-         page.as_uri()],
-        capture_output=True, text=True, timeout=120,
-    )
+    proc = screenshot(page, shot, tmp_path / "profile")
     assert proc.returncode == 0, proc.stderr[-3000:]
     head = shot.read_bytes()[:24]
     assert head[:8] == b"\x89PNG\r\n\x1a\n"

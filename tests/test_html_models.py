@@ -10,13 +10,11 @@ from __future__ import annotations
 import copy
 import html as htmllib
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import markupsafe
 import pytest
-from gotchas_helpers import make_case, make_run
+from gotchas_helpers import CHROMIUM, make_case, make_run, screenshot
 from reportdata import RUN
 from test_merge import MODELS, score_models
 
@@ -24,7 +22,6 @@ from pytest_gotchas.report import html
 from pytest_gotchas.report.data import Report
 from pytest_gotchas.results import CaseResult, ChapterInfo
 
-CHROMIUM = shutil.which("chromium")
 
 
 @pytest.fixture(scope="module")
@@ -242,13 +239,7 @@ def test_chromium_renders_the_page_of_two_models(tmp_path: Path, report: Report)
     target = tmp_path / "models.html"
     html.write(target, report)
     shot = tmp_path / "shot.png"
-    proc = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}", "--window-size=1280,2000",
-         target.as_uri()],
-        capture_output=True, text=True, timeout=120,
-    )
+    proc = screenshot(target, shot, tmp_path / "profile")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert shot.stat().st_size > 50_000

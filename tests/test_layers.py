@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tinymodel import _pin_tokenizer_class, build_tokenizer, no_progress_bars
+from tinymodel import build_tokenizer, layer_writing_llama, save_folder
 
 torch = pytest.importorskip("torch")
 
@@ -31,47 +31,15 @@ cases:
 """
 
 
-def save(model, path: Path) -> Path:
-    tokenizer = build_tokenizer()
-    path.mkdir(parents=True, exist_ok=True)
-    with no_progress_bars():
-        model.save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    _pin_tokenizer_class(path)
-    return path
-
-
 def lead_changing_folder(path: Path, writes: list[dict[str, float]]) -> Path:
-    """A Llama folder whose layer k adds ``writes[k-1]`` ({token: amount}) to that token's logit direction.
-
-    Every token embeds as direction 0 and attention writes nothing; the MLP's down_proj bias is the layer's write.
-    The head reads token t's logit from the direction assigned to t (every other token reads 0), so after each
-    layer the two answers' logits are their directions of the residual stream, scaled alike by the final norm.
-    """
-    from transformers import LlamaConfig, LlamaForCausalLM
-
+    """A Llama folder whose layer k adds ``writes[k-1]`` ({token: amount}) to that token's logit direction
+    (tinymodel.layer_writing_llama); each token named in a write is read from its own direction."""
     vocab = build_tokenizer().get_vocab()
     directions = {token: d for d, token in enumerate(sorted({t for w in writes for t in w}), start=1)}
-    config = LlamaConfig(vocab_size=len(vocab), hidden_size=8, intermediate_size=8, num_hidden_layers=len(writes),
-                         num_attention_heads=1, num_key_value_heads=1, head_dim=8, mlp_bias=True,
-                         max_position_embeddings=256, tie_word_embeddings=False, bos_token_id=vocab["<bos>"],
-                         eos_token_id=vocab["<eos>"], pad_token_id=vocab["<pad>"])
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(config)
-    with torch.no_grad():
-        model.model.embed_tokens.weight.zero_()
-        model.model.embed_tokens.weight[:, 0] = 1.0
-        for layer, write in zip(model.model.layers, writes):
-            layer.self_attn.o_proj.weight.zero_()
-            for linear in (layer.mlp.gate_proj, layer.mlp.up_proj, layer.mlp.down_proj):
-                linear.weight.zero_()
-                linear.bias.zero_()
-            for token, amount in write.items():
-                layer.mlp.down_proj.bias[directions[token]] = amount
-        model.lm_head.weight.zero_()
-        for token, d in directions.items():
-            model.lm_head.weight[vocab[token], d] = 4.0
-    return save(model.to(torch.bfloat16).eval(), path)
+    model = layer_writing_llama([{directions[t]: amount for t, amount in w.items()} for w in writes],
+                                {vocab[t]: d for t, d in directions.items()}, len(vocab), gain=4.0,
+                                bos_token_id=vocab["<bos>"], eos_token_id=vocab["<eos>"], pad_token_id=vocab["<pad>"])
+    return save_folder(model, path)
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +101,7 @@ def opt_folder(path: Path) -> Path:
                        word_embed_proj_dim=8, max_position_embeddings=256, bos_token_id=vocab["<bos>"],
                        eos_token_id=vocab["<eos>"], pad_token_id=vocab["<pad>"])
     torch.manual_seed(0)
-    return save(OPTForCausalLM(config).to(torch.bfloat16).eval(), path)
+    return save_folder(OPTForCausalLM(config).to(torch.bfloat16).eval(), path)
 
 
 def test_a_model_whose_layers_cannot_be_read_stops_the_run_with_one_message(pytester: pytest.Pytester,

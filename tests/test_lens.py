@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from tinymodel import build_tiny_model
+from tinymodel import build_tiny_model, layer_writing_llama
 
 from pytest_gotchas.lens import (CORRECT, TIE, WRONG, LayerLogits, LensError, Stretch, find_readout, layer_logits,
                                  layer_probabilities, lead, leader)
@@ -330,30 +330,8 @@ CORRECT_ID, WRONG_ID = 1, 2
 
 
 def lead_changing_model(writes: list[dict[int, float]]):
-    """A Llama whose layer k adds ``writes[k-1]`` ({direction: amount}) to the residual stream, whatever the input.
-
-    Attention writes nothing (o_proj = 0); the MLP's weights are 0 and its down_proj bias is the write. Every token
-    embeds as direction 0; the head reads token t from direction t, so after each layer the logits of CORRECT_ID
-    and WRONG_ID are directions 1 and 2 of the residual stream, scaled alike by the final norm.
-    """
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    config = LlamaConfig(vocab_size=8, hidden_size=8, intermediate_size=8, num_hidden_layers=len(writes),
-                         num_attention_heads=1, num_key_value_heads=1, head_dim=8, mlp_bias=True,
-                         max_position_embeddings=32, tie_word_embeddings=False, bos_token_id=0, eos_token_id=0)
-    model = LlamaForCausalLM(config)
-    with torch.no_grad():
-        model.model.embed_tokens.weight.zero_()
-        model.model.embed_tokens.weight[:, 0] = 1.0
-        for layer, write in zip(model.model.layers, writes):
-            layer.self_attn.o_proj.weight.zero_()
-            for linear in (layer.mlp.gate_proj, layer.mlp.up_proj, layer.mlp.down_proj):
-                linear.weight.zero_()
-                linear.bias.zero_()
-            for direction, amount in write.items():
-                layer.mlp.down_proj.bias[direction] = amount
-        model.lm_head.weight.copy_(torch.eye(8))
-    return model.to(torch.bfloat16).eval()
+    """Eight tokens; token t is read from direction t, so CORRECT_ID and WRONG_ID are directions 1 and 2."""
+    return layer_writing_llama(writes, {t: t for t in range(8)}, 8, bos_token_id=0, eos_token_id=0)
 
 
 def test_the_lead_changes_hands_at_the_layer_built_for_it() -> None:

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from gotchas_helpers import comparable_report
 from tinymodel import build_tiny_model
 
 CHAPTER = """\
@@ -108,16 +109,7 @@ def test_xdist_gives_the_serial_results_with_two_models(run, pytester: pytest.Py
     serial, parallel = run("--gotchas-json", "serial.json"), run("--gotchas-json", "parallel.json", "-n", "2")
     assert serial.ret == parallel.ret == pytest.ExitCode.OK
 
-    def numbers(name: str) -> dict:
-        data = json.loads((pytester.path / name).read_text())
-        data.pop("run")
-        for model in [*data["models"], data["model"]]:
-            model.pop("threads")  # an xdist worker gets its share of the cores; the numerics must not change
-        for baseline in data["baselines"]:
-            baseline.pop("lines")  # the hint repeats the command line, which differs by `-n 2`
-        return data
-
-    serial_data, parallel_data = numbers("serial.json"), numbers("parallel.json")
+    serial_data, parallel_data = (comparable_report(pytester.path / name) for name in ("serial.json", "parallel.json"))
     for key in serial_data:
         assert serial_data[key] == parallel_data[key], key
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from gotchas_helpers import comparable_report
 
 from reportdata import PRIMED, WINDOW_RULES  # the primed chapter: the last primer answer decides
 from tinymodel import build_tiny_model
@@ -212,16 +213,7 @@ def test_xdist_gives_the_serial_results(run, pytester: pytest.Pytester) -> None:
     assert serial.ret == parallel.ret == pytest.ExitCode.OK
     assert serial.parseoutcomes()["ok"] == parallel.parseoutcomes()["ok"]
 
-    def numbers(name: str) -> dict:
-        data = json.loads((pytester.path / name).read_text())
-        data.pop("run")
-        for model in [*data["models"], data["model"]]:
-            model.pop("threads")  # an xdist worker gets its share of the cores; the numerics must not change
-        for baseline in data["baselines"]:
-            baseline.pop("lines")  # the baseline hint repeats the command line, which differs by `-n 2`
-        return data
-
-    assert numbers("serial.json") == numbers("parallel.json")
+    assert comparable_report(pytester.path / "serial.json") == comparable_report(pytester.path / "parallel.json")
 
     def summary(result) -> list[str]:
         lines = result.outlines

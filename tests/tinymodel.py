@@ -148,13 +148,51 @@ def build_tiny_model(
                 head[_token_id(vocab, token), _token_id(vocab, last)] = logit
         head[:, vocab_size:] = 0.0
         model.lm_head.weight.copy_(head)
-    model = model.to(torch.bfloat16).eval()
+    return save_folder(model.to(torch.bfloat16).eval(), path, tokenizer)
+
+
+def save_folder(model, path: Path, tokenizer=None) -> Path:
+    """The model and the tiny tokenizer as a folder that loads through the same code path as a user's model."""
     path.mkdir(parents=True, exist_ok=True)
     with no_progress_bars():
         model.save_pretrained(path)
-    tokenizer.save_pretrained(path)
+    (tokenizer or build_tokenizer()).save_pretrained(path)
     _pin_tokenizer_class(path)
     return path
+
+
+def layer_writing_llama(writes: list[dict[int, float]], readout: dict[int, int], vocab_size: int, gain: float = 1.0,
+                        **special_ids: int):
+    """A bfloat16 Llama whose layer k adds ``writes[k-1]`` ({direction: amount}) to the residual stream, whatever
+    the input: a model whose lead changes hands at the layers you choose.
+
+    Every token embeds as direction 0; attention writes nothing (o_proj = 0); the MLP's weights are 0 and its
+    down_proj bias is the write. The head reads token t from direction ``readout[t]`` times ``gain`` (other tokens
+    read 0), so after each layer a token's logit is its direction of the residual stream, scaled alike by the final
+    norm. ``special_ids``: bos_token_id, eos_token_id, pad_token_id for the config.
+    """
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(vocab_size=vocab_size, hidden_size=8, intermediate_size=8, num_hidden_layers=len(writes),
+                         num_attention_heads=1, num_key_value_heads=1, head_dim=8, mlp_bias=True,
+                         max_position_embeddings=256, tie_word_embeddings=False, **special_ids)
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(config)
+    with torch.no_grad():
+        model.model.embed_tokens.weight.zero_()
+        model.model.embed_tokens.weight[:, 0] = 1.0
+        for layer, write in zip(model.model.layers, writes):
+            layer.self_attn.o_proj.weight.zero_()
+            for linear in (layer.mlp.gate_proj, layer.mlp.up_proj, layer.mlp.down_proj):
+                linear.weight.zero_()
+                linear.bias.zero_()
+            for direction, amount in write.items():
+                layer.mlp.down_proj.bias[direction] = amount
+        model.lm_head.weight.zero_()
+        for token, direction in readout.items():
+            model.lm_head.weight[token, direction] = gain
+    return model.to(torch.bfloat16).eval()
 
 
 def _token_id(vocab: dict[str, int], token: str) -> int:

@@ -131,13 +131,14 @@ def _variant(tools: Tools, chapter: Chapter, case: Case, rewrite: Rewrite, out: 
     try:
         start = output_start(rendered, rewrite.lines, None)
         original = case.transcript.prompt
-        misread = rewrite.text(original[output_start(original, case.transcript.repl_input, None):] + str(case.wrong))
+        said = original[output_start(original, case.transcript.repl_input, None):]  # the case's output to the cut
+        misread = rewrite.text(said + str(case.wrong))
     except ValueError as error:
         print(f"  {rewrite.id}: skipped: {error}", file=out)
         return None
     output = rendered[start:]
     if rewrite.keeps_values:
-        printed = rewrite.text(original[output_start(original, case.transcript.repl_input, None):] + str(case.correct))
+        printed = rewrite.text(said + str(case.correct))
         if not output.startswith(printed):
             print(f"  {rewrite.id}: skipped: it prints {output!r}, not what the case prints rewritten alike "
                   f"({printed!r}...): the rewriting changed the program", file=out)

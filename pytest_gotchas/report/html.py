@@ -92,19 +92,20 @@ class ChapterGroup:
 
     def pair_rows(self) -> list[tuple[str, list[str], list[tuple[str, PairResult | None]]]]:
         """(pair id, members, [(model, its pair result, or None)]) for every pair any model's rollup has."""
-        ids = dict.fromkeys(p.id for r in self.rollups.values() for p in r.pairs)
-        return [(pair_id, next(p.members for r in self.rollups.values() for p in r.pairs if p.id == pair_id),
-                 [(m, next((p for p in r.pairs if p.id == pair_id), None) if (r := self.rollups.get(m)) else None)
-                  for m in self.models])
-                for pair_id in ids]
+        return self._rows("pairs")
 
     def twin_rows(self) -> list[tuple[str, list[str], list[tuple[str, TwinResult | None]]]]:
         """(twin id, members, [(model, its twin result, or None)]) for every twin any model's rollup has."""
-        ids = dict.fromkeys(t.id for r in self.rollups.values() for t in r.twins)
-        return [(twin_id, next(t.members for r in self.rollups.values() for t in r.twins if t.id == twin_id),
-                 [(m, next((t for t in r.twins if t.id == twin_id), None) if (r := self.rollups.get(m)) else None)
-                  for m in self.models])
-                for twin_id in ids]
+        return self._rows("twins")
+
+    def _rows(self, kind: str) -> list[tuple[str, list[str], list[tuple[str, Any]]]]:
+        """The pairs or the twins of every model's rollup, by id in first-seen order, one cell per model."""
+        found: dict[str, dict[str, Any]] = {}
+        for model, rollup in self.rollups.items():
+            for item in getattr(rollup, kind):
+                found.setdefault(item.id, {})[model] = item
+        return [(item_id, next(iter(by_model.values())).members, [(m, by_model.get(m)) for m in self.models])
+                for item_id, by_model in found.items()]
 
     @property
     def cases(self) -> list[CaseResult]:
