@@ -222,7 +222,7 @@ def spread(values: list[float]) -> str:
 def write_wrappers(root: Path, log_file: Path) -> list[str]:
     """One logging wrapper per interpreter the cases name; returns --gotchas-python options."""
     sys.path.insert(0, str(REPO))
-    from pytest_gotchas.interpreters import Finder, Interpreter
+    from pytest_gotchas.truth.interpreters import Finder, Interpreter
 
     finder, options = Finder(), []
     root.mkdir(parents=True, exist_ok=True)
@@ -299,7 +299,7 @@ def machine() -> dict[str, str]:
 
 def model_folder() -> Path:
     """The converted default model (converted now if this machine has not yet: about a minute, once)."""
-    code = ("import sys; from pytest_gotchas.embedded import DEFAULT, MODELS; from pytest_gotchas.options import "
+    code = ("import sys; from pytest_gotchas.model.embedded import DEFAULT, MODELS; from pytest_gotchas.plugin.options import "
             "Settings; print(MODELS[DEFAULT].folder(Settings().model_cache, lambda line: print(line, file=sys.stderr)))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if done.returncode != 0:

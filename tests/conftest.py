@@ -12,9 +12,9 @@ from typing import Callable
 
 import pytest
 
-from pytest_gotchas.interpreters import Finder, Interpreter
-from pytest_gotchas.results import TOKEN, CaseResult, ChapterInfo, Reading, Run
-from pytest_gotchas.verdict import Status, case_verdict, run_verdict
+from pytest_gotchas.truth.interpreters import Finder, Interpreter
+from pytest_gotchas.results.schema import TOKEN, CaseResult, ChapterInfo, Reading, Run
+from pytest_gotchas.results.verdict import Status, case_verdict, run_verdict
 
 pytest_plugins = ["pytester"]
 

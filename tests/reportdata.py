@@ -13,13 +13,13 @@ from tinymodel import build_tiny_model
 from pytest_gotchas.baseline.compare import compare
 from pytest_gotchas.baseline.gate import Finished
 from pytest_gotchas.baseline.store import Baseline
-from pytest_gotchas.collect import Collector
-from pytest_gotchas.execute import Cache, Limits
-from pytest_gotchas.interpreters import Finder
-from pytest_gotchas.model import ModelSpec, load_model
-from pytest_gotchas.report.data import Report
-from pytest_gotchas.scoring import ModelSlot, Scorer, Timings
-from pytest_gotchas.verdict import Status
+from pytest_gotchas.truth.collect import Collector
+from pytest_gotchas.truth.execute import Cache, Limits
+from pytest_gotchas.truth.interpreters import Finder
+from pytest_gotchas.model.load import ModelSpec, load_model
+from pytest_gotchas.results.report import Report
+from pytest_gotchas.scoring.scorer import ModelSlot, Scorer, Timings
+from pytest_gotchas.results.verdict import Status
 
 RULES = {
     "a": {"7": 2.0, "8": 1.0},  # ok

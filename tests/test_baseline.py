@@ -14,12 +14,12 @@ import yaml
 from gotchas_helpers import make_case, make_run
 from pytest_gotchas.baseline import compare as cmp
 from pytest_gotchas.baseline import gate, store
-from pytest_gotchas.cases import looks_like_chapter
-from pytest_gotchas.embedded import short_name, short_names
-from pytest_gotchas.report import comparison as text
+from pytest_gotchas.cases.chapter import looks_like_chapter
+from pytest_gotchas.model.embedded import short_name, short_names
+from pytest_gotchas.report import wording as text
 from pytest_gotchas.report import terminal
-from pytest_gotchas.results import CaseResult, ChapterInfo, Run
-from pytest_gotchas.verdict import Status
+from pytest_gotchas.results.schema import CaseResult, ChapterInfo, Run
+from pytest_gotchas.results.verdict import Status
 
 SCORED, SKIPPED, UNSCORED = Status.SCORED, Status.SKIPPED, Status.UNSCORED
 

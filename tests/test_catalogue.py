@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_gotchas.cases import Chapter, load_chapter
+from pytest_gotchas.cases.chapter import Chapter, load_chapter
 
 REPO = Path(__file__).resolve().parent.parent
 START, END = "<!-- catalogue -->", "<!-- /catalogue -->"

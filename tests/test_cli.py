@@ -17,7 +17,7 @@ import yaml
 from conftest import REPO
 from tinymodel import build_tiny_model
 
-from pytest_gotchas.cases import load_chapter
+from pytest_gotchas.cases.chapter import load_chapter
 from pytest_gotchas.cli import main
 from pytest_gotchas.cli.chapterfile import case_entry
 from pytest_gotchas.cli.snippet import parse_snippet

@@ -16,10 +16,10 @@ from tinymodel import build_tiny_model
 
 pytest.importorskip("transformers")
 
-from pytest_gotchas.cutcache import CutCache, plan_from_dict, plan_to_dict  # noqa: E402
-from pytest_gotchas.hashes import tokenizer_fingerprint  # noqa: E402
-from pytest_gotchas.model import ModelSpec, load_model  # noqa: E402
-from pytest_gotchas.cut import plan_cut  # noqa: E402
+from pytest_gotchas.scoring.cutcache import CutCache, plan_from_dict, plan_to_dict  # noqa: E402
+from pytest_gotchas.model.hashes import tokenizer_fingerprint  # noqa: E402
+from pytest_gotchas.model.load import ModelSpec, load_model  # noqa: E402
+from pytest_gotchas.scoring.cut import plan_cut  # noqa: E402
 from pytest_gotchas.files import write_sealed  # noqa: E402
 
 RULES = {"a": {"7": 2.0, "8": 1.0}, "6": {"),": 2.0, ")]": 1.0}, "[": {"'": 1.0, "'.": 1.0}}

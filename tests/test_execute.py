@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from gotchas_helpers import interpreter
 
-from pytest_gotchas import execute as execute_mod
-from pytest_gotchas.execute import (_MARK1, _MARK2, RENDERER_VERSION, Cache, Limits, Request, Run, execute,
+from pytest_gotchas.truth import execute as execute_mod
+from pytest_gotchas.truth.execute import (_MARK1, _MARK2, RENDERER_VERSION, Cache, Limits, Request, Run, execute,
                                     render_repl, run_once, seeds)
-from pytest_gotchas.interpreters import Interpreter
+from pytest_gotchas.truth.interpreters import Interpreter
 
 FAKE = Interpreter(version="3.12.1", path="/opt/python3.12", implementation="CPython")
 

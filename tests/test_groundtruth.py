@@ -9,8 +9,8 @@ import pytest
 
 from pytest_gotchas.cli import main
 from pytest_gotchas.cli.new import AUTHORING_RUNS
-from pytest_gotchas.execute import Run
-from pytest_gotchas.groundtruth import CONTEXT, check
+from pytest_gotchas.truth.execute import Run
+from pytest_gotchas.truth.check import CONTEXT, check
 
 PROMPT = ">>> 1 + 1\n"
 
@@ -299,7 +299,7 @@ def test_authoring_runs_default_and_validation(tmp_path: Path, capsys: pytest.Ca
 def test_bytes_that_are_not_utf8_never_match_their_escape(py312) -> None:
     """Python wrote the byte 0xff; the transcript spells `\\xff`. Rendered as the text `\\xff`, a cut after the
     backslash was accepted; the byte now stays a character no chapter can hold, and the cut is refused."""
-    from pytest_gotchas.execute import Limits, Request, execute
+    from pytest_gotchas.truth.execute import Limits, Request, execute
 
     request = Request(interpreter=py312, repl_input=None, args=("-c", "import sys; sys.stdout.buffer.write(b'a\\xffb')"),
                       shell_text="python3.12 -c ...", env=())

@@ -17,7 +17,7 @@ from gotchas_helpers import CHROMIUM, screenshot
 from reportdata import build_report
 
 from pytest_gotchas.report import html
-from pytest_gotchas.report.data import Report
+from pytest_gotchas.results.report import Report
 from pytest_gotchas.report.junit import properties
 
 

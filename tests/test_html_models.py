@@ -19,8 +19,8 @@ from reportdata import RUN
 from test_merge import MODELS, score_models
 
 from pytest_gotchas.report import html
-from pytest_gotchas.report.data import Report
-from pytest_gotchas.results import CaseResult, ChapterInfo
+from pytest_gotchas.results.report import Report
+from pytest_gotchas.results.schema import CaseResult, ChapterInfo
 
 
 

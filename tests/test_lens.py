@@ -13,9 +13,9 @@ import pytest
 import torch
 from tinymodel import build_tiny_model, layer_writing_llama
 
-from pytest_gotchas.lens import (CORRECT, TIE, WRONG, LayerLogits, LensError, Stretch, find_readout, layer_logits,
+from pytest_gotchas.scoring.lens import (CORRECT, TIE, WRONG, LayerLogits, LensError, Stretch, find_readout, layer_logits,
                                  layer_probabilities, lead, leader)
-from pytest_gotchas.model import LoadedModel, ModelSpec, load_model
+from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model
 
 USER_CACHE = Path.home() / ".cache" / "pytest-gotchas"  # where the embedded models are converted once per machine
 
@@ -233,7 +233,7 @@ def test_contexts_of_unequal_length_are_refused() -> None:
 
 
 def test_importing_lens_does_not_import_torch() -> None:
-    code = "import sys, pytest_gotchas.lens; print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
+    code = "import sys, pytest_gotchas.scoring.lens; print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

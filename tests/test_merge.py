@@ -21,17 +21,17 @@ from tinymodel import build_tiny_model
 
 from pytest_gotchas.cli import main
 from pytest_gotchas.cli.merge import Source, merge
-from pytest_gotchas.collect import Collector
-from pytest_gotchas.execute import Cache, Limits
-from pytest_gotchas.interpreters import Finder
-from pytest_gotchas.model import ModelSpec, load_model
+from pytest_gotchas.truth.collect import Collector
+from pytest_gotchas.truth.execute import Cache, Limits
+from pytest_gotchas.truth.interpreters import Finder
+from pytest_gotchas.model.load import ModelSpec, load_model
 from pytest_gotchas.report import html, json_report
-from pytest_gotchas.report.comparison import pct
-from pytest_gotchas.report.data import FORMAT_VERSION, Report
+from pytest_gotchas.report.wording import pct
+from pytest_gotchas.results.report import FORMAT_VERSION, Report
 from pytest_gotchas.report.terminal import summary_lines
-from pytest_gotchas.results import CaseResult, ChapterInfo
-from pytest_gotchas.scoring import ModelSlot, Scorer, Timings
-from pytest_gotchas.verdict import Status
+from pytest_gotchas.results.schema import CaseResult, ChapterInfo
+from pytest_gotchas.scoring.scorer import ModelSlot, Scorer, Timings
+from pytest_gotchas.results.verdict import Status
 
 # The second model prefers 8 after `a` (right: MISS), 7 after `b` (wrong: ok) and `)]` after `6` (healed: MISS).
 OTHER_RULES = {**RULES, "a": {"7": 1.0, "8": 2.0}, "b": {"7": 2.0, "8": 1.0}, "6": {"),": 1.0, ")]": 2.0}}

@@ -17,13 +17,13 @@ import torch
 import transformers
 from tinymodel import build_tiny_model
 
-from pytest_gotchas import convert as convert_module
-from pytest_gotchas import hashes as hashes_module
-from pytest_gotchas import numerics
-from pytest_gotchas.convert import ConversionError, convert_gguf
-from pytest_gotchas.embedded import MODELS
-from pytest_gotchas.hashes import file_sha256, weights_sha256
-from pytest_gotchas.model import (
+from pytest_gotchas.model import convert as convert_module
+from pytest_gotchas.model import hashes as hashes_module
+from pytest_gotchas.model import numerics
+from pytest_gotchas.model.convert import ConversionError, convert_gguf
+from pytest_gotchas.model.embedded import MODELS
+from pytest_gotchas.model.hashes import file_sha256, weights_sha256
+from pytest_gotchas.model.load import (
     LoadedModel,
     ModelLoadError,
     ModelSpec,
@@ -31,10 +31,10 @@ from pytest_gotchas.model import (
     load_model,
     resolve_device,
 )
-from pytest_gotchas import results
-from pytest_gotchas.cut import plan_cut
-from pytest_gotchas.results import Reading
-from pytest_gotchas.score import Scored, score, score_batch
+from pytest_gotchas.results import schema as results
+from pytest_gotchas.scoring.cut import plan_cut
+from pytest_gotchas.results.schema import Reading
+from pytest_gotchas.scoring.readings import Scored, score, score_batch
 
 
 def token(scored: Scored) -> Reading:
@@ -305,7 +305,7 @@ def test_resolve_device(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_importing_the_modules_does_not_import_torch() -> None:
     code = (
-        "import sys, pytest_gotchas.plugin, pytest_gotchas.model, pytest_gotchas.score, pytest_gotchas.cli; "
+        "import sys, pytest_gotchas.plugin.hooks, pytest_gotchas.model.load, pytest_gotchas.scoring.readings, pytest_gotchas.cli; "
         "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

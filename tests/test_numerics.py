@@ -12,9 +12,9 @@ import torch
 import yaml
 from tinymodel import build_tiny_model
 
-from pytest_gotchas import numerics
+from pytest_gotchas.model import numerics
 from pytest_gotchas.baseline.compare import ulp
-from pytest_gotchas.model import ModelSpec, load_model
+from pytest_gotchas.model.load import ModelSpec, load_model
 
 # After "\n" the two candidates' logits are 0.25 and 0.251953125: one bfloat16 step apart, a tie of bfloat16
 # probabilities (0.5 / 0.5) and not of float32 ones (0.4995 / 0.5005). After "a" a clear answer.

@@ -8,7 +8,7 @@ import pytest
 from conftest import REPO
 
 from pytest_gotchas.cli import build_parser
-from pytest_gotchas.options import BY_NAME, OPTIONS, Option, OptionError
+from pytest_gotchas.plugin.options import BY_NAME, OPTIONS, Option, OptionError
 
 
 def readme_rows() -> dict[str, list[str]]:

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 from gotchas_helpers import REPO
 
-from pytest_gotchas import sandbox
-from pytest_gotchas.execute import Limits, execute, run_once
-from pytest_gotchas.groundtruth import check
-from pytest_gotchas.interpreters import Interpreter
+from pytest_gotchas.truth import sandbox
+from pytest_gotchas.truth.execute import Limits, execute, run_once
+from pytest_gotchas.truth.check import check
+from pytest_gotchas.truth.interpreters import Interpreter
 from test_execute import assert_none_running, repl, running, shell, text_of
 
 ISOLATION = sandbox.isolation()
@@ -57,9 +57,9 @@ def in_a_child(py: Interpreter, args: tuple[str, ...], limits: str = "Limits(tim
                isolation: str = "") -> subprocess.CompletedProcess:
     """run_once in a child process, which prints the run: if the snippet killed its parent, only the child dies."""
     code = textwrap.dedent(f"""
-        from pytest_gotchas import sandbox
-        from pytest_gotchas.execute import Limits, Request, run_once
-        from pytest_gotchas.interpreters import Interpreter
+        from pytest_gotchas.truth import sandbox
+        from pytest_gotchas.truth.execute import Limits, Request, run_once
+        from pytest_gotchas.truth.interpreters import Interpreter
         {isolation}
         py = Interpreter(version={py.version!r}, path={py.path!r}, implementation="CPython")
         run = run_once(Request(py, None, {args!r}, "python -c ...", ()), "1", {limits})
@@ -90,7 +90,7 @@ def test_without_a_namespace_killing_the_supervisor_is_a_clear_error(py312) -> N
 
 
 def test_killing_its_sandbox_is_a_per_case_crash_with_a_message() -> None:
-    from pytest_gotchas.execute import Run
+    from pytest_gotchas.truth.execute import Run
     runs = (Run(text="", seed="2", returncode=-9, timed_out=False,
                 error="killed its sandbox: the process that supervises it ended (killed by SIGKILL) before the "
                       "snippet did"),)
@@ -209,9 +209,9 @@ def test_nothing_outlives_pytest_killed_mid_run(py312, kind: str) -> None:
                " time.sleep(60)")
     code = textwrap.dedent(f"""
         import sys
-        from pytest_gotchas import sandbox
-        from pytest_gotchas.execute import Limits, Request, run_once
-        from pytest_gotchas.interpreters import Interpreter
+        from pytest_gotchas.truth import sandbox
+        from pytest_gotchas.truth.execute import Limits, Request, run_once
+        from pytest_gotchas.truth.interpreters import Interpreter
         sandbox._chosen = sandbox.probe(bwrap={"None" if kind == sandbox.BUBBLEWRAP else '""'})
         assert sandbox._chosen.kind == {kind!r}
         py = Interpreter(version={py312.version!r}, path={py312.path!r}, implementation="CPython")

@@ -10,11 +10,11 @@ import torch
 from tinymodel import build_tiny_model, build_tokenizer
 from tokenizers import normalizers
 
-from pytest_gotchas.model import LoadedModel, ModelSpec, load_model
-from pytest_gotchas.cut import CutError, CutPlan, plan_cut
-from pytest_gotchas import results
-from pytest_gotchas.results import Reading
-from pytest_gotchas.score import Scored, score, score_batch
+from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model
+from pytest_gotchas.scoring.cut import CutError, CutPlan, plan_cut
+from pytest_gotchas.results import schema as results
+from pytest_gotchas.results.schema import Reading
+from pytest_gotchas.scoring.readings import Scored, score, score_batch
 
 
 def token(scored: Scored) -> Reading:

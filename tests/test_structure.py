@@ -7,8 +7,8 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "pytest_gotchas"
 # Imports neither pytest nor torch nor transformers, even inside functions.
-PURE = ("transcript", "cases", "groundtruth", "verdict", "results", "rollup", "baseline.store", "baseline.compare",
-        "cut", "options", "report.data", "report.comparison")
+PURE = ("cases.transcript", "cases.chapter", "truth.check", "results.verdict", "results.schema", "results.rollup",
+        "baseline.store", "baseline.compare", "scoring.cut", "plugin.options", "results.report", "report.wording")
 
 
 def module_name(path: Path) -> str:

@@ -11,11 +11,11 @@ import pytest
 import torch
 from tinymodel import DEFAULT_MERGES, build_tiny_model
 
-from pytest_gotchas import score as score_mod
-from pytest_gotchas.cut import plan_cut
-from pytest_gotchas.model import LoadedModel, ModelSpec, load_model
-from pytest_gotchas.score import Cut, round_to, score_batch
-from pytest_gotchas.vocab import Vocab, VocabCache, VocabError, build
+from pytest_gotchas.scoring import readings as score_mod
+from pytest_gotchas.scoring.cut import plan_cut
+from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model
+from pytest_gotchas.scoring.readings import Cut, round_to, score_batch
+from pytest_gotchas.scoring.vocab import Vocab, VocabCache, VocabError, build
 
 MERGES = (*DEFAULT_MERGES, "])", "],", "ru", "Tr", "Tru", "True")
 # After "2": the merged "])" and "]," carry most of the mass; the lone "]" almost none (the case).
@@ -113,7 +113,7 @@ def byte_level_tokenizer():
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    from pytest_gotchas.vocab import _bytes_to_unicode
+    from pytest_gotchas.scoring.vocab import _bytes_to_unicode
 
     table = _bytes_to_unicode()
     vocab = {table[b]: n for n, b in enumerate(range(256))}

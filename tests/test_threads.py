@@ -8,7 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from pytest_gotchas.model import share_cpu_threads  # noqa: E402
+from pytest_gotchas.model.load import share_cpu_threads  # noqa: E402
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_gotchas.transcript import CURSOR, ShellCommand, TranscriptError, normalise_prompts, parse
+from pytest_gotchas.cases.transcript import CURSOR, ShellCommand, TranscriptError, normalise_prompts, parse
 
 
 def error_of(text: str) -> TranscriptError:

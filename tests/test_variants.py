@@ -10,7 +10,7 @@ import pytest
 from gotchas_helpers import line_of
 from tinymodel import build_tiny_model
 
-from pytest_gotchas.cases import CaseFileError, load_chapter
+from pytest_gotchas.cases.chapter import CaseFileError, load_chapter
 
 CHAPTER = """\
 chapter: demo

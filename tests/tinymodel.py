@@ -20,7 +20,7 @@ import json
 import string
 from pathlib import Path
 
-from pytest_gotchas.convert import no_progress_bars
+from pytest_gotchas.model.convert import no_progress_bars
 
 HIDDEN_SIZE = 256  # sqrt is 16 (exact), and it bounds the vocabulary size
 LOW_LOGIT = -16.0  # every next token a rule does not name

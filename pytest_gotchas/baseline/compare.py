@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..results import CaseResult
-from ..rollup import ChapterRollup, PairResult, rollup
-from ..verdict import Status, Verdict
+from ..results.schema import CaseResult
+from ..results.rollup import ChapterRollup, PairResult, rollup
+from ..results.verdict import Status, Verdict
 from .store import FAIL, IDENTITY_FIELDS, PASS, Baseline, Entry, Header, device_kind
 
 

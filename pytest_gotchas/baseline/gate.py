@@ -1,5 +1,5 @@
 """One run's use of its baseline: the per-member check where each case ran, and the comparison (and update) at the
-end, on the controller. Built from the settings by plugin.py, identical on every xdist process."""
+end, on the controller. Built from the settings by plugin/hooks.py, identical on every xdist process."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..report.comparison import (Line, comparison_lines, hardware_note, notes, numerics_lines, refusal,
+from ..report.wording import (Line, comparison_lines, hardware_note, notes, numerics_lines, refusal,
                                  regression_message, update_line)
-from ..results import CaseResult
+from ..results.schema import CaseResult
 from .compare import (Comparison, Numerics, UpdateStats, compare, header_of, mismatch, numerics, run_header,
                       settings_mismatch, update)
 from .store import (ANY_MODEL_FLAG, UPDATE_FLAG, Baseline, BaselineError, Header, default_path, device_kind, read,

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 import yaml
 
 from ..files import write_atomic
-from ..verdict import Verdict
+from ..results.verdict import Verdict
 
 FORMAT = 2  # 2: a count of the entries, so that a file cut short is told apart from one with fewer pairs
 TOP_KEYS = ("format", "count", "model", "pairs", "verdicts")

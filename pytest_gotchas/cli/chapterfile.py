@@ -13,7 +13,7 @@ from typing import TypeVar
 
 import yaml
 
-from ..cases import CASE_ID
+from ..cases.chapter import CASE_ID
 from .errors import CLIError
 
 _CASES_KEY = re.compile(r"^cases\s*:\s*(?:#.*)?$")

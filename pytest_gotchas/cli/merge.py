@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..report import html, json_report
-from ..report.comparison import pct
-from ..report.data import FORMAT_VERSION, Report
+from ..report.wording import pct
+from ..results.report import FORMAT_VERSION, Report
 from ..report.terminal import summary_lines
-from ..results import CaseResult
+from ..results.schema import CaseResult
 from .errors import CLIError
 
 # Facts of a run that the merged run states only when every input agrees on them.

@@ -17,16 +17,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
-from .. import transcript, yamlfile
-from ..cases import CASE_ID, DEFAULT_INTERPRETER, Case, CaseFileError, Chapter, load_chapter
-from ..collect import Collector, Planned, request_for
-from ..groundtruth import check, divergence, natural, output_start
-from ..interpreters import Missing
-from ..report.comparison import pct
-from ..results import PLAIN, TEXT, TOKEN
-from ..scoring import GotchasError, ModelUnavailable, Scorer
-from ..transcript import CURSOR, PS1
-from ..verdict import Status
+from ..cases import transcript
+from ..cases import yamlfile
+from ..cases.chapter import CASE_ID, DEFAULT_INTERPRETER, Case, CaseFileError, Chapter, load_chapter
+from ..truth.collect import Collector, Planned, request_for
+from ..truth.check import check, divergence, natural, output_start
+from ..truth.interpreters import Missing
+from ..report.wording import pct
+from ..results.schema import PLAIN, TEXT, TOKEN
+from ..scoring.scorer import GotchasError, ModelUnavailable, Scorer
+from ..cases.transcript import CURSOR, PS1
+from ..results.verdict import Status
 from .chapterfile import append_entry, case_entry, install, new_chapter_text, stage, writing
 from .errors import CLIError
 from .snippet import Snippet, parse_snippet, read_snippet

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from .. import transcript
-from ..transcript import CURSOR, PS1, PS2, TranscriptError
+from ..cases import transcript
+from ..cases.transcript import CURSOR, PS1, PS2, TranscriptError
 from .errors import CLIError
 
 # `python3.12 -c ...` without `$ `: a command needs an option (a script file would not exist in the sandbox), which

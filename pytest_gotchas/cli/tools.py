@@ -8,13 +8,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..cases import VERSION
-from ..collect import Collector
-from ..embedded import short_names
-from ..execute import Cache, Limits
-from ..interpreters import Finder
-from ..options import OPTIONS, OptionError, Settings, settings
-from ..scoring import ModelSlot, Scorer, Timings
+from ..cases.chapter import VERSION
+from ..truth.collect import Collector
+from ..model.embedded import short_names
+from ..truth.execute import Cache, Limits
+from ..truth.interpreters import Finder
+from ..plugin.options import OPTIONS, OptionError, Settings, settings
+from ..scoring.scorer import ModelSlot, Scorer, Timings
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -83,7 +83,7 @@ class Tools:
                         for model, name in zip(settings.models, short_names(settings.models))]
 
     def _load(self, model: str | None) -> Any:
-        from ..model import ModelSpec, load_model
+        from ..model.load import ModelSpec, load_model
 
         spec = ModelSpec(name=model, dtype=self.settings.dtype, device=self.settings.device, flag="--")
         return load_model(spec, self.settings.model_cache)

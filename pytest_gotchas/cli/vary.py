@@ -16,13 +16,13 @@ import tempfile
 from pathlib import Path
 from typing import TextIO
 
-from ..cases import Case, CaseFileError, Chapter, load_chapter
-from ..collect import request_for
-from ..groundtruth import check, divergence, natural, output_start
-from ..interpreters import Missing
-from ..scoring import GotchasError, ModelUnavailable
-from ..transcript import CURSOR, PS1, PS2
-from ..verdict import Status
+from ..cases.chapter import Case, CaseFileError, Chapter, load_chapter
+from ..truth.collect import request_for
+from ..truth.check import check, divergence, natural, output_start
+from ..truth.interpreters import Missing
+from ..scoring.scorer import GotchasError, ModelUnavailable
+from ..cases.transcript import CURSOR, PS1, PS2
+from ..results.verdict import Status
 from .chapterfile import case_entry, install, stage, writing
 from .errors import CLIError
 from .rewrite import KINDS, Rewrite, rewrites
@@ -164,8 +164,8 @@ def _readable(tools: Tools, path: Path, chapter: Chapter, case: Case, variant: t
     """Whether every --model can read the variant's cut (scored as collection would plan it)."""
     if not tools.scorers:
         return True
-    from ..collect import Planned, chapter_info
-    from ..transcript import parse
+    from ..truth.collect import Planned, chapter_info
+    from ..cases.transcript import parse
 
     variant_id, text, correct, wrong = variant
     prompts = [p for p in chapter.prompts(case) if p.variant is None]

@@ -18,11 +18,11 @@ from typing import Any
 
 from .. import __version__
 from ..files import write_atomic
-from ..pairwise import ModelComparison
-from ..results import CaseResult, ChapterInfo, Run
-from ..rollup import ChapterRollup, PairResult, TwinResult
-from ..verdict import NOISE_FLOOR, Status, Verdict
-from .data import FORMAT_VERSION, Report
+from ..results.pairwise import ModelComparison
+from ..results.schema import CaseResult, ChapterInfo, Run
+from ..results.rollup import ChapterRollup, PairResult, TwinResult
+from ..results.verdict import NOISE_FLOOR, Status, Verdict
+from ..results.report import FORMAT_VERSION, Report
 from .terminal import NEGLIGIBLE, layer_note
 
 CURSOR = "\u2588"  # █, where the model must continue

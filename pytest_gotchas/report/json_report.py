@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from ..files import write_atomic
-from .data import Report
+from ..results.report import Report
 
 
 def write(path: Path, report: Report) -> None:

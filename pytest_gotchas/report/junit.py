@@ -7,7 +7,7 @@ A case that was not scored has `verdict` set to its status (unscored, crash, exc
 
 from __future__ import annotations
 
-from ..results import CaseResult
+from ..results.schema import CaseResult
 
 NUMBERS = ("p_correct", "p_wrong", "coverage", "margin")
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..results import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, CaseResult, Run
-from ..rollup import ChapterRollup
-from ..lens import lead
-from ..verdict import Status, Verdict, colour
+from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, CaseResult, Run
+from ..results.rollup import ChapterRollup
+from ..scoring.lens import lead
+from ..results.verdict import Status, Verdict, colour
 from ..baseline.compare import entry_of
-from .comparison import Line, pct, probabilities
-from .data import Report
+from .wording import Line, pct, probabilities
+from ..results.report import Report
 
 _PLAIN: dict[str, bool] = {}
 NEGLIGIBLE = 5e-4  # the text reading's unfollowed mass is named from 0.05% on

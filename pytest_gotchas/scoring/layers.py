@@ -13,7 +13,7 @@ from typing import Any
 
 from .cut import CutPlan
 from .lens import LayerLogits, layer_logits
-from .score import Context, forward_groups
+from .readings import Context, forward_groups
 from .vocab import Vocab
 
 
@@ -51,7 +51,7 @@ class LayerRows:
 
 
 class LayerView:
-    """The probabilities of one layer, read as score.py reads the model's own (score.Probabilities)."""
+    """The probabilities of one layer, read as readings.py reads the model's own (readings.Probabilities)."""
 
     def __init__(self, rows: LayerRows, layer: int) -> None:
         self.rows, self.layer = rows, layer
@@ -77,7 +77,7 @@ class LayerView:
 def layer_readings(model: Any, plan: CutPlan, texts: tuple[str, str, str], main: str, vocab: Vocab | None,
                    softmax_dtype: str, batch_size: int, decode: Any) -> list[dict[str, float]]:
     """[{layer, p_correct, p_wrong}, ...] of the run's main reading after each layer."""
-    from .score import text_reading, token_reading
+    from .readings import text_reading, token_reading
 
     rows = LayerRows(model, softmax_dtype, batch_size)
     rows.need([plan.context_ids])

@@ -1,7 +1,7 @@
 """Collection's work for one chapter file: load it, execute every prompt under its interpreter, check the ground
 truth, and decide for each case whether it is scored, shown unscored, or why not (crash, excluded, skipped).
 
-No model and no pytest here: plugin.py turns the plan into items, and `gotchas new` uses the same plan to decide
+No model and no pytest here: plugin/hooks.py turns the plan into items, and `gotchas new` uses the same plan to decide
 whether a case it wrote would collect.
 """
 
@@ -11,13 +11,13 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cases import Case, Chapter, Prompt, load_chapter
+from ..cases.chapter import Case, Chapter, Prompt, load_chapter
 from .execute import Cache, Limits, Request, Run
-from .groundtruth import Checked, check
+from .check import Checked, check
 from .interpreters import Finder, Interpreter, Missing
-from .results import CaseResult, ChapterInfo
-from .transcript import Transcript
-from .verdict import Status
+from ..results.schema import CaseResult, ChapterInfo
+from ..cases.transcript import Transcript
+from ..results.verdict import Status
 
 
 @dataclass

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .cut import CutPlan
-from .results import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, Reading
-from .verdict import run_verdict
+from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, Reading
+from ..results.verdict import run_verdict
 from .vocab import Vocab
 
 Context = tuple[int, ...]
@@ -268,7 +268,7 @@ def score_batch(loaded: Any, cuts: list[Cut] | list[CutPlan], softmax_dtype: str
     """Every reading of several cuts; each context is run once even if several cuts need it.
 
     With ``batch_size`` > 1 only contexts of identical length share a pass. Batched results were bit-identical to
-    ``batch_size=1`` on CPU (tests/test_score.py checks it on the tiny model; it held on gemma-3-270m too). GPU
+    ``batch_size=1`` on CPU (tests/test_readings.py checks it on the tiny model; it held on gemma-3-270m too). GPU
     kernels may pick a different reduction order for a different batch shape, which is why the default stays 1.
 
     ``decoded`` (token id -> text) is read before the tokenizer is asked, and extended with what it answers.

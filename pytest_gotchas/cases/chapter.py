@@ -11,7 +11,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import transcript, yamlfile
+from . import transcript
+from . import yamlfile
 from .transcript import Transcript, TranscriptError
 from .yamlfile import Map
 

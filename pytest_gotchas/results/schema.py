@@ -4,7 +4,7 @@ It travels from xdist workers to the controller inside the test report (as ``to_
 JSON, HTML, junit, baseline) reads it. A run holds its readings by name, so a new way of reading the cut is new data
 under a new name, not new fields here:
 
-- ``text``: the probability that the output, as text, continues with each candidate (score.py);
+- ``text``: the probability that the output, as text, continues with each candidate (readings.py);
 - ``token``: the write-up's reading at the cut (plain, healed or a multi-token chain; see cut.py);
 - ``plain``: the naive single-token reading at the full prompt, when the token reading is not plain;
 - ``other-softmax``: the same logits through the other softmax dtype;

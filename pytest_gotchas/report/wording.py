@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..baseline.compare import Comparison, Numerics, PairChange, UpdateStats, broken_pairs, entry_of
 from ..baseline.store import ANY_MODEL_FLAG, UPDATE_FLAG, Baseline, Header, Probability
-from ..results import CaseResult
+from ..results.schema import CaseResult
 
 Line = tuple[str, dict[str, bool]]
 RED, GREEN, YELLOW, PLAIN = {"red": True}, {"green": True}, {"yellow": True}, {}

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .files import write_atomic
+from ..files import write_atomic
 
 SHA256_CACHE = "sha256.json"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .results import CaseResult, ChapterInfo
+from .schema import CaseResult, ChapterInfo
 from .verdict import Verdict
 
 

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from .execute import Run
-from .transcript import PS1, PS2, ShellCommand
+from ..cases.transcript import PS1, PS2, ShellCommand
 
 CONTEXT = 30  # characters shown on each side of a divergence
 _WORD = re.compile(r"\w+")

@@ -10,9 +10,9 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any
 
-from ..pairwise import ModelComparison, compare_models
-from ..results import CaseResult, ChapterInfo
-from ..rollup import ChapterRollup, rollup
+from .pairwise import ModelComparison, compare_models
+from .schema import CaseResult, ChapterInfo
+from .rollup import ChapterRollup, rollup
 
 FORMAT_VERSION = 2
 

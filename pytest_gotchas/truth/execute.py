@@ -27,9 +27,9 @@ from pathlib import Path
 from filelock import FileLock
 
 from . import sandbox
-from .files import read_sealed, write_sealed
+from ..files import read_sealed, write_sealed
 from .interpreters import Interpreter
-from .transcript import PS1, PS2
+from ..cases.transcript import PS1, PS2
 
 RENDERER_VERSION = 3  # part of every cache key: bump it when rendering changes
 _MARK1, _MARK2 = "\x1eGOTCHAS-PS1\x1e", "\x1eGOTCHAS-PS2\x1e"

@@ -1,6 +1,6 @@
 """What each token of a vocabulary writes, as bytes, and the lookups the text reading needs (tokenizer only).
 
-The text reading (score.py) asks which tokens write a text that starts with a given string, and which tokens write a
+The text reading (readings.py) asks which tokens write a text that starts with a given string, and which tokens write a
 proper prefix of it. Both are answered from the bytes of every token: by the tokenizer's decoder rules (a byte-level
 BPE maps characters back to bytes; a SentencePiece-style BPE writes "▁" as a space and "<0xNN>" as one byte), checked
 against the tokenizer's own decode on a sample, so that a tokenizer whose tokens cannot be read this way is an error
@@ -20,7 +20,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from .files import read_sealed, write_sealed
+from ..files import read_sealed, write_sealed
 
 FORMAT_VERSION = 1
 _BYTE = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")

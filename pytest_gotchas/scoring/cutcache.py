@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from . import cut
-from .files import read_sealed, write_sealed
+from ..files import read_sealed, write_sealed
 from .cut import CutPlan
 
 FORMAT_VERSION = 1

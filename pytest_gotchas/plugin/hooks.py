@@ -16,22 +16,22 @@ from typing import Any
 
 import pytest
 
-from . import sandbox
-from .baseline.gate import Finished, Gate, make_gate, update_command
-from .baseline.store import BaselineError, checks_of
-from .cases import looks_like_chapter
-from .collect import Collector
-from .embedded import short_names
-from .execute import Cache, Limits
+from ..truth import sandbox
+from ..baseline.gate import Finished, Gate, make_gate, update_command
+from ..baseline.store import BaselineError, checks_of
+from ..cases.chapter import looks_like_chapter
+from ..truth.collect import Collector
+from ..model.embedded import short_names
+from ..truth.execute import Cache, Limits
 from .fixtures import RECORDED, gotchas, gotchas_model  # noqa: F401  (fixtures of this plugin)
-from .interpreters import Finder
+from ..truth.interpreters import Finder
 from .nodes import MODEL_FIXTURE, PLUGIN, ChapterFile, GotchaItem, GotchasWarning  # noqa: F401  (-W filters name it here)
 from .options import OPTIONS, OptionError, Settings, settings
-from .report import html, json_report, junit, terminal
-from .report.data import Report
-from .results import CaseResult
-from .scoring import ModelSlot, ModelUnavailable, Scorer, Timings, process_report
-from .verdict import OUTCOMES
+from ..report import html, json_report, junit, terminal
+from ..results.report import Report
+from ..results.schema import CaseResult
+from ..scoring.scorer import ModelSlot, ModelUnavailable, Scorer, Timings, process_report
+from ..results.verdict import OUTCOMES
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -120,7 +120,7 @@ class GotchasPlugin:
         return self.scorers[model]
 
     def _load(self, model: str) -> Any:
-        from .model import ModelSpec, load_model
+        from ..model.load import ModelSpec, load_model
 
         auto = self.settings.device == "auto"  # device_map="auto": one model over every GPU
         spec = ModelSpec(name=self.model_names[model], dtype=self.settings.dtype, device_map_auto=auto,

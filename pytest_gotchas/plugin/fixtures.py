@@ -14,17 +14,17 @@ from typing import Any
 
 import pytest
 
-from .cases import CaseFileError
-from .cli.chapterfile import case_entry
-from .cli.snippet import parse_snippet
-from .collect import request_for
-from .groundtruth import divergence, natural, output_start
-from .interpreters import Missing
+from ..cases.chapter import CaseFileError
+from ..cli.chapterfile import case_entry
+from ..cli.snippet import parse_snippet
+from ..truth.collect import request_for
+from ..truth.check import divergence, natural, output_start
+from ..truth.interpreters import Missing
 from .nodes import PLUGIN
-from .results import CaseResult
-from .scoring import GotchasError, Scorer
-from .transcript import CURSOR, PS1, parse
-from .verdict import Status
+from ..results.schema import CaseResult
+from ..scoring.scorer import GotchasError, Scorer
+from ..cases.transcript import CURSOR, PS1, parse
+from ..results.verdict import Status
 
 RECORDED = pytest.StashKey[list[CaseResult]]()
 

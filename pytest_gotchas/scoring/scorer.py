@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .collect import Planned
-from .results import PRECISION, CaseResult, Run
-from .verdict import case_verdict
+from ..truth.collect import Planned
+from ..results.schema import PRECISION, CaseResult, Run
+from ..results.verdict import case_verdict
 
 PHASES = ("collection", "model_load", "tokenizer_load", "cuts", "forward", "layers", "report")
 
@@ -60,7 +60,7 @@ class ModelSlot:
         self.timings = timings
 
     def get(self) -> Any:
-        from .model import ModelLoadError
+        from ..model.load import ModelLoadError
 
         if self._loaded is None and self._error is None:
             with self.timings.phase("model_load", exclude=self.tokenizer_seconds):
@@ -117,8 +117,8 @@ class Scorer:
     def score(self, plan: Planned) -> CaseResult:
         from .cut import CutError
         from .cutcache import CutCache
-        from .model import ModelLoadError, describe
-        from .score import Cut, score_batch
+        from ..model.load import ModelLoadError, describe
+        from .readings import Cut, score_batch
         from .vocab import VocabCache, VocabError
 
         loaded = self.slot.get()
@@ -174,7 +174,7 @@ class Scorer:
         session with one message that names its class."""
         from .layers import layer_readings
         from .lens import LensError
-        from .score import resolve_softmax_dtype
+        from .readings import resolve_softmax_dtype
 
         vocab = self._vocab.get(lambda: loaded.tokenizer) if self.reading == "text" else None
         dtype = resolve_softmax_dtype(loaded.model, self.softmax_dtype)

@@ -1,6 +1,6 @@
 """The per-layer reading (the logit lens): the next-token logits the model would give if it stopped after layer k.
 
-One forward pass per batch of equal-length contexts, with ``output_hidden_states=True`` and, like score.py,
+One forward pass per batch of equal-length contexts, with ``output_hidden_states=True`` and, like readings.py,
 ``logits_to_keep=1, use_cache=False``. Each layer's hidden state goes through the model's own final norm, its
 unembedding (``lm_head``) and the output scaling its forward applies after it (Gemma 2's final logit soft-capping,
 Cohere's ``logit_scale``, Granite's ``logits_scaling``), op for op as the model's forward does: layer k's logits are
@@ -16,7 +16,7 @@ layers 1..N-1 (not normed), and entry N is already passed through the final norm
 The last layer's logits are recomputed from the hidden state and compared with the logits the same pass returned:
 bit-identical on every model tests/test_lens.py tries (tiny Gemma 3 with and without soft-capping, Llama, GPT-2,
 Cohere, Granite; gemma-3-270m and SmolLM2-135M).
-The returned last row is always the model's own logits, so that the last layer agrees with score.py's reading;
+The returned last row is always the model's own logits, so that the last layer agrees with readings.py's reading;
 ``exact`` says whether the recomputation matched bit for bit. A recomputation that is not even close means the
 model does to its logits something this module does not know, and raises LensError rather than show wrong layers.
 
@@ -203,7 +203,7 @@ def layer_probabilities(layers: LayerLogits, ids: Sequence[int], softmax_dtype: 
                         ) -> dict[int, dict[int, float]]:
     """{layer: {token id: probability}}: the softmax over the vocabulary after each layer.
 
-    In the logits' dtype by default (the model's, as score.py's reading), or ``softmax_dtype="float32"``.
+    In the logits' dtype by default (the model's, as readings.py's reading), or ``softmax_dtype="float32"``.
     """
     import torch
 

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from .cases import CaseFileError
-from .collect import Planned
-from .results import CaseResult
-from .scoring import GotchasError
-from .verdict import Status
+from ..cases.chapter import CaseFileError
+from ..truth.collect import Planned
+from ..results.schema import CaseResult
+from ..scoring.scorer import GotchasError
+from ..results.verdict import Status
 
 MODEL_FIXTURE = "gotchas_model"
 PLUGIN = pytest.StashKey[Any]()  # the run's plugin.GotchasPlugin

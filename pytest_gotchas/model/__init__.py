@@ -1,0 +1,1 @@
+"""Loading models: conversion, the embedded models, fingerprints of weights, tokenizers and kernels."""

@@ -1,0 +1,1 @@
+"""Ground truth: interpreters, the sandbox, executing transcripts and their cache, the true-prefix check."""
