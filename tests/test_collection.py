@@ -617,7 +617,7 @@ def test_real_chapter4_crashes_under_python313(pytester: pytest.Pytester, py313)
 def test_implementation_defined_mismatch_warns_and_skips(pytester: pytest.Pytester, write_chapter, py312) -> None:
     header = HEADER.replace("cases:", "implementation_defined: true\ncases:")
     _, text = write_chapter(ONE_CASE.replace('"2"', '"4"') + MISSING, header=header)
-    result = pytester.runpytest("--gotchas", "-rs", "-W", "always::pytest_gotchas.plugin.hooks.GotchasWarning")
+    result = pytester.runpytest("--gotchas", "-rs", "-W", "always::pytest_gotchas.plugin.GotchasWarning")
     assert result.ret == pytest.ExitCode.OK
     assert result.parseoutcomes() == {"skipped": 2, "warnings": 1}, result.stdout.str()
     line = line_of(text, "- id: plus")
@@ -643,7 +643,7 @@ def test_implementation_defined_mismatch_warns_and_skips(pytester: pytest.Pytest
 def test_implementation_defined_warning_can_be_an_error(pytester: pytest.Pytester, write_chapter, py312) -> None:
     header = HEADER.replace("cases:", "implementation_defined: true\ncases:")
     write_chapter(ONE_CASE.replace('"2"', '"4"'), header=header)
-    result = pytester.runpytest("--gotchas", "--collect-only", "-W", "error::pytest_gotchas.plugin.hooks.GotchasWarning")
+    result = pytester.runpytest("--gotchas", "--collect-only", "-W", "error::pytest_gotchas.plugin.GotchasWarning")
     assert result.ret != pytest.ExitCode.OK
     assert "GotchasWarning: a.yaml:" in result.stdout.str()
 

@@ -346,8 +346,9 @@ def _score(scorer: Scorer, planned: Planned, out: TextIO, nothing: str) -> None:
         raise CLIError(f"this model cannot score the cut, {nothing}: {error}") from None
     finally:
         scorer.slot.release()
-    info = result.model or {}
-    print(f"model {info.get('name')} ({info.get('dtype')}, {info.get('device')}):", file=out)
+    info = scorer.model_info
+    assert info is not None  # set by the score above
+    print(f"model {info.name} ({info.dtype}, {info.device}):", file=out)
     for run in result.runs:
         label = f"  [{run.primer}]" if run.primer else ""
         for name in (TEXT, TOKEN):
@@ -367,7 +368,7 @@ def _score(scorer: Scorer, planned: Planned, out: TextIO, nothing: str) -> None:
         if plain is not None:
             print(f"  plain reading at the full prompt: {pct(plain.p_correct)} / {pct(plain.p_wrong)} "
                   f"({plain.verdict})", file=out)
-        print("  top: " + ", ".join(f"{t!r} {pct(p)}" for t, p in run.top), file=out)
+        print("  top: " + ", ".join(f"{top.token!r} {pct(top.p)}" for top in run.top), file=out)
         if TEXT in run.readings and run.readings[TEXT].verdict != run.readings[TOKEN].verdict:
             print(f"  WARNING: the text and token readings disagree ({run.readings[TEXT].verdict} against "
                   f"{run.readings[TOKEN].verdict}): a candidate is a prefix of likelier tokens, or the cut heals; "

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-DTYPES = ("bfloat16", "float16", "float32")
+from ..model import DTYPES
+
 READINGS = ("text", "token")
 BOS = ("auto", "always", "never")
 

@@ -18,12 +18,13 @@ from typing import Any
 
 from .. import __version__
 from ..files import write_atomic
-from ..results.pairwise import ModelComparison
-from ..results.schema import CaseResult, ChapterInfo, Run
+from ..results.baselines import BaselineOutcome
+from ..results.report import FORMAT, Report
 from ..results.rollup import ChapterRollup, PairResult, TwinResult
+from ..results.schema import CaseResult, ChapterInfo, Run
 from ..results.verdict import NOISE_FLOOR, Status, Verdict
-from ..results.report import FORMAT_VERSION, Report
 from .terminal import NEGLIGIBLE, layer_note
+from .wording import chapter_line, comparison_outcome, outcome_lines
 
 CURSOR = "\u2588"  # █, where the model must continue
 # Outcomes in the order the summary lists them: the verdicts, then the reasons a case was not scored.
@@ -132,15 +133,17 @@ def shared_prompts(cases: list[CaseResult]) -> bool:
     return len(prompts) == 1
 
 
-def comparison_outcome(comparison: ModelComparison) -> str:
-    """What the exact McNemar test allows one to say, in the words of the terminal summary."""
-    if not comparison.shown:
-        return "no difference shown"
-    return f"{comparison.a if comparison.a_only > comparison.b_only else comparison.b} ahead"
-
-
 def model_cases(report: Report, model: str) -> list[CaseResult]:
-    return [c for c in report.cases if c.model_id == model]
+    return [c for c in report.cases if c.model == model]
+
+
+def fact(obj: Any, name: str) -> Any:
+    """A field of a description that may be missing (no model scored, a run section without it): None then."""
+    return None if obj is None else getattr(obj, name, None)
+
+
+def baseline_lines(outcome: BaselineOutcome) -> list[str]:
+    return [text.strip() for text, _ in outcome_lines(outcome) if text.strip()]
 
 
 @cache
@@ -154,7 +157,8 @@ def _environment() -> Any:
     env.globals.update(CURSOR=CURSOR, KEYS=KEYS, NOISE_FLOOR=NOISE_FLOOR, CUT_LABELS=CUT_LABELS, CUT_WHY=CUT_WHY,
                        SCORED=Status.SCORED, PRIME_DEP=Verdict.PRIME_DEP, SURFACE_DEP=Verdict.SURFACE_DEP,
                        shared_tail=shared_tail, prompt_parts=prompt_parts, interpreters=interpreters,
-                       version=__version__, zip=zip, FORMAT_VERSION=FORMAT_VERSION, NEGLIGIBLE=NEGLIGIBLE,
+                       version=__version__, zip=zip, FORMAT_VERSION=FORMAT, NEGLIGIBLE=NEGLIGIBLE, fact=fact,
+                       baseline_lines=baseline_lines, chapter_line=chapter_line,
                        chapter_groups=chapter_groups, shared_prompts=shared_prompts,
                        comparison_outcome=comparison_outcome, model_cases=model_cases, layer_note=layer_note)
     return env
@@ -163,7 +167,8 @@ def _environment() -> Any:
 def render(report: Report) -> str:
     env = _environment()
     css = env.loader.get_source(env, "report.css")[0]
-    return env.get_template("page.html.j2").render(report=report, css=css)
+    model = report.model_infos[0] if report.model_infos else None
+    return env.get_template("page.html.j2").render(report=report, css=css, model=model)
 
 
 def write(path: Path | str, report: Report) -> None:

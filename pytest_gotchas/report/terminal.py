@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, CaseResult, Run
-from ..results.rollup import ChapterRollup
-from ..scoring.lens import lead
-from ..results.verdict import Status, Verdict, colour
 from ..baseline.compare import entry_of
-from .wording import Line, pct, probabilities
+from ..results.layers import lead
 from ..results.report import Report
+from ..results.rollup import ChapterRollup
+from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, CaseResult, Run
+from ..results.verdict import Status, Verdict, colour
+from .wording import Line, chapter_line, comparison_line, lead_text, pct, probabilities
 
 _PLAIN: dict[str, bool] = {}
 NEGLIGIBLE = 5e-4  # the text reading's unfollowed mass is named from 0.05% on
@@ -65,7 +65,7 @@ def layer_note(run: Run) -> str:
     """--gotchas-layers: from which layer the final leader stays ahead, and whether the lead changed hands."""
     if not run.layers:
         return ""
-    return lead([(x["p_correct"], x["p_wrong"]) for x in run.layers], run.layers[0]["layer"]).text()
+    return lead_text(lead([(x.p_correct, x.p_wrong) for x in run.layers], run.layers[0].layer))
 
 
 def verbose_word(result: CaseResult) -> str:
@@ -99,7 +99,7 @@ def summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
             yield from _chapter(chapter)
     yield "", _PLAIN
     for chapter in report.chapters:
-        yield (f"[{chapter.model}] " if several else "") + chapter.line(), {"bold": True}
+        yield (f"[{chapter.model}] " if several else "") + chapter_line(chapter), {"bold": True}
     yield from _surface_lines(report)
     yield from _comparison_lines(report)
     yield from _reading_line(report.results)
@@ -177,7 +177,7 @@ def _chapter(chapter: ChapterRollup) -> Iterator[Line]:
         state = "not scored" if twin.agree is None else "agree" if twin.agree else "DISAGREE"
         members = ", ".join(f"{m} {v or '-'}" for m, v in zip(twin.members, twin.verdicts))
         yield f"  written twice, {twin.id}: {state} ({members})", _PLAIN
-    yield f"  {chapter.line()}", {"bold": True}
+    yield f"  {chapter_line(chapter)}", {"bold": True}
 
 
 def _chapter_across(report: Report, rollups: list[ChapterRollup]) -> Iterator[Line]:
@@ -204,7 +204,7 @@ def _chapter_across(report: Report, rollups: list[ChapterRollup]) -> Iterator[Li
             states.append(f"{rollup.model} {state}")
         yield f"  pair {pair_id}: {', '.join(states)}", _PLAIN
     for rollup in rollups:
-        yield f"  [{rollup.model}] {rollup.line()}", {"bold": True}
+        yield f"  [{rollup.model}] {chapter_line(rollup)}", {"bold": True}
 
 
 def _surface_lines(report: Report) -> Iterator[Line]:
@@ -228,16 +228,16 @@ def _comparison_lines(report: Report) -> Iterator[Line]:
     yield "", _PLAIN
     yield "models compared per chapter (exact McNemar on the units one gets right and the other does not):", _PLAIN
     for c in comparisons:
-        yield f"  {c.chapter}: {c.line()}", {"green": True} if c.shown else _PLAIN
+        yield f"  {c.chapter}: {comparison_line(c)}", {"green": True} if c.shown else _PLAIN
 
 
 def _unscored(case: CaseResult, width: int) -> Iterator[Line]:
     first = (case.message or case.status).splitlines()[0]
     yield f"  {case.id:<{width}}  {case.status:<9}  {first}", markup(case.status)
     if case.status == Status.UNSCORED:
-        for seed, text in case.outputs:
-            last = [line for line in text.splitlines() if line.strip()][-1:]
-            yield f"  {'':<{width}}  PYTHONHASHSEED={seed}: {''.join(last)}", _PLAIN
+        for output in case.outputs:
+            last = [line for line in output.text.splitlines() if line.strip()][-1:]
+            yield f"  {'':<{width}}  PYTHONHASHSEED={output.seed}: {''.join(last)}", _PLAIN
     elif case.message:
         for extra in case.message.splitlines()[1:]:
             yield f"  {'':<{width}}  {extra}", _PLAIN

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .cut import CutPlan
-from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, Reading
+from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, Reading, TopToken
 from ..results.verdict import run_verdict
 from .vocab import Vocab
 
@@ -41,7 +41,7 @@ class Scored:
     """What the passes gave for one plan: its readings by name, and the top-k at the token reading's context."""
 
     readings: dict[str, Reading]
-    top: list[list[Any]]  # [[decoded token, probability], ...]
+    top: list[TopToken]
     forward_passes: int
 
 
@@ -310,7 +310,7 @@ def score_batch(loaded: Any, cuts: list[Cut] | list[CutPlan], softmax_dtype: str
             readings[PRECISION] = (text_reading(plan, cut.prompt, cut.correct, cut.wrong, exact, table,  # type: ignore
                                                  "float32", decode)
                                    if main == TEXT else token_reading(plan, exact, "float32"))
-        top = [[decode(i), p] for i, p in rows.top[plan.context_ids]]
+        top = [TopToken(decode(i), p) for i, p in rows.top[plan.context_ids]]
         scored.append(Scored(readings, top, len(_reads(plan)) + len(rows.main) - before))
     return Batch(scored, rows, *([exact] if exact is not None else []))
 

@@ -15,7 +15,7 @@ from ..cases.chapter import Case, Chapter, Prompt, load_chapter
 from .execute import Cache, Limits, Request, Run
 from .check import Checked, check
 from .interpreters import Finder, Interpreter, Missing
-from ..results.schema import CaseResult, ChapterInfo
+from ..results.schema import CaseResult, ChapterInfo, SeedOutput
 from ..cases.transcript import Transcript
 from ..results.verdict import Status
 
@@ -31,7 +31,7 @@ class Planned:
     status: Status
     message: str | None = None
     interpreter: Interpreter | None = None
-    outputs: list[list[str]] = field(default_factory=list)
+    outputs: list[SeedOutput] = field(default_factory=list)
 
     @property
     def where(self) -> str:
@@ -40,14 +40,15 @@ class Planned:
 
     def result(self, **values: object) -> CaseResult:
         interpreter = f"{self.interpreter.version} {self.interpreter.path}" if self.interpreter else None
-        base = dict(id=self.case.id, chapter=self.info, status=self.status, verdict=None, interpreter=interpreter,
-                    outputs=self.outputs, message=self.message, note=self.case.note)
+        base = dict(id=self.case.id, chapter=self.info.name, status=str(self.status), verdict=None,
+                    interpreter=interpreter, outputs=self.outputs, message=self.message, note=self.case.note)
         return CaseResult(**{**base, **values})  # type: ignore[arg-type]
 
 
 @dataclass
 class ChapterPlan:
     chapter: Chapter
+    info: ChapterInfo  # what every result of the chapter records of it
     planned: list[Planned]
     refused: list[str]  # messages of cases whose ground truth contradicts them: the file fails to collect
     warnings: list[tuple[int, str]]  # (line, message) of implementation-defined mismatches
@@ -111,7 +112,7 @@ class Collector:
         for (plan, prompt, _), runs in zip(requests, executed):
             checked = check(prompt.transcript.prompt, prompt.correct, prompt.wrong, runs)
             if plan.status == Status.UNSCORED:
-                plan.outputs = [[run.seed, shown(run.text)] for run in runs]
+                plan.outputs = [SeedOutput(run.seed, shown(run.text)) for run in runs]
             if checked.status == "ok" or plan.status in (Status.CRASH, Status.EXCLUDED):
                 continue
             body = self._describe(plan, prompt, checked, runs)
@@ -123,7 +124,7 @@ class Collector:
                                                  f"the case is left out of scoring)"))
             else:
                 refused.append(f"{plan.where}: {body}")
-        return ChapterPlan(chapter, planned, refused, warnings)
+        return ChapterPlan(chapter, info, planned, refused, warnings)
 
     def _describe(self, plan: Planned, prompt: Prompt, checked: Checked, runs: tuple[Run, ...]) -> str:
         interp = plan.interpreter
