@@ -21,7 +21,8 @@ from ..cases import transcript
 from ..cases import yamlfile
 from ..cases.chapter import CASE_ID, DEFAULT_INTERPRETER, Case, CaseFileError, Chapter, load_chapter
 from ..truth.collect import Collector, Planned, request_for
-from ..truth.check import check, divergence, natural, output_start
+from ..cases.authoring import AuthoringError, Snippet, cut, output_start, parse_snippet
+from ..truth.check import check
 from ..truth.interpreters import Missing
 from ..report.wording import pct
 from ..results.schema import PLAIN, TEXT, TOKEN
@@ -30,7 +31,7 @@ from ..cases.transcript import CURSOR, PS1
 from ..results.verdict import Status
 from .chapterfile import append_entry, case_entry, install, new_chapter_text, stage, writing
 from .errors import CLIError
-from .snippet import Snippet, parse_snippet, read_snippet
+from .snippet import read_snippet
 from .tools import Tools, settings_of
 
 DEFAULT_ID = "new-case"
@@ -112,7 +113,10 @@ def run_new(args: argparse.Namespace, out: TextIO) -> int:
         raise CLIError("--wrong is empty: give the output a careless reader expects")
     env = dict(args.env)
     settings = settings_of(args)
-    snippet = parse_snippet(read_snippet(args.snippet, sys.stdin), env)
+    try:
+        snippet = parse_snippet(read_snippet(args.snippet, sys.stdin), env)
+    except AuthoringError as error:
+        raise CLIError(str(error)) from None
     target = Path(args.to) if args.to else None
     if target is not None and target.exists() and not target.is_file():
         raise CLIError(f"--to {target}: not a file")
@@ -163,11 +167,8 @@ def _chapter_text(base: str | None, target: Path | None, title: str | None, pyth
 
 def _placeholder(snippet: Snippet, case_id: str, where: list[tuple[str, object]]) -> list[tuple[str, object]]:
     """An unscored case holding just the snippet: loading it tells how collection frames and runs it."""
-    if snippet.command is not None:
-        text = f"$ {snippet.command}\n{CURSOR}"
-    else:
-        text = "".join(PS1 + line + "\n" for line in snippet.repl_lines) + CURSOR
-    fields: list[tuple[str, object]] = [("id", case_id), ("transcript", text), ("unscored", "placeholder")]
+    fields: list[tuple[str, object]] = [("id", case_id), ("transcript", snippet.session()),
+                                        ("unscored", "placeholder")]
     return fields + where
 
 
@@ -227,22 +228,12 @@ def _execute(session: Tools, snippet: Snippet, args: argparse.Namespace, env: di
     except ValueError as error:
         raise CLIError(str(error)) from None
     output = text[start:]
-    wrong = args.wrong
-    if output.endswith("\n") and not wrong.endswith("\n"):
-        wrong += "\n"  # the whole expected output, as Python would end it
-    d = divergence(output, wrong)
-    if output == wrong:
-        raise CLIError(f"the misreading {args.wrong!r} is exactly what Python prints: it is not a misreading")
-    if not output:
-        raise CLIError("the snippet prints nothing after its last input line; end it with the code whose output "
-                       "is misread")
-    if d == len(wrong):
-        raise CLIError(f"Python's output {output!r} goes on where the misreading {wrong!r} ends: they never differ "
-                       "at one character; give --wrong the whole output a careless reader expects")
-    if d == len(output):
-        raise CLIError(f"the misreading {wrong!r} goes on where Python's output {output!r} ends: they never differ "
-                       "at one character; give --wrong the whole output a careless reader expects")
-    correct_token, wrong_token = natural(output[d:]), natural(wrong[d:])
+    try:
+        found_cut = cut(output, args.wrong)
+    except AuthoringError as error:
+        raise CLIError(str(error)) from None
+    d, correct_token, wrong_token = found_cut.at, found_cut.correct, found_cut.wrong
+    wrong = args.wrong + "\n" if output.endswith("\n") and not args.wrong.endswith("\n") else args.wrong
     own_prompt = text[frame:start + d]
     last_line = own_prompt.rsplit("\n", 1)[-1]
     print(f"\ncut at line {own_prompt.count(chr(10)) + 1} of the transcript, after {last_line[-40:]!r}:", file=out)

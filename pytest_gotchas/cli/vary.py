@@ -18,7 +18,8 @@ from typing import TextIO
 
 from ..cases.chapter import Case, CaseFileError, Chapter, load_chapter
 from ..truth.collect import request_for
-from ..truth.check import check, divergence, natural, output_start
+from ..cases.authoring import AuthoringError, cut, output_start
+from ..truth.check import check
 from ..truth.interpreters import Missing
 from ..scoring.scorer import GotchasError, ModelUnavailable
 from ..cases.transcript import CURSOR, PS1, PS2
@@ -143,13 +144,13 @@ def _variant(tools: Tools, chapter: Chapter, case: Case, rewrite: Rewrite, out: 
             print(f"  {rewrite.id}: skipped: it prints {output!r}, not what the case prints rewritten alike "
                   f"({printed!r}...): the rewriting changed the program", file=out)
             return None
-    d = divergence(output, misread)
-    if d >= len(misread) or d >= len(output):
-        print(f"  {rewrite.id}: skipped: its output {output!r} and the misreading {misread!r} never differ at one "
-              "character", file=out)
+    try:
+        found_cut = cut(output, misread, whole=False)
+    except AuthoringError as error:
+        print(f"  {rewrite.id}: skipped: {error}", file=out)
         return None
-    prompt = rendered[:start + d]
-    correct, wrong = natural(output[d:]), natural(misread[d:])
+    prompt = rendered[:start + found_cut.at]
+    correct, wrong = found_cut.correct, found_cut.wrong
     checked = check(runs[0].text[:frame] + prompt, correct, wrong, runs)
     if checked.status != "ok":
         print(f"  {rewrite.id}: skipped: {checked.message}", file=out)

@@ -6,22 +6,17 @@ pair the test names. Failing the test stays the test's choice.
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ..cases.chapter import CaseFileError
-from ..cases.transcript import CURSOR, PS1, parse
-from ..cli.chapterfile import case_entry
-from ..cli.snippet import parse_snippet
+from ..cases.authoring import AuthoringError, build_case, chapter_of, cut, output_start, parse_snippet
+from ..cases.transcript import CURSOR, parse
 from ..results.schema import CaseResult, ChapterInfo
 from ..results.verdict import Status
 from ..scoring.scorer import GotchasError, Scorer
-from ..truth.check import divergence, natural, output_start
-from ..truth.collect import request_for
+from ..truth.collect import chapter_info, request_for
 from ..truth.interpreters import Missing
 from .state import PLUGIN, RECORDED
 
@@ -40,32 +35,25 @@ class Probe:
         """Score a cursor-marked transcript (`>>> ...` lines and output, `█` at the cut), its ground truth
         executed and checked exactly as a chapter's: a prompt Python does not print is an error."""
         case_id = id or self.request.node.name.replace("[", "-").replace("]", "").strip("-")
-        fields: list[tuple[str, object]] = [("id", case_id), ("transcript", transcript), ("correct", correct),
-                                            ("wrong", wrong), ("interpreter", interpreter)]
-        if env:
-            fields.append(("env", {k: str(v) for k, v in env.items()}))
-        if note:
-            fields.append(("note", note))
-        text = f"chapter: {chapter}\ntitle: {chapter}\ncases:\n" + case_entry("  ", fields)
-        where = f"{self.request.node.nodeid}"
-        with tempfile.TemporaryDirectory(prefix="gotchas-probe-") as tmp:
-            path = Path(tmp) / "chapter.yaml"
-            path.write_text(text, encoding="utf-8")
-            try:
-                plan = self.plugin.collector.plan_chapter(path, where)
-            except CaseFileError as error:
-                raise GotchasError(str(error)) from None
+        where = self.request.node.nodeid
+        try:
+            case = build_case(case_id, transcript, str(correct), str(wrong), interpreter=interpreter,
+                              env={k: str(v) for k, v in (env or {}).items()}, note=note)
+        except AuthoringError as error:
+            raise GotchasError(f"{where}: {error}") from None
+        path = self.request.node.path
+        shown = str(path.relative_to(self.request.config.rootpath))
+        # The other member of its pair is another test's case: the rollup joins them by the pair's id.
+        built = chapter_of(chapter, path, [case])
+        info = replace(chapter_info(built, shown, from_file=False), pairs={pair: [case_id]} if pair else {})
+        plan = self.plugin.collector.plan(built, replace(info, path=where))
         if plan.refused:
             raise GotchasError("ground truth refuses this case:\n" + "\n".join(plan.refused))
         planned = plan.planned[0]
         if planned.status != Status.SCORED:
             raise GotchasError(f"{where}: case {case_id!r} cannot be scored: {planned.message or planned.status}")
         result = self.scorer.score(planned)
-        # The chapter is the test's, not a file's (the temporary file is gone); the other member of its pair is
-        # another test's case, which the rollup joins by the pair's id.
-        self._infos[result.key] = replace(
-            planned.info, sha256=None, pairs={pair: [case_id]} if pair else {},
-            path=str(self.request.node.path.relative_to(self.request.config.rootpath)))
+        self._infos[result.key] = info
         return result
 
     def new(self, snippet: str, wrong: str, **options: Any) -> CaseResult:
@@ -75,21 +63,23 @@ class Probe:
         found = self.plugin.collector.finder.find(interpreter)
         if isinstance(found, Missing):
             raise GotchasError(found.reason())
-        lines = parse_snippet(snippet, {}).repl_lines
-        if lines is None:
+        try:
+            parsed_snippet = parse_snippet(snippet)
+        except AuthoringError as error:
+            raise GotchasError(f"gotchas.new: {error}") from None
+        if parsed_snippet.repl_lines is None:
             raise GotchasError("gotchas.new takes REPL input lines; write a shell case as a transcript with case()")
         collector = self.plugin.collector
-        parsed = parse("".join(PS1 + line + "\n" for line in lines) + CURSOR)
+        parsed = parse(parsed_snippet.session())
         env = tuple(sorted((k, str(v)) for k, v in (options.get("env") or {}).items()))
         request = request_for(found, parsed, env)
         rendered = collector.cache.get_or_execute(request, collector.runs, collector.limits)[0].text
         start = output_start(rendered, parsed.repl_input, None)
-        output = rendered[start:]
-        expected = wrong + "\n" if output.endswith("\n") and not wrong.endswith("\n") else wrong
-        d = divergence(output, expected)
-        if d in (len(output), len(expected)):
-            raise GotchasError(f"the output {output!r} and the misreading {expected!r} never differ at one character")
-        return self.case(rendered[:start + d] + CURSOR, natural(output[d:]), natural(expected[d:]),
+        try:
+            found_cut = cut(rendered[start:], wrong)
+        except AuthoringError as error:
+            raise GotchasError(f"gotchas.new: {error}") from None
+        return self.case(rendered[:start + found_cut.at] + CURSOR, found_cut.correct, found_cut.wrong,
                          **{k: v for k, v in options.items() if k != "snippet"})
 
     def record(self, result: CaseResult) -> CaseResult:

@@ -54,14 +54,14 @@ class ChapterPlan:
     warnings: list[tuple[int, str]]  # (line, message) of implementation-defined mismatches
 
 
-def chapter_info(chapter: Chapter, display: str) -> ChapterInfo:
+def chapter_info(chapter: Chapter, display: str, from_file: bool = True) -> ChapterInfo:
     """What every result of the chapter records of it, with the sha256 of the file's bytes (which version of the
-    chapter it ran)."""
+    chapter it ran) when it is read from a file."""
     return ChapterInfo(
         name=chapter.name, label=chapter.label, title=chapter.title, path=display,
         implementation_defined=chapter.implementation_defined, case_ids=[c.id for c in chapter.cases],
         pairs={p.id: list(p.members) for p in chapter.pairs}, twins={t.id: list(t.members) for t in chapter.twins},
-        sha256=hashlib.sha256(Path(chapter.path).read_bytes()).hexdigest(),
+        sha256=hashlib.sha256(Path(chapter.path).read_bytes()).hexdigest() if from_file else None,
     )
 
 
@@ -91,8 +91,12 @@ class Collector:
         self.variants = variants  # whether the planned prompts include the cases' variants (all are checked)
 
     def plan_chapter(self, path: Path, display: str) -> ChapterPlan:
+        """A chapter file, loaded and planned."""
         chapter = load_chapter(path, display)
-        info = chapter_info(chapter, display)
+        return self.plan(chapter, chapter_info(chapter, display))
+
+    def plan(self, chapter: Chapter, info: ChapterInfo) -> ChapterPlan:
+        """Every case of a chapter executed and checked; `info` is what its results record of it."""
         planned: list[Planned] = []
         requests: list[tuple[Planned, Prompt, Request]] = []
         for case in chapter.cases:
