@@ -135,6 +135,7 @@ def run_new(args: argparse.Namespace, out: TextIO) -> int:
         found = _execute(session, snippet, args, env, base, target, Path(tmp), display, out)
         fields = _fields(case_id, found, args.note)
         result_text = _chapter_text(base, target, args.title, args.interpreter, fields, display)
+        installed = False
         staged = writing(target, lambda: stage(result_text, target, Path(tmp)))
         try:
             nothing = "nothing was written" if target is not None else "no case was printed"
@@ -147,10 +148,10 @@ def run_new(args: argparse.Namespace, out: TextIO) -> int:
                 out.write(case_entry("  ", fields))
             else:
                 writing(target, lambda: install(staged, target))
-                staged = None
+                installed = True
                 print(f"\nwrote case {case_id!r} to {target}:{planned.case.line}", file=out)
         finally:
-            if staged is not None and staged.exists():
+            if not installed and staged.exists():
                 staged.unlink()
     return 0
 
@@ -178,7 +179,9 @@ def _where(snippet: Snippet, python: str | None, env: dict[str, str], chapter_py
     A shell case carries both on its command line."""
     fields: list[tuple[str, object]] = []
     if snippet.command is not None:
-        named = transcript.parse(f"$ {snippet.command}\n{CURSOR}").command.interpreter
+        command = transcript.parse(f"$ {snippet.command}\n{CURSOR}").command
+        assert command is not None  # parse_snippet kept it as a command
+        named = command.interpreter
         if named is not None and python is not None and named != python:
             raise CLIError(f"the command runs python{named} but --interpreter says {python}; drop one of them")
         if named is None and python is not None and python != chapter_python:

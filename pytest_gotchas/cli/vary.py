@@ -92,17 +92,18 @@ def run_vary(args: argparse.Namespace, out: TextIO) -> int:
                 out.write(case_entry("  ", entry))
             return 0
         text = add_variants(path.read_text(encoding="utf-8"), case.id, fields, str(path))
+        installed = False
         staged = writing(path, lambda: stage(text, path, Path(tmp)))
         try:
             plan = tools.collector.plan_chapter(staged, str(path))
             if plan.refused:
                 raise CLIError(f"collection would refuse {path}, nothing was written:\n" + "\n".join(plan.refused))
             writing(path, lambda: install(staged, path))
-            staged = None
+            installed = True
         except CaseFileError as error:
             raise CLIError(f"collection would refuse {path}, nothing was written: {error}") from None
         finally:
-            if staged is not None and staged.exists():
+            if not installed and staged.exists():
                 staged.unlink()
         print(f"\nadded {len(found)} variant(s) to case {case.id!r} in {path}", file=out)
     return 0
@@ -195,7 +196,7 @@ def add_variants(text: str, case_id: str, entries: list[list[tuple[str, object]]
                 None)
     if head is None:
         raise CLIError(f"{where}: cannot find `- id: {case_id}` to add variants to")
-    indent = re.match(r"^(\s*)-", lines[head]).group(1)
+    indent = lines[head][:len(lines[head]) - len(lines[head].lstrip())]
     inner = indent + "  "
     end = head + 1
     while end < len(lines) and (not lines[end].strip() or lines[end].startswith(inner) or lines[end].startswith(

@@ -27,8 +27,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action = "append" if option.kind == "list" else "store"
         group.addoption(option.flag, action=action, default=None, dest=option.ini, metavar=option.metavar,
                         choices=option.choices, type=_argparse_type(option), help=option.help)
-        parser.addini(option.ini, option.help, type="linelist" if option.kind == "list" else "string",
-                      default=[] if option.kind == "list" else None)
+        if option.kind == "list":
+            parser.addini(option.ini, option.help, type="linelist", default=[])
+        else:
+            parser.addini(option.ini, option.help, type="string", default=None)
 
 
 def _argparse_type(option: Option) -> Any:

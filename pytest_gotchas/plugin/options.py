@@ -194,7 +194,7 @@ class Settings:
 
 def settings(values: dict[str, Any]) -> Settings:
     """Settings from converted values by option name; a missing or None value takes the option's default."""
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
     for option in OPTIONS:
         value = values.get(option.name)
         if value is None or (option.kind == "list" and not value):

@@ -34,7 +34,7 @@ class GotchasSession:
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.config, self.settings = config, settings
         self.worker_id, self.workers = worker(config)
-        names = settings.models or [None]
+        names: list[str | None] = list(settings.models) or [None]
         self.model_ids = short_names(names)
         self.model_names = dict(zip(self.model_ids, names))
         self.clock = Clock()

@@ -17,7 +17,10 @@ from ..results.pairwise import ModelComparison
 from ..results.rollup import ChapterRollup
 
 Line = tuple[str, dict[str, bool]]
-RED, GREEN, YELLOW, PLAIN = {"red": True}, {"green": True}, {"yellow": True}, {}
+RED: dict[str, bool] = {"red": True}
+GREEN: dict[str, bool] = {"green": True}
+YELLOW: dict[str, bool] = {"yellow": True}
+PLAIN: dict[str, bool] = {}
 
 
 def pct(p: float | None) -> str:
