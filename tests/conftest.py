@@ -13,7 +13,7 @@ from typing import Callable
 import pytest
 
 from pytest_gotchas.truth.interpreters import Finder, Interpreter
-from pytest_gotchas.results.schema import TOKEN, CaseResult, ChapterInfo, Reading, Run
+from pytest_gotchas.results.schema import TOKEN, CaseResult, Reading, Run
 from pytest_gotchas.results.verdict import Status, case_verdict, run_verdict
 
 pytest_plugins = ["pytester"]
@@ -111,11 +111,12 @@ def make_run(p_correct: float, p_wrong: float, primer: str | None = None, kind: 
                top=[], batch_size=1, forward_passes=1)
 
 
-def make_case(case_id: str, chapter: ChapterInfo, runs: list[Run], status: str = Status.SCORED,
-              model: dict | None = None) -> CaseResult:
-    """A case result with its verdict judged from its runs, as scoring judges it."""
+def make_case(case_id: str, chapter: str, runs: list[Run], status: str = Status.SCORED,
+              model: str | None = None) -> CaseResult:
+    """A case result with its verdict judged from its runs, as scoring judges it; `chapter` and `model` are the keys
+    of their ChapterInfo and ModelInfo."""
     if status != Status.SCORED:
-        return CaseResult(id=case_id, chapter=chapter, status=status, verdict=None)
+        return CaseResult(id=case_id, chapter=chapter, status=status, verdict=None, model=model)
     judgement = case_verdict([r.judged() for r in runs])
     return CaseResult(id=case_id, chapter=chapter, status=status, verdict=judgement.verdict, runs=runs, model=model,
                       qualifiers=list(judgement.qualifiers))
