@@ -1,13 +1,14 @@
 """The HTML page of several models: a block per model in the header, the chapters x models matrix of pairs passed,
 the per-chapter comparisons, each case once with one bar per model, pairs with a state per model, and escaping.
 
-The report is two tiny models' results of tests/reportdata.py's chapters (built by test_merge.score_models); a
-one-model page keeps the layout tests/test_html.py checks.
+The report is two tiny models' results of tests/reportdata.py's chapters (reportdata.score_models); a page of one
+model is the case N = 1 of the same layout (tests/test_html.py checks it in full).
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import html as htmllib
 import re
 from pathlib import Path
@@ -15,23 +16,25 @@ from pathlib import Path
 import markupsafe
 import pytest
 from gotchas_helpers import CHROMIUM, make_case, make_run, screenshot
-from reportdata import RUN
-from test_merge import MODELS, score_models
+from reportdata import MODELS, RUN, Scored, score_models
 
 from pytest_gotchas.report import html
+from pytest_gotchas.report.page_chapters import KEYS
+from pytest_gotchas.report.page_runs import pct
+from pytest_gotchas.report.wording import chapter_line, comparison_line, comparison_outcome
+from pytest_gotchas.results.baselines import BaselineOutcome
 from pytest_gotchas.results.report import Report
-from pytest_gotchas.results.schema import CaseResult, ChapterInfo
-
+from pytest_gotchas.results.schema import ChapterInfo, RunInfo
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[CaseResult]]:
+def scored(tmp_path_factory: pytest.TempPathFactory) -> Scored:
     return score_models(tmp_path_factory.mktemp("models"))
 
 
 @pytest.fixture(scope="module")
-def report(results: dict[str, list[CaseResult]]) -> Report:
-    return Report([r for model in MODELS for r in results[model]], dict(RUN))
+def report(scored: Scored) -> Report:
+    return scored.report()
 
 
 @pytest.fixture(scope="module")
@@ -70,17 +73,23 @@ def row(table: str, head: str) -> str:
     raise AssertionError(f"no row {head!r}")
 
 
+def chips(cases: list) -> str:
+    """The verdict counts of `cases` as a matrix cell reads them: the outcomes found, in the summary's order."""
+    found = [c.outcome for c in cases]
+    return "".join(f" {key} {found.count(key)}" for key in KEYS if key in found)
+
+
 def test_the_header_describes_every_model(report: Report, page: str) -> None:
     header = between(page, '<header class="top">', "</header>")
     assert "<h1>2 models: tiny-a, tiny-b</h1>" in header
     assert "<title>gotchas: tiny-a, tiny-b, 2026-11-30</title>" in page
-    assert len(report.models) == 2
-    for model in report.models:
-        block = text_of(between(header, f'id="model-{model["id"]}"', "</dl>"))
+    assert len(report.model_infos) == 2
+    for model in report.model_infos:
+        block = text_of(between(header, f'id="model-{model.id}"', "</dl>"))
         for label, key in (("weights sha256", "weights_sha256"), ("dtype", "dtype"), ("device", "device"),
                            ("hardware", "hardware"), ("bos", "bos"), ("torch", "torch_version")):
-            assert f"{label} {model[key]}" in block, (model["id"], label)
-        assert model["name"] in block
+            assert f"{label} {getattr(model, key)}" in block, (model.id, label)
+        assert model.name in block
     shown = text_of(header)
     assert "softmax dtype bfloat16" in shown and f"Python {RUN['python']}" in shown
     assert RUN["command"] in shown
@@ -93,10 +102,12 @@ def test_the_matrix_of_pairs_passed_per_chapter_and_model(report: Report, page: 
         rollups = [c for c in report.chapters if c.info.name == name]
         assert [c.model for c in rollups] == list(MODELS)
         label = rollups[0].info.label
-        cells = " ".join(f"{c.passed}/{c.counted} pairs" + (" twins agree 1/1" if c.twins else "") for c in rollups)
+        cells = " ".join(f"{c.passed}/{c.counted} pairs" + (" twins agree 1/1" if c.twins else "") + chips(c.cases)
+                         for c in rollups)
         assert row(matrix, label) == f"{label} {len(rollups[0].cases)} {cells}"
     assert row(matrix, "demo: every kind of cut") == "demo: every kind of cut 5 1/2 pairs twins agree 1/1 " \
-                                                     "0/2 pairs twins agree 1/1"
+                                                     "ok 2 MISS 2 unscored 1 0/2 pairs twins agree 1/1 " \
+                                                     "ok 1 MISS 3 unscored 1"
 
 
 def test_the_comparisons_per_chapter(report: Report, page: str) -> None:
@@ -111,23 +122,19 @@ def test_the_comparisons_per_chapter(report: Report, page: str) -> None:
 def test_a_difference_the_test_shows_names_the_model_ahead() -> None:
     """Six cases one model gets right and the other does not: p = 2/64, so a difference is shown."""
     info = ChapterInfo("many", "ch.9 many", "many", "many.yaml", False, [f"c{n}" for n in range(6)], {}, {})
-    results = []
-    for model, p in (("strong", (0.7, 0.2)), ("weak", (0.2, 0.7))):
-        for n in range(6):
-            result = make_case(f"c{n}", info, [make_run(*p)], model={"name": model, "weights_sha256": model * 8})
-            result.model_id = model
-            results.append(result)
-    report = Report(results)
+    results = [make_case(f"c{n}", "many", [make_run(*p)], model=model)
+               for model, p in (("strong", (0.7, 0.2)), ("weak", (0.2, 0.7))) for n in range(6)]
+    report = Report(results, [info])
     [comparison] = report.comparisons
-    assert comparison.shown and html.comparison_outcome(comparison) == "strong ahead"
-    assert comparison.line().endswith(": strong ahead")  # the terminal's words
+    assert comparison.shown and comparison_outcome(comparison) == "strong ahead"
+    assert comparison_line(comparison).endswith(": strong ahead")  # the terminal's words
     page = html.render(report)
     assert text_of(between(page, '<tr class="shown">', "</tr>")) == \
         "ch.9 many strong vs weak cases 6 0 0 0 0.0312 strong ahead"
 
 
 def test_each_case_once_with_a_bar_per_model(report: Report, page: str) -> None:
-    by_model = {m: {r.key: r for r in report.results if r.model_id == m} for m in MODELS}
+    by_model = {m: {r.key: r for r in report.results if r.model == m} for m in MODELS}
     keys = list(dict.fromkeys(r.key for r in report.cases))
     assert len(keys) == len(report.cases) // 2
     for key in keys:
@@ -144,8 +151,8 @@ def test_each_case_once_with_a_bar_per_model(report: Report, page: str) -> None:
         for model, case, cell in zip(MODELS, cases, per_model):
             assert text_of(cell).startswith(f"{model} {case.outcome}")
             bars = re.findall(r'aria-label="([^"]*)"', cell)
-            assert bars == [f"P(correct) {html.pct(r.p_correct)}, P(wrong) {html.pct(r.p_wrong)}, "
-                            f"rest {html.pct(max(0.0, 1.0 - r.coverage))}" for r in case.runs]
+            assert bars == [f"P(correct) {pct(r.p_correct)}, P(wrong) {pct(r.p_wrong)}, "
+                            f"rest {pct(max(0.0, 1.0 - r.coverage))}" for r in case.runs]
         # each prompt once (one per primer order), above the models' answers
         assert shown.count('<span class="cursor"') == len(cases[0].runs)
         for run in cases[0].runs:
@@ -157,7 +164,7 @@ def test_the_models_disagree_side_by_side(page: str) -> None:
     a, b = [text_of(c) for c in cells(shown)]
     assert a.startswith("tiny-a ok") and "correct '7' 73.05%" in a
     assert b.startswith("tiny-b MISS") and "correct '7' 26.95%" in b
-    assert 'class="case multi k-mixed"' in shown
+    assert 'class="case k-mixed"' in shown
     primed = article(page, "primed", "swayed")
     assert text_of(primed).count("The 2 primer orders differ: case verdict prime-dep") == 2
 
@@ -172,35 +179,46 @@ def test_pairs_and_twins_have_a_state_per_model(report: Report, page: str) -> No
     assert row(twins, "spelled-twice") == "spelled-twice right / healed agree ok / ok agree MISS / MISS"
     for model in MODELS:
         rollup = next(c for c in report.chapters if c.info.name == "demo" and c.model == model)
-        assert f"[{model}] {rollup.line()}" in text_of(section)
+        assert f"[{model}] {chapter_line(rollup)}" in text_of(section)
 
 
-def test_a_model_that_did_not_run_a_chapter(results: dict[str, list[CaseResult]]) -> None:
+def test_a_model_that_did_not_run_a_chapter(scored: Scored) -> None:
     """Merged shards: tiny-b ran only the demo chapter."""
-    report = Report(results["tiny-a"] + [r for r in results["tiny-b"] if r.chapter.name == "demo"])
+    results = scored.results["tiny-a"] + [r for r in scored.results["tiny-b"] if r.chapter == "demo"]
+    report = Report(results, scored.chapters, list(scored.models.values()))
     page = html.render(report)
     matrix = between(page, '<table class="chapters matrix">', "</table>")
-    assert row(matrix, "ch.1 primers decide") == "ch.1 primers decide 2 0/1 pairs not run"
+    assert row(matrix, "ch.1 primers decide") == "ch.1 primers decide 2 0/1 pairs ok 1 prime-dep 1 not run"
     assert {c.chapter for c in report.comparisons} == {"demo"}
     assert text_of(cells(article(page, "primed", "steady"))[1]) == "tiny-b not run not run for this model"
     assert text_of(between(page, 'id="ch-primed"', "</section>")).count("pair mixed right") == 0
 
 
 def test_the_sources_of_a_merged_report_are_listed(report: Report) -> None:
-    merged = Report(report.results, {"command": "gotchas merge a.json b.json", "date": "2026-12-01T08:00:00+00:00",
-                                     "merged_from": [{"file": "a.json", "command": "pytest --gotchas a", "date":
-                                                      "2026-11-30T10:00:00+00:00"},
-                                                     {"file": "b.json", "command": "pytest --gotchas b"}]})
+    run = RunInfo(command="gotchas merge a.json b.json", date="2026-12-01T08:00:00+00:00",
+                  merged_from=[RunInfo(file="a.json", command="pytest --gotchas a", date="2026-11-30T10:00:00+00:00"),
+                               RunInfo(file="b.json", command="pytest --gotchas b")])
+    merged = Report(report.results, report.chapter_infos, report.model_infos, run)
     shown = text_of(between(html.render(merged), '<div class="merged">', "</div>"))
     assert shown == ("Merged from 2 reports a.json 2026-11-30 10:00:00+00:00 $ pytest --gotchas a "
                      "b.json $ pytest --gotchas b")
 
 
-def test_a_one_model_page_keeps_its_layout(results: dict[str, list[CaseResult]]) -> None:
-    page = html.render(Report(results["tiny-a"], dict(RUN)))
-    for several in ('class="mgrid"', "Pairs passed, per chapter and model", "Models compared", 'class="models"'):
+def test_a_one_model_page_is_the_same_layout_with_one_column(scored: Scored) -> None:
+    """One model is the case N = 1: one column in the matrix and the pair tables, one cell per case, the prompt
+    beside the answer; no comparison of models, as there is nothing to compare."""
+    page = html.render(scored.report(["tiny-a"]))
+    matrix = between(page, '<table class="chapters matrix">', "</table>")
+    assert text_of(between(matrix, "<thead>", "</thead>")) == "chapter cases tiny-a"
+    section = between(page, 'id="ch-demo"', "</section>")
+    assert text_of(between(section, "<h3>Pairs</h3>", "</thead>")) == "Pairs pair members tiny-a"
+    shown = article(page, "demo", "right")
+    assert len(cells(shown)) == 1 and 'class="cbody solo"' in shown
+    assert text_of(shown.split("</header>")[0]) == "right tiny-a ok python 3.11.7"
+    assert 'class="cbody solo primed"' in article(page, "primed", "swayed")
+    for several in ("Models compared", "one answer per model side by side"):
         assert several not in page
-    assert '<table class="chapters"><thead><tr><th>chapter</th><th class="num">cases</th><th>verdicts</th>' in page
+    assert "<h1>1 model: tiny-a</h1>" in page
 
 
 def test_page_is_self_contained(page: str) -> None:
@@ -209,24 +227,22 @@ def test_page_is_self_contained(page: str) -> None:
         assert forbidden not in lowered, forbidden
 
 
-def test_hostile_text_is_escaped_everywhere(results: dict[str, list[CaseResult]]) -> None:
-    """Model ids, chapter labels, prompts, notes, messages and the merged sources' commands are text."""
+def test_hostile_text_is_escaped_everywhere(scored: Scored) -> None:
+    """Model ids, chapter labels, prompts, notes, messages, baselines and the merged sources' commands are text."""
     evil = "<i>x</i> & \"q\" </pre><script>alert(1)</script>"
-    hostile = copy.deepcopy([r for m in MODELS for r in results[m]])
+    hostile = copy.deepcopy([r for m in MODELS for r in scored.results[m]])
     for result in hostile:
-        result.model_id = result.model_id + evil
-        result.chapter.label = evil
+        result.model = f"{result.model}{evil}"
         result.note = evil
-        if result.model:
-            result.model["bos"] = evil
         if result.runs:
             result.runs[0].prompt = evil + "\n"
         if result.message:
             result.message = evil
-    report = Report(hostile, {"command": evil, "merged_from": [{"file": evil, "command": evil, "date": evil}]},
-                    [{"model": hostile[0].model_id, "path": evil, "report": evil, "recorded": None, "update": False,
-                      "comparison": None, "lines": [evil]}])
-    page = html.render(report)
+    models = [dataclasses.replace(m, id=m.id + evil, bos=evil) for m in scored.models.values()]
+    chapters = [dataclasses.replace(c, label=evil) for c in scored.chapters]
+    run = RunInfo(command=evil, merged_from=[RunInfo(file=evil, command=evil, date=evil)])
+    baselines = [BaselineOutcome(model=models[0].id, path=evil, report=evil)]
+    page = html.render(Report(hostile, chapters, models, run, baselines))
     assert "<script" not in page and "<i>x</i>" not in page
     escaped = "&lt;i&gt;x&lt;/i&gt; &amp; &#34;q&#34; &lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;"
     assert page.count(escaped) >= 20
