@@ -22,7 +22,7 @@ from ..scoring.scorer import Clock, Scorer, process_timings
 from ..truth.collect import Collector
 from . import wiring
 from .options import Settings
-from .state import GotchasWarning
+from .warning import GotchasWarning
 
 def worker(config: pytest.Config) -> tuple[str | None, int]:
     """(this xdist worker's id, the number of workers), or (None, 0) outside xdist."""

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .options import OPTIONS, OptionError, Settings, settings
+from .warning import GotchasWarning  # noqa: F401  (plugin/__init__.py exports it from here)
 
 if TYPE_CHECKING:
     from .session import GotchasSession
@@ -16,12 +17,6 @@ MODEL_FIXTURE = "gotchas_model"
 SETTINGS = pytest.StashKey[Settings]()
 PLUGIN = pytest.StashKey["GotchasSession"]()
 RECORDED = pytest.StashKey[list[Any]]()  # on an item: the CaseResults its Python test recorded
-
-
-class GotchasWarning(pytest.PytestWarning):
-    """Ground truth differs on this interpreter in an implementation-defined chapter, a model's convention looks
-    wrong, or the cache cannot be written. (`-W error::pytest_gotchas.plugin.GotchasWarning` turns them into
-    errors.)"""
 
 
 def read_settings(config: pytest.Config) -> Settings:
