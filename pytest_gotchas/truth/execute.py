@@ -5,8 +5,9 @@ with `code.InteractiveConsole`, which loses the SyntaxError caret and 3.13's tra
 PYTHONSTARTUP file swaps the prompts for unique markers and line-buffers stdout, as on a terminal; each marker is
 then rendered as `>>> ` / `... ` plus the echoed input line.
 
-Snippets are code from a file, possibly hostile: sandbox.py confines each run (bubblewrap where it works: read-only
-root, private /tmp and working directory, no network, its own PID namespace), gives it a temporary working
+Snippets are code from a file, possibly hostile: sandbox.py confines each run (strong isolation unless weak is asked
+for: bubblewrap, else namespaces made with util-linux unshare; read-only root, credentials, home folders and the
+project hidden, private /tmp and working directory, no network, its own PID namespace), gives it a temporary working
 directory that is also its HOME, a session of its own, limits on memory, CPU time, file size and core dumps, and
 a wall-time timeout that kills the whole sandbox. The environment is fully explicit: nothing of the parent's leaks
 in (this machine exports PYTHONUNBUFFERED=1, which changes how stdout and stderr interleave).
