@@ -126,10 +126,10 @@ def test_collection_survives_a_snippet_that_kills_its_parent(pytester: pytest.Py
                                                              args: tuple[str, ...]) -> None:
     if args:
         pytest.importorskip("xdist")
-    if kind == sandbox.PROCESS_GROUP:
+    if kind == sandbox.PROCESS_GROUP:  # weak, and unshare pretended missing
         pytester.makeconftest("from pytest_gotchas.truth import sandbox\n"
-                              "sandbox.use(sandbox.probe('weak', unshare=''))\n")
-    weak = ()
+                              "sandbox.which = lambda tool: None\n")
+    weak = ("--gotchas-isolation=weak",) if kind == sandbox.PROCESS_GROUP else ()
     pytester.makefile(".yaml", killer=textwrap.dedent("""\
         chapter: killer
         title: hostile snippets

@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from ..cases.chapter import VERSION
+from .errors import CLIError
 from ..truth.collect import Collector
 from ..model.embedded import short_names
+from ..truth import sandbox
 from ..truth.execute import Cache, Limits
 from ..truth.interpreters import Finder
 from ..plugin.options import OPTIONS, OptionError, Settings, settings
@@ -75,6 +77,10 @@ class Tools:
 
     def __init__(self, settings: Settings, scratch: Path) -> None:
         self.settings = settings
+        try:  # as the plugin does: strong unless --isolation weak; the current folder is the project
+            sandbox.choose(settings.isolation, project=Path.cwd())
+        except sandbox.Unavailable as error:
+            raise CLIError(str(error)) from None
         self.collector = Collector(Finder(overrides=settings.python), Cache(scratch / "transcripts"),
                                    Limits(timeout=settings.timeout), settings.runs)
         self.scorers = [Scorer(ModelSlot(lambda m=model: self._load(m), Timings()), None, settings.softmax_dtype,

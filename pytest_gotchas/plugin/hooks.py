@@ -109,6 +109,12 @@ class GotchasPlugin:
         self.finished: list[Finished] = []
         self._said: set[str] = set()
         self.stop: str | None = None  # why the session must stop (a baseline of another model)
+        self.isolation_before = sandbox.current()  # put back at unconfigure (pytester runs in the test process)
+        if settings.enabled:  # confinement is a decision: strong unless asked otherwise, else one usage error
+            try:
+                sandbox.choose(settings.isolation, project=config.rootpath)
+            except sandbox.Unavailable as error:
+                raise pytest.UsageError(str(error)) from None
 
     def scorer(self, model: str) -> Scorer:
         """The scorer of one model of the run (its model loads on first use)."""
@@ -206,8 +212,12 @@ class GotchasPlugin:
             return
         terminalreporter.write_sep("=", "gotchas")
         lines = [line for finished in self.finished for line in finished.lines]
-        for line, markup in terminal.summary_lines(Report(self.results), lines):
+        run = {"isolation": sandbox.isolation().description}
+        for line, markup in terminal.summary_lines(Report(self.results, run), lines):
             terminalreporter.write_line(line, **markup)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        sandbox.use(self.isolation_before)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -107,6 +107,15 @@ def summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
     if baseline:
         yield "", _PLAIN
         yield from baseline
+    yield from isolation_lines(report.run)
+
+
+def isolation_lines(run: dict) -> Iterator[Line]:
+    """Snippets that ran without confinement of files and network say so at the end of the summary, never silently
+    (README: "What a snippet can do")."""
+    described = str(run.get("isolation") or "")
+    if described.startswith("weak"):
+        yield f"snippets ran under {described}", {"yellow": True, "bold": True}
 
 
 def _decided_by(results: list[CaseResult], name: str) -> tuple[list[CaseResult], list[CaseResult], str]:
