@@ -322,9 +322,11 @@ def _attempt(candidate: Isolation) -> str | None:
             return f"{candidate.launcher[0] if candidate.launcher else 'the launcher'} cannot be started: {error}"
     if outcome.error is None and outcome.returncode == 0:
         return None
+    if outcome.timed_out:
+        return "`true` did not finish within 10 seconds"
     said = outcome.output.decode("utf-8", "backslashreplace").strip().splitlines()
-    why = f"exit status {outcome.returncode}" if outcome.returncode >= 0 else _described(outcome.returncode)
-    return f"{said[-1]} ({why})" if said else (outcome.error or why)
+    how = _described(outcome.returncode)
+    return f"{said[-1]} ({how})" if said else f"it ended with {how} and said nothing"
 
 
 _chosen: Isolation | None = None
