@@ -129,7 +129,8 @@ def run_once(request: Request, seed: str, limits: Limits) -> Run:
             stdin = ""
         outcome = sandbox.run(argv, env, stdin.encode(), tmp, timeout=limits.timeout, memory=limits.memory,
                               cpu=max(1, int(limits.timeout) * 2), file_size=limits.file_size,
-                              support=[str(startup)], readable=_folders(request.interpreter.path))
+                              support=[str(startup)],
+                              readable=[request.interpreter.path, *_folders(request.interpreter.path)])
     # A byte that is not UTF-8 stays one character that no chapter can hold (a lone surrogate), never the text
     # `\xff`, so that no prompt can be cut inside what would only be its escape.
     output = outcome.output.decode("utf-8", errors="surrogateescape")

@@ -111,8 +111,9 @@ def plan(workdir: str, support: Iterable[str], readable: Iterable[str], hidden: 
 
     ("hide-dir", path, mode) an empty tmpfs; ("hide-file", path) the empty file bound over it; ("private", path,
     mode) a writable size-limited tmpfs; ("dir", path, mode) a folder made inside one of those, on the way to a path
-    bound back; ("show", path, is_folder) the host's path bound back read-only; ("seal", path) a hidden tmpfs made
-    read-only once its folders are bound in.
+    bound back; ("show", path, is_folder) the host's path bound back read-only; ("link", path, target) the host's
+    symlink made again (an interpreter named through a symlink in a hidden folder: the folder stays hidden, the
+    link and what it leads to are there); ("seal", path) a hidden tmpfs made read-only once its folders are in.
 
     Parents come before children; a path inside a hidden or private folder is bound back only where it is needed
     (the interpreters' folders, the support files in the working directory), a hidden path inside one is not
@@ -124,8 +125,8 @@ def plan(workdir: str, support: Iterable[str], readable: Iterable[str], hidden: 
     for path in (*PRIVATE, workdir):
         entries[(os.path.normpath(path), _PRIVATE)] = None
     for path in (*readable, *support):
-        if os.path.exists(path):
-            entries[(os.path.normpath(path), _SHOW)] = None
+        for step in _chain(path):
+            entries[(step, _SHOW)] = None
     ordered = sorted(entries, key=lambda e: (e[0].count("/") - (e[0] == "/"), e[1], e[0]))
     done: list[tuple[str, int]] = []
     made: set[str] = set()
@@ -133,8 +134,8 @@ def plan(workdir: str, support: Iterable[str], readable: Iterable[str], hidden: 
     for path, kind in ordered:
         covers = [d for d in done if _within(path, d[0])]
         cover = max(covers, key=lambda d: len(d[0])) if covers else None
-        if kind == _SHOW and (cover is None or cover[1] == _SHOW):
-            continue  # visible already
+        if kind == _SHOW and (cover is None or cover[1] == _SHOW or (path, _HIDE) in entries):
+            continue  # visible already, or hidden itself (the hidden wins where both are asked for)
         if kind == _HIDE and cover is not None and cover[1] != _SHOW:
             continue  # not there
         if cover is not None and cover[1] != _SHOW and cover[0] != path:
@@ -150,17 +151,31 @@ def plan(workdir: str, support: Iterable[str], readable: Iterable[str], hidden: 
             steps.append(("hide-dir", path, 0o000) if os.path.isdir(path) else ("hide-file", path))
         elif kind == _PRIVATE:
             steps.append(("private", path, 0o1777 if path in PRIVATE else 0o755))
+        elif os.path.islink(path):
+            steps.append(("link", path, os.readlink(path)))
         else:
             steps.append(("show", path, os.path.isdir(path)))
         done.append((path, kind))
     # a hidden folder with something bound back inside it must be passable: mode 0111, and sealed read-only after
     for n, step in enumerate(steps):
         if step[0] == "hide-dir":
-            inside = any(s[0] in ("dir", "show", "private") and _within(s[1], step[1]) and s[1] != step[1]
+            inside = any(s[0] in ("dir", "show", "link", "private") and _within(s[1], step[1]) and s[1] != step[1]
                          for s in steps[n + 1:])
             steps[n] = ("hide-dir", step[1], 0o111 if inside else 0o000)
     steps += [("seal", step[1]) for step in steps if step[0] == "hide-dir"]
     return steps
+
+
+def _chain(path: str) -> list[str]:
+    """`path` (normalized), and when it is a symlink each link on the way and where they lead; [] when it leads
+    nowhere."""
+    if not os.path.exists(path):
+        return []
+    found, path = [], os.path.normpath(path)
+    while os.path.islink(path) and len(found) < 40:
+        found.append(path)
+        path = os.path.normpath(os.path.join(os.path.dirname(path), os.readlink(path)))
+    return [*found, os.path.realpath(path)]
 
 
 @dataclass(frozen=True)
@@ -207,6 +222,8 @@ class Isolation:
                 mounts += ["--perms", f"{step[2]:04o}", "--dir", path]
             elif kind == "show":
                 mounts += ["--ro-bind", path, path]
+            elif kind == "link":
+                mounts += ["--symlink", step[2], path]
             else:
                 mounts += ["--remount-ro", path]
         mounts += ["--remount-ro", "/dev"]

@@ -20,7 +20,8 @@ from the same plan:
   full, random, urandom, tty, a private devpts) and a private /dev/shm;
 - the plan's steps in order: a hidden folder becomes an empty read-only tmpfs (mode 0000, or 0111 when an
   interpreter folder is bound back inside it), a hidden file an empty file of mode 0000, a private folder a
-  size-limited writable tmpfs; the host folders and files the run needs are bound back read-only;
+  size-limited writable tmpfs; the host folders and files the run needs are bound back read-only, the symlinks on
+  the way to an interpreter made again;
 - the loopback interface up (the network namespace has nothing else), the working directory entered;
 
 and the snippet's process drops every capability (bounding set, inheritable, ambient; no_new_privs) before it
@@ -184,6 +185,8 @@ def confine(plan):
             else:
                 _make_file(path)
             m.bind(fd(sources[path]), path)
+        elif kind == "link":
+            os.symlink(step[2], path)
         elif kind == "seal":
             m.read_only(path)
         else:

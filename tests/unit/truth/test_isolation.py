@@ -287,6 +287,19 @@ def test_in_the_plan_a_hidden_path_wins_over_a_folder_bound_back_at_the_same_pla
                      ("seal", f"{tmp_path}/root")]
 
 
+def test_in_the_plan_a_symlink_to_an_interpreter_is_made_again_inside_a_hidden_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "PRIVATE", ())
+    (tmp_path / "proj" / "bin").mkdir(parents=True)
+    (tmp_path / "proj" / "bin" / "python").symlink_to("python3")
+    (tmp_path / "proj" / "bin" / "python3").symlink_to(PY)
+    python = str(tmp_path / "proj" / "bin" / "python")
+    steps = sandbox.plan(str(tmp_path / "w"), [], [python, str(tmp_path / "proj")], [str(tmp_path / "proj")])
+    assert steps == [("hide-dir", f"{tmp_path}/proj", 0o111), ("private", f"{tmp_path}/w", 0o755),
+                     ("dir", f"{tmp_path}/proj/bin", 0o111), ("link", python, "python3"),
+                     ("link", f"{python}3", PY), ("seal", f"{tmp_path}/proj")]  # PY's own folder is visible
+
+
 def test_in_the_plan_the_working_directory_is_made_inside_the_private_tmp() -> None:
     steps = sandbox.plan("/tmp/gotchas-x/work", [], [], [])
     assert steps == [("private", "/tmp", 0o1777), ("private", "/var/tmp", 0o1777),
@@ -416,6 +429,29 @@ def test_the_project_is_hidden_but_its_own_venv_runs(under: sandbox.Isolation, o
                 print(error)
         """, str(project / ".env"), python=python, readable=(str(project / ".venv"),))
     assert text.splitlines() == [python, f"[Errno 13] Permission denied: '{project}'",
+                                 f"[Errno 2] No such file or directory: '{project}/.env'"]
+
+
+def test_an_interpreter_linked_from_the_project_root_runs_and_the_project_stays_hidden(
+        under: sandbox.Isolation, outside_tmp: Path) -> None:
+    """--gotchas-python=3.12=./bin/python: the folder above bin/ is the project itself. It stays hidden; the
+    symlink is made again inside it, and leads to the interpreter's own folder."""
+    project = outside_tmp / "project"
+    (project / "bin").mkdir(parents=True)
+    (project / "bin" / "python").symlink_to(PY)
+    (project / ".env").write_text("TOKEN=hunter2\n")
+    under = dataclasses.replace(under, hidden=sandbox.hidden_paths(project=project))
+    python = str(project / "bin" / "python")
+    text = run_code(under, """
+        import os, sys
+        print(sys.executable, os.readlink(sys.executable))
+        for path in (sys.argv[1], sys.argv[2]):
+            try:
+                print(os.listdir(path) if os.path.isdir(path) else open(path).read())
+            except OSError as error:
+                print(error)
+        """, str(project), str(project / ".env"), python=python, readable=(python, str(project)))
+    assert text.splitlines() == [f"{python} {PY}", f"[Errno 13] Permission denied: '{project}'",
                                  f"[Errno 2] No such file or directory: '{project}/.env'"]
 
 
