@@ -172,7 +172,7 @@ def confine(plan):
     for step in plan["steps"]:
         kind, path = step[0], step[1]
         if kind == "hide-dir":
-            m.tmpfs(path, step[2], 1 << 20)
+            m.tmpfs(path, step[2], plan["hidden_size"])
         elif kind == "hide-file":
             m.bind(fd(sources[plan["empty"]]), path)
         elif kind == "private":

@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 from gotchas_helpers import REPO
 
-from pytest_gotchas.truth import sandbox
+from pytest_gotchas.truth import confinement, sandbox
 
 PY = os.path.realpath(sys.executable)  # the snippets' interpreter: the host's own, from its folder
 STRONG_KINDS = (sandbox.BUBBLEWRAP, sandbox.NAMESPACES)
@@ -250,17 +250,17 @@ def test_the_readme_lists_what_is_hidden() -> None:
     section = readme.split("## What a snippet can do\n", 1)[1].split("\n## ", 1)[0]
     bullet = next(b for b in section.split("\n- ") if b.startswith("**Hidden**"))
     text = " ".join(bullet.split())
-    assert text.startswith("**Hidden** under strong isolation (`HIDDEN` in `pytest_gotchas/truth/sandbox.py`): ")
+    assert text.startswith("**Hidden** under strong isolation (`HIDDEN` in `pytest_gotchas/truth/confinement.py`): ")
     listing = text.split("): ", 1)[1].split(", and the project under test (pytest's rootdir:", 1)
     assert len(listing) == 2, "the bullet names the project after the list"
-    assert re.findall(r"`([^`]+)`", listing[0]) == list(sandbox.HIDDEN)
+    assert re.findall(r"`([^`]+)`", listing[0]) == list(confinement.HIDDEN)
 
 
 # -- the plan both strong isolations are built from (pure) ---------------------------------------------------------
 
 
 def test_the_plan_hides_binds_back_and_seals_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sandbox, "PRIVATE", ())  # the tree lies in /tmp, which the plan would otherwise cover
+    monkeypatch.setattr(confinement, "PRIVATE", ())  # the tree lies in /tmp, which the plan would otherwise cover
     t = tmp_path
     for folder in ("root/.ssh", "root/.pyenv/versions/3.12.1", "proj/.venv", "etc", "work", "usr"):
         (t / folder).mkdir(parents=True)
@@ -280,7 +280,7 @@ def test_the_plan_hides_binds_back_and_seals_in_order(tmp_path: Path, monkeypatc
 def test_in_the_plan_a_hidden_path_wins_over_a_folder_bound_back_at_the_same_place(tmp_path: Path,
                                                                                    monkeypatch: pytest.MonkeyPatch
                                                                                    ) -> None:
-    monkeypatch.setattr(sandbox, "PRIVATE", ())
+    monkeypatch.setattr(confinement, "PRIVATE", ())
     (tmp_path / "root").mkdir()
     steps = sandbox.plan(str(tmp_path / "w"), [], [str(tmp_path / "root")], [str(tmp_path / "root")])
     assert steps == [("hide-dir", f"{tmp_path}/root", 0o000), ("private", f"{tmp_path}/w", 0o755),
@@ -289,7 +289,7 @@ def test_in_the_plan_a_hidden_path_wins_over_a_folder_bound_back_at_the_same_pla
 
 def test_in_the_plan_a_symlink_to_an_interpreter_is_made_again_inside_a_hidden_folder(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sandbox, "PRIVATE", ())
+    monkeypatch.setattr(confinement, "PRIVATE", ())
     (tmp_path / "proj" / "bin").mkdir(parents=True)
     (tmp_path / "proj" / "bin" / "python").symlink_to("python3")
     (tmp_path / "proj" / "bin" / "python3").symlink_to(PY)
