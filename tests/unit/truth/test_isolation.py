@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -137,6 +138,39 @@ def test_strong_without_bwrap_on_path_is_the_namespace_confinement(tmp_path: Pat
                                                                       ", in a user namespace")
     assert found.description == f"strong isolation: namespaces by util-linux unshare ({spaces}; {WHAT})"
     assert found.launcher[0] == str(tmp_path / "bin" / ("setpriv" if setpriv else "unshare"))
+
+
+def test_not_root_the_namespaces_add_a_user_namespace() -> None:
+    """As an unprivileged user (nobody, through setpriv): the namespace confinement needs a user namespace, which
+    this kernel must allow; the snippet is root of it, without capabilities."""
+    setpriv, python = shutil.which("setpriv"), "/usr/bin/python3"
+    if os.geteuid() != 0 or not setpriv or not os.path.exists(python):
+        pytest.skip("needs root (to become nobody), setpriv and a system /usr/bin/python3 that nobody can run")
+    code = textwrap.dedent("""
+        import dataclasses, sys, tempfile
+        from pytest_gotchas.truth import sandbox
+        try:
+            found = sandbox.probe(bwrap="")
+        except sandbox.Unavailable as error:
+            raise SystemExit("unavailable: " + str(error).splitlines()[2])
+        print(found.description)
+        found = dataclasses.replace(found, hidden=sandbox.hidden_paths())
+        snippet = ("import os; print(os.getuid(), [l.split()[1] for l in open('/proc/self/status') if "
+                   "l.startswith('CapEff')])\\ntry: open('/etc/shadow')\\nexcept OSError as e: print(e)")
+        with tempfile.TemporaryDirectory() as tmp:
+            out = sandbox.run([sys.executable, "-I", "-c", snippet], {}, b"", tmp, timeout=20,
+                              memory=1 << 30, cpu=20, file_size=1 << 20, under=found)
+        print(out.output.decode(), end="")
+        """)
+    done = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", python, "-c", code],
+                          capture_output=True, text=True, timeout=60, cwd="/",
+                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
+    if done.stderr.startswith("unavailable: "):
+        pytest.skip(done.stderr.strip())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "strong isolation: namespaces by util-linux unshare (mount, network, PID, IPC, UTS and cgroup namespaces, in "
+        f"a user namespace; {WHAT})", "0 ['0000000000000000']", "[Errno 13] Permission denied: '/etc/shadow'"]
 
 
 def test_with_nothing_strong_on_path_one_message_says_what_was_tried_and_how_to_get_it(
