@@ -110,7 +110,8 @@ class GotchasPlugin:
         self._said: set[str] = set()
         self.stop: str | None = None  # why the session must stop (a baseline of another model)
         self.isolation_before = sandbox.current()  # put back at unconfigure (pytester runs in the test process)
-        if settings.enabled:  # confinement is a decision: strong unless asked otherwise, else one usage error
+        asking = config.getoption("help", False) or config.getoption("version", False)  # pytest --help: no probe
+        if settings.enabled and not asking:  # confinement is a decision: strong unless asked otherwise, else an error
             try:
                 sandbox.choose(settings.isolation, project=config.rootpath)
             except sandbox.Unavailable as error:

@@ -132,6 +132,13 @@ def test_with_nothing_strong_collection_stops_with_one_usage_error(pytester: pyt
     assert "collected" not in result.stdout.str()
 
 
+def test_help_is_given_where_nothing_strong_works(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "which", without("bwrap", "unshare", "setpriv"))
+    result = pytester.runpytest("--gotchas", "--help")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*--gotchas-isolation={strong,weak}*"])
+
+
 def test_without_gotchas_nothing_is_probed(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sandbox, "which", without("bwrap", "unshare", "setpriv"))
     pytester.makepyfile("def test_plain(): pass")
