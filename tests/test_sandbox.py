@@ -1,6 +1,7 @@
 """sandbox.py: a hostile snippet cannot kill pytest, stall it past the timeout, leave a process behind, write
-outside its working directory, read a home directory or reach the network; the isolation is probed once, falls
-back where bubblewrap is missing, and is part of the cache key.
+outside its working directory, read a home directory or reach the network; the isolation is probed once, is strong
+(bubblewrap, else namespaces) unless weak is asked for, and is part of the cache key. Every guarantee here holds under
+each isolation that works on this machine; tests/unit/truth/test_isolation.py tests the strong ones' confinement.
 
 A test that could kill the process running it (a snippet that signals its parent) runs in a child process.
 """
@@ -8,6 +9,7 @@ A test that could kill the process running it (a snippet that signals its parent
 from __future__ import annotations
 
 import ast
+import dataclasses
 import os
 import socket
 import subprocess
@@ -26,20 +28,35 @@ from pytest_gotchas.truth.interpreters import Interpreter
 from test_execute import assert_none_running, repl, running, shell, text_of
 
 ISOLATION = sandbox.isolation()
-needs_bubblewrap = pytest.mark.skipif(ISOLATION.kind != sandbox.BUBBLEWRAP,
-                                      reason=f"bubblewrap does not work here: {ISOLATION.description}")
 needs_namespace = pytest.mark.skipif(ISOLATION.kind == sandbox.PROCESS_GROUP, reason=ISOLATION.description)
+
+# How each kind is chosen, bubblewrap pretended missing for the namespaces and unshare for the process group.
+PROBES = {sandbox.BUBBLEWRAP: "sandbox.probe()", sandbox.NAMESPACES: 'sandbox.probe(bwrap="")',
+          sandbox.PID_NAMESPACE: 'sandbox.probe("weak")', sandbox.PROCESS_GROUP: 'sandbox.probe("weak", unshare="")'}
 
 
 def fallbacks() -> dict[str, sandbox.Isolation]:
-    """Every isolation that works on this machine, bubblewrap pretended missing for the weaker ones."""
+    """Every isolation that works on this machine, the strong ones hiding what they hide by default."""
     found = {ISOLATION.kind: ISOLATION}
-    for chosen in (sandbox.probe(bwrap=""), sandbox.probe(bwrap="", unshare="")):
+    for probe in PROBES.values():
+        try:
+            chosen = eval(probe, {"sandbox": sandbox})
+        except sandbox.Unavailable:
+            continue
+        if chosen.level == sandbox.STRONG:
+            chosen = dataclasses.replace(chosen, hidden=sandbox.hidden_paths())
         found.setdefault(chosen.kind, chosen)
     return found
 
 
 FALLBACKS = fallbacks()
+STRONG = sorted(k for k in FALLBACKS if k in sandbox.STRONG_KINDS)
+
+
+@pytest.fixture(params=STRONG or [pytest.param(None, marks=pytest.mark.skip(reason="no strong isolation works here"))])
+def each_strong(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> sandbox.Isolation:
+    monkeypatch.setattr(sandbox, "_chosen", FALLBACKS[request.param])
+    return FALLBACKS[request.param]
 
 
 @pytest.fixture(params=sorted(FALLBACKS))
@@ -83,7 +100,7 @@ def test_a_snippet_that_kills_its_parent_does_not_kill_pytest(py312) -> None:
 def test_without_a_namespace_killing_the_supervisor_is_a_clear_error(py312) -> None:
     # With only a process group, the snippet can kill its supervisor, never pytest: a per-case error.
     done = in_a_child(py312, ("-c", "import os; os.kill(os.getppid(), 9); import time; time.sleep(1)"),
-                      isolation='sandbox._chosen = sandbox.probe(bwrap="", unshare="")')
+                      isolation='sandbox.use(sandbox.probe("weak", unshare=""))')
     assert done.returncode == 0, (done.returncode, done.stderr)
     assert ("error='killed its sandbox: the process that supervises it ended (killed by SIGKILL) before the "
             "snippet did'") in done.stdout
@@ -109,9 +126,10 @@ def test_collection_survives_a_snippet_that_kills_its_parent(pytester: pytest.Py
                                                              args: tuple[str, ...]) -> None:
     if args:
         pytest.importorskip("xdist")
-    if kind == sandbox.PROCESS_GROUP:
-        pytester.makeconftest("from pytest_gotchas import sandbox\n"
-                              "sandbox._chosen = sandbox.probe(bwrap='', unshare='')\n")
+    if kind == sandbox.PROCESS_GROUP:  # weak, and unshare pretended missing
+        pytester.makeconftest("from pytest_gotchas.truth import sandbox\n"
+                              "sandbox.which = lambda tool: None\n")
+    weak = ("--gotchas-isolation=weak",) if kind == sandbox.PROCESS_GROUP else ()
     pytester.makefile(".yaml", killer=textwrap.dedent("""\
         chapter: killer
         title: hostile snippets
@@ -131,13 +149,14 @@ def test_collection_survives_a_snippet_that_kills_its_parent(pytester: pytest.Py
             correct: "4"
             wrong: "5"
         """))
-    result = pytester.runpytest_subprocess("--gotchas", "--collect-only", "-q", "-p", "no:cacheprovider", *args)
+    result = pytester.runpytest_subprocess("--gotchas", "--collect-only", "-q", "-p", "no:cacheprovider", *args,
+                                           *weak)
     assert result.ret == 0, result.outlines + result.errlines
     if not args:
         result.stdout.fnmatch_lines(["killer.yaml::kill-parent", "killer.yaml::after", "*2 tests collected*"])
     if kind == sandbox.PROCESS_GROUP:  # collected as a crash, whose message says what the snippet did
         result = pytester.runpytest_subprocess("--gotchas", "-p", "no:cacheprovider", "-rs", "--gotchas-model",
-                                               "/nonexistent")
+                                               "/nonexistent", *weak)
         assert "the snippet killed its sandbox: the process that supervises it ended (killed by SIGKILL)" in \
             result.stdout.str()
 
@@ -212,7 +231,7 @@ def test_nothing_outlives_pytest_killed_mid_run(py312, kind: str) -> None:
         from pytest_gotchas.truth import sandbox
         from pytest_gotchas.truth.execute import Limits, Request, run_once
         from pytest_gotchas.truth.interpreters import Interpreter
-        sandbox._chosen = sandbox.probe(bwrap={"None" if kind == sandbox.BUBBLEWRAP else '""'})
+        sandbox.use({PROBES[kind]})
         assert sandbox._chosen.kind == {kind!r}
         py = Interpreter(version={py312.version!r}, path={py312.path!r}, implementation="CPython")
         run_once(Request(py, None, ("-c", {snippet!r}), "python -c ...", ()), "1", Limits(timeout=50))
@@ -236,11 +255,10 @@ def test_the_snippet_runs_in_its_own_pid_namespace(py312) -> None:
     assert text_of(shell(py312, "python -c ...", "-c", snippet)) == "$ python -c ...\n2 1 [1, 2]\n"
 
 
-# -- 4. confinement of the filesystem and the network (bubblewrap) ----------------------------------------------
+# -- 4. confinement of the filesystem and the network (each strong isolation) -------------------------------------
 
 
-@needs_bubblewrap
-def test_the_project_and_the_root_filesystem_are_read_only(py312) -> None:
+def test_the_project_and_the_root_filesystem_are_read_only(py312, each_strong: sandbox.Isolation) -> None:
     escapes = (REPO / "gotchas-escape-probe", Path("/usr/gotchas-escape-probe"))
     try:
         text = text_of(repl(py312, *(f"open({str(path)!r}, 'w')" for path in escapes)))
@@ -254,8 +272,8 @@ def test_the_project_and_the_root_filesystem_are_read_only(py312) -> None:
             path.unlink(missing_ok=True)
 
 
-@needs_bubblewrap
-def test_tmp_is_private_and_the_working_directory_writable(py312, tmp_path: Path) -> None:
+def test_tmp_is_private_and_the_working_directory_writable(py312, tmp_path: Path, each_strong: sandbox.Isolation
+                                                          ) -> None:
     outside, scratch = tmp_path / "escaped", Path(f"/tmp/gotchas-scratch-{os.getpid()}")
     lines = (f"open({str(outside)!r}, 'w')", f"open({str(scratch)!r}, 'w').write('x')", "open('here', 'w').write('y')",
              "import os; sorted(os.listdir('/tmp')), sorted(os.listdir('.'))")
@@ -270,18 +288,17 @@ def test_tmp_is_private_and_the_working_directory_writable(py312, tmp_path: Path
         scratch.unlink(missing_ok=True)
 
 
-@needs_bubblewrap
-def test_home_directories_are_hidden_but_the_interpreters_are_visible(py312) -> None:
-    snippet = "import os, sys; print(sys.executable, [os.listdir(d) for d in ('/root', '/home') if os.path.isdir(d)])"
-    text = text_of(shell(py312, "python -c ...", "-c", snippet))
-    executable, listings = text.splitlines()[1].split(" ", 1)
-    assert executable == py312.path
-    # the pyenv folders that hold the interpreters are bound back, and nothing else
-    assert listings in ("[[], []]", "[['.pyenv'], []]", "[[]]", "[['.pyenv']]"), listings
+def test_home_directories_are_hidden_but_the_interpreters_are_visible(py312, each_strong: sandbox.Isolation
+                                                                      ) -> None:
+    snippet = ("import os, sys; print(sys.executable)\nfor d in ('/root', '/home'):\n    try: print(os.listdir(d))\n"
+               "    except OSError as e: print(e)")
+    lines = text_of(shell(py312, "python -c ...", "-c", snippet)).splitlines()[1:]
+    # the interpreter runs from its folder, bound back; the folders that hold it can be passed, not listed
+    assert lines == [py312.path, *(f"[Errno 13] Permission denied: {d!r}" if os.path.isdir(d) else
+                                   f"[Errno 2] No such file or directory: {d!r}" for d in ("/root", "/home"))]
 
 
-@needs_bubblewrap
-def test_no_network_and_no_capabilities(py312) -> None:
+def test_no_network_and_no_capabilities(py312, each_strong: sandbox.Isolation) -> None:
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
         server.listen()
@@ -300,28 +317,41 @@ def test_no_network_and_no_capabilities(py312) -> None:
 
 
 def test_isolation_on_this_machine_is_described() -> None:
-    assert ISOLATION.kind in (sandbox.BUBBLEWRAP, sandbox.PID_NAMESPACE, sandbox.PROCESS_GROUP)
+    # the default is strong: with neither bubblewrap nor namespaces, isolation() raises instead
+    assert ISOLATION.kind in sandbox.STRONG_KINDS and ISOLATION.level == sandbox.STRONG
+    what = ("read-only root; credentials, home folders and the project hidden; private /tmp, /var/tmp, /dev/shm and "
+            "working directory; loopback only; no capabilities")
     if ISOLATION.kind == sandbox.BUBBLEWRAP:
-        assert ISOLATION.description == ("bubblewrap (read-only root, home directories hidden, private /tmp and "
-                                         "working directory, no network, own PID namespace)")
+        assert ISOLATION.description == f"strong isolation: bubblewrap (own PID namespace; {what})"
+    elif os.geteuid() == 0:
+        assert ISOLATION.description == ("strong isolation: namespaces by util-linux unshare (mount, network, PID, "
+                                         f"IPC, UTS and cgroup namespaces; {what})")
 
 
 def test_isolation_is_probed_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
     monkeypatch.setattr(sandbox, "_chosen", None)
-    monkeypatch.setattr(sandbox, "probe", lambda: calls.append(1) or FALLBACKS[sandbox.PROCESS_GROUP])
+    monkeypatch.setattr(sandbox, "probe", lambda *a, **k: calls.append(1) or FALLBACKS[sandbox.PROCESS_GROUP])
     assert sandbox.isolation() is sandbox.isolation()
     assert calls == [1]
 
 
-def test_missing_or_forbidden_bubblewrap_falls_back() -> None:
-    assert sandbox.probe(bwrap="", unshare="").kind == sandbox.PROCESS_GROUP
-    assert sandbox.probe(bwrap="/nonexistent/bwrap", unshare="/nonexistent/unshare").kind == sandbox.PROCESS_GROUP
-    forbidden = sandbox.probe(bwrap="/bin/false")  # present but not permitted, as in a locked-down container
-    assert forbidden.kind != sandbox.BUBBLEWRAP
-    if os.geteuid() == 0:  # root may always make a PID namespace
-        assert forbidden.kind == sandbox.PID_NAMESPACE
-        assert forbidden.launcher[-4:] == ("--pid", "--fork", "--kill-child", "--mount-proc")
+def test_missing_or_forbidden_tools_fall_back_within_their_level() -> None:
+    # strong never falls back to weak (tests/unit/truth/test_isolation.py: the message); weak needs nothing
+    with pytest.raises(sandbox.Unavailable):
+        sandbox.probe(bwrap="", unshare="")
+    with pytest.raises(sandbox.Unavailable):
+        sandbox.probe(bwrap="/nonexistent/bwrap", unshare="/nonexistent/unshare")
+    assert sandbox.probe("weak", unshare="").kind == sandbox.PROCESS_GROUP
+    assert sandbox.probe("weak", unshare="/nonexistent/unshare").kind == sandbox.PROCESS_GROUP
+    if os.geteuid() == 0:  # root may always make namespaces
+        forbidden = sandbox.probe(bwrap="/bin/false")  # present but not permitted, as in a locked-down container
+        assert forbidden.kind == sandbox.NAMESPACES
+        assert forbidden.launcher[-9:] == ("--mount", "--net", "--pid", "--ipc", "--uts", "--cgroup", "--fork",
+                                            "--kill-child", "--")
+        weak = sandbox.probe("weak")
+        assert weak.kind == sandbox.PID_NAMESPACE
+        assert weak.launcher[-4:] == ("--pid", "--fork", "--kill-child", "--mount-proc")
 
 
 def test_the_isolation_is_part_of_the_cache_key(monkeypatch: pytest.MonkeyPatch) -> None:

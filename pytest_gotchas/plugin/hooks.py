@@ -48,6 +48,13 @@ def pytest_configure(config: pytest.Config) -> None:
         ensure(config)  # a baseline that cannot be used is a usage error now, before anything runs
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if PLUGIN in config.stash:
+        from ..truth import sandbox
+
+        sandbox.use(config.stash[PLUGIN].isolation_before)
+
+
 def pytest_report_header(config: pytest.Config) -> str | None:
     """Said once per run: how this run's snippets are confined (README: "What a snippet can do")."""
     if not read_settings(config).enabled:
