@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gotchas_helpers import make_case, make_run
+from helpers.results import make_case, make_run
 from pytest_gotchas.baseline import compare as cmp
 from pytest_gotchas.baseline import gate, store
 from pytest_gotchas.cases.chapter import looks_like_chapter

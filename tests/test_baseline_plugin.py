@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tinymodel import build_tiny_model
+from helpers.tinymodel import build_tiny_model
 
 RULES = {"[": {"1": 2.0, "2": 1.0}, "(": {"3": 2.0, "4": 1.0}, "{": {"5": 2.0, "6": 1.0}, "'": {"x": 1.0, "y": 2.0}}
 OTHER_RULES = {**RULES, "[": {"1": 2.5, "2": 1.0}}  # the same verdicts, other weights

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO
-from tinymodel import build_tiny_model
+from helpers import REPO
+from helpers.tinymodel import build_tiny_model
 
 from pytest_gotchas.cases.chapter import load_chapter
 from pytest_gotchas.cli import main

@@ -15,10 +15,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gotchas_helpers import CASES_DIR, HEADER, PY312_PATH, assert_block, chapter_text, interpreter, line_of
+from helpers import CASES_DIR
+from helpers.chapters import HEADER, chapter_text, line_of
+from helpers.interpreters import interpreter, path_of
+from helpers.output import assert_block
 
 from pytest_gotchas.truth import execute as execute_mod
 from pytest_gotchas.cases.chapter import CaseFileError, load_chapter
+
+PY312_PATH = path_of("3.12")  # found by the package's own Finder; None where missing (then the py312 fixture skips)
 
 ONE_CASE = """
 - id: plus

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tinymodel import build_tiny_model
+from helpers.tinymodel import build_tiny_model
 
 pytest.importorskip("transformers")
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from gotchas_helpers import interpreter
+from helpers.interpreters import interpreter
 
 from pytest_gotchas.truth import execute as execute_mod
 from pytest_gotchas.truth.execute import (_MARK1, _MARK2, RENDERER_VERSION, Cache, Limits, Request, Run, execute,

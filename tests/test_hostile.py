@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from gotchas_helpers import HEADER, chapter_text, line_of
+from helpers.chapters import HEADER, chapter_text, line_of
 
 from pytest_gotchas.cases.chapter import CaseFileError, load_chapter, looks_like_chapter
 from pytest_gotchas.cli import main

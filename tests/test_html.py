@@ -12,9 +12,9 @@ from pathlib import Path
 
 import markupsafe
 import pytest
-from gotchas_helpers import CHROMIUM, screenshot
+from helpers.browser import CHROMIUM, screenshot
 
-from reportdata import build_report
+from helpers.reportdata import build_report
 
 from pytest_gotchas.report import html
 from pytest_gotchas.results.report import Report
@@ -302,7 +302,7 @@ RULES = {"\n": {"T": 2.0, "F": 1.0}, "<": {"&": 2.0, ">": 1.0}, **SPELLED}
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tinymodel import build_tiny_model
+    from helpers.tinymodel import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", RULES)
 

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import markupsafe
 import pytest
-from gotchas_helpers import CHROMIUM, make_case, make_run, screenshot
-from reportdata import RUN
+from helpers.browser import CHROMIUM, screenshot
+from helpers.results import make_case, make_run
+from helpers.reportdata import RUN
 from test_merge import MODELS, score_models
 
 from pytest_gotchas.report import html

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tinymodel import build_tokenizer, layer_writing_llama, save_folder
+from helpers.tinymodel import build_tokenizer, layer_writing_llama, save_folder
 
 torch = pytest.importorskip("torch")
 

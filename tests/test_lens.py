@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from tinymodel import build_tiny_model, layer_writing_llama
+from helpers.tinymodel import build_tiny_model, layer_writing_llama
 
 from pytest_gotchas.scoring.lens import (CORRECT, TIE, WRONG, LayerLogits, LensError, Stretch, find_readout, layer_logits,
                                  layer_probabilities, lead, leader)

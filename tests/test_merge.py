@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gotchas_helpers import make_case, make_run
-from reportdata import DEMO, PRIMED, RULES, RUN, WINDOW_RULES
-from tinymodel import build_tiny_model
+from helpers.results import make_case, make_run
+from helpers.reportdata import DEMO, PRIMED, RULES, RUN, WINDOW_RULES
+from helpers.tinymodel import build_tiny_model
 
 from pytest_gotchas.cli import main
 from pytest_gotchas.cli.merge import Source, merge

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 import transformers
-from tinymodel import build_tiny_model
+from helpers.tinymodel import build_tiny_model
 
 from pytest_gotchas.model import convert as convert_module
 from pytest_gotchas.model import hashes as hashes_module

@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
-from gotchas_helpers import comparable_report
-from tinymodel import build_tiny_model
+from helpers.results import comparable_report
+from helpers.tinymodel import build_tiny_model
 
 CHAPTER = """\
 chapter: demo

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 import yaml
-from tinymodel import build_tiny_model
+from helpers.tinymodel import build_tiny_model
 
 from pytest_gotchas.model import numerics
 from pytest_gotchas.baseline.compare import ulp

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import REPO
+from helpers import REPO
 
 from pytest_gotchas.cli import build_parser
 from pytest_gotchas.plugin.options import BY_NAME, OPTIONS, Option, OptionError

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from gotchas_helpers import REPO
+from helpers import REPO
 
 from pytest_gotchas.truth import sandbox
 from pytest_gotchas.truth.execute import Limits, execute, run_once

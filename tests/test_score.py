@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 import torch
-from tinymodel import build_tiny_model, build_tokenizer
+from helpers.tinymodel import build_tiny_model, build_tokenizer
 from tokenizers import normalizers
 
 from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from tinymodel import DEFAULT_MERGES, build_tiny_model
+from helpers.tinymodel import DEFAULT_MERGES, build_tiny_model
 
 from pytest_gotchas.scoring import readings as score_mod
 from pytest_gotchas.scoring.cut import plan_cut

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from gotchas_helpers import line_of
-from tinymodel import build_tiny_model
+from helpers.chapters import line_of
+from helpers.tinymodel import build_tiny_model
 
 from pytest_gotchas.cases.chapter import CaseFileError, load_chapter
 

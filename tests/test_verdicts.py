@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-from gotchas_helpers import comparable_report
+from helpers.results import comparable_report
 
-from reportdata import PRIMED, WINDOW_RULES  # the primed chapter: the last primer answer decides
-from tinymodel import build_tiny_model
+from helpers.reportdata import PRIMED, WINDOW_RULES  # the primed chapter: the last primer answer decides
+from helpers.tinymodel import build_tiny_model
 
 pytest.importorskip("transformers")
 

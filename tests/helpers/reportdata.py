@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tinymodel import build_tiny_model
+from helpers.tinymodel import build_tiny_model
 
 from pytest_gotchas.baseline.compare import compare
 from pytest_gotchas.baseline.gate import Finished
