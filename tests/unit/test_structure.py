@@ -5,7 +5,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "pytest_gotchas"
+from helpers import REPO
+
+PACKAGE = REPO / "pytest_gotchas"
+
 # Imports neither pytest nor torch nor transformers, even inside functions.
 PURE = ("cases.transcript", "cases.chapter", "truth.check", "results.verdict", "results.schema", "results.rollup",
         "baseline.store", "baseline.compare", "scoring.cut", "plugin.options", "results.report", "report.wording")

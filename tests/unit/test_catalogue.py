@@ -7,10 +7,10 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
 from pytest_gotchas.cases.chapter import Chapter, load_chapter
 
-REPO = Path(__file__).resolve().parent.parent
 START, END = "<!-- catalogue -->", "<!-- /catalogue -->"
 COLUMNS = ["ch.", "title", "scored cases", "pairs", "variants", "interpreter", "from", "authority"]
 
