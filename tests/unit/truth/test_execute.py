@@ -13,28 +13,15 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from helpers.execution import assert_none_running, repl, shell, text_of
 from helpers.interpreters import interpreter
 
 from pytest_gotchas.truth import execute as execute_mod
 from pytest_gotchas.truth.execute import (_MARK1, _MARK2, RENDERER_VERSION, Cache, Limits, Request, Run, execute,
-                                    render_repl, run_once, seeds)
+                                          render_repl, run_once, seeds)
 from pytest_gotchas.truth.interpreters import Interpreter
 
 FAKE = Interpreter(version="3.12.1", path="/opt/python3.12", implementation="CPython")
-
-
-def repl(py: Interpreter, *lines: str, env: tuple[tuple[str, str], ...] = (("PYTHONHASHSEED", "0"),)) -> Request:
-    return Request(interpreter=py, repl_input=lines, args=None, shell_text=None, env=env)
-
-
-def shell(py: Interpreter, text: str, *args: str, env: tuple[tuple[str, str], ...] = ()) -> Request:
-    return Request(interpreter=py, repl_input=None, args=args, shell_text=text, env=env)
-
-
-def text_of(request: Request, seed: str = "0", limits: Limits = Limits()) -> str:
-    run = run_once(request, seed, limits)
-    assert (run.returncode, run.timed_out) == (0, False), run
-    return run.text
 
 
 # -- pure parts ---------------------------------------------------------------------------------------------------
@@ -296,30 +283,6 @@ def test_crash_returns_the_signal(py312) -> None:
     run = run_once(shell(py312, command, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"), "1",
                    Limits())
     assert (run.returncode, run.signal_name, run.timed_out, run.text) == (-11, "SIGSEGV", False, f"$ {command}\n")
-
-
-def running(marker: str) -> list[int]:
-    """Host PIDs of live processes whose command line contains `marker` (a PID the snippet prints is its own
-    namespace's, so processes are found by what they run); a zombie, killed but not yet reaped, is not live."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if marker in entry.joinpath("cmdline").read_bytes().decode(errors="replace") and \
-                    entry.joinpath("stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
-                found.append(int(entry.name))
-        except (OSError, ValueError):
-            continue
-    return found
-
-
-def assert_none_running(marker: str, within: float = 2.0) -> None:
-    deadline = time.monotonic() + within
-    while running(marker) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    left = running(marker)
-    for pid in left:  # do not leave them behind when the test fails
-        os.kill(pid, 9)
-    assert not left, f"processes of the snippet survived it: {left}"
 
 
 def test_timeout_kills_the_whole_process_group(py312) -> None:
