@@ -16,12 +16,12 @@ import pytest
 import yaml
 
 from helpers import CASES_DIR
-from helpers.chapters import HEADER, chapter_text, line_of
+from helpers.chapters import HEADER, line_of
 from helpers.interpreters import interpreter, path_of
 from helpers.output import assert_block
 
 from pytest_gotchas.truth import execute as execute_mod
-from pytest_gotchas.cases.chapter import CaseFileError, load_chapter
+from pytest_gotchas.cases.chapter import load_chapter
 
 PY312_PATH = path_of("3.12")  # found by the package's own Finder; None where missing (then the py312 fixture skips)
 
@@ -247,75 +247,6 @@ def test_a_broken_chapter_does_not_hide_the_others(pytester: pytest.Pytester, wr
     result = pytester.runpytest("--gotchas", "--collect-only", "-q", "--continue-on-collection-errors")
     assert "good.yaml::nowhere" in result.outlines
     assert "ERROR bad.yaml" in result.stdout.str()
-
-
-# -- chapter files, unit level (cases.py) -------------------------------------------------------------------------
-
-
-def test_unquoted_numbers_keep_their_spelling(tmp_path: Path) -> None:
-    # YAML reads `3.10` as the float 3.1 and `0.10` as 0.1; the chapter must keep what was written.
-    path = tmp_path / "a.yaml"
-    path.write_text(chapter_text("""
-        - id: tenth
-          interpreter: 3.10
-          transcript: |-
-            >>> print('0.10')
-            █
-          correct: 0.10
-          wrong: 1.0
-        """))
-    case = load_chapter(path).cases[0]
-    assert (case.interpreter, case.correct, case.wrong) == ("3.10", "0.10", "1.0")
-
-
-def test_unquoted_bool_candidate_must_be_quoted(tmp_path: Path) -> None:
-    path = tmp_path / "a.yaml"
-    text = chapter_text("""
-        - id: truth
-          transcript: |-
-            >>> 1 == 1
-            █
-          correct: True
-          wrong: "False"
-        """)
-    path.write_text(text)
-    with pytest.raises(CaseFileError) as error:
-        load_chapter(path, "a.yaml")
-    assert str(error.value) == (f"a.yaml:{line_of(text, 'correct:')}: case 'truth': `correct` must be the non-empty "
-                                f"text Python prints at the cut (quote it: \"True\")")
-
-
-def test_error_line_in_a_quoted_transcript_is_the_value_line(tmp_path: Path) -> None:
-    # Only a `|` block maps transcript lines onto file lines; a quoted string is on one file line.
-    path = tmp_path / "a.yaml"
-    text = chapter_text("""
-        - id: quoted
-          transcript: ">>> 1\\n█1\\n>>> 2"
-          correct: "1"
-          wrong: "2"
-        """)
-    path.write_text(text)
-    with pytest.raises(CaseFileError) as error:
-        load_chapter(path, "a.yaml")
-    assert str(error.value) == f"a.yaml:{line_of(text, 'transcript:')}: case 'quoted': nothing may follow the cursor █; found '1\\n>>> 2'"
-
-
-def test_duplicate_key_names_its_line(tmp_path: Path) -> None:
-    path = tmp_path / "a.yaml"
-    text = chapter_text(ONE_CASE.replace("  wrong:", "  correct: \"4\"\n  wrong:"))
-    path.write_text(text)
-    with pytest.raises(CaseFileError) as error:
-        load_chapter(path, "a.yaml")
-    assert str(error.value) == f"a.yaml:{line_of(text, 'correct:', 2)}: duplicate key 'correct'"
-
-
-def test_prelude_is_prepended_to_each_prompt(tmp_path: Path) -> None:
-    path = tmp_path / "a.yaml"
-    path.write_text(chapter_text(ONE_CASE, header=HEADER.replace("cases:", "prelude: |\n  >>> x = 1\ncases:")))
-    chapter = load_chapter(path)
-    (prompt,) = chapter.prompts(chapter.cases[0])
-    assert prompt.transcript.prompt == ">>> x = 1\n>>> 1 + 1\n"
-    assert prompt.transcript.repl_input == ("x = 1", "1 + 1")
 
 
 # -- ground truth refusals: expected vs actual --------------------------------------------------------------------

@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.chapters import line_of
 from helpers.tinymodel import build_tiny_model
 
-from pytest_gotchas.cases.chapter import CaseFileError, load_chapter
+from pytest_gotchas.cases.chapter import load_chapter
 
 CHAPTER = """\
 chapter: demo
@@ -66,35 +65,6 @@ def run(pytester: pytest.Pytester, model: Path, py312):
                                              str(pytester.path / "cache"), "-p", "no:randomly", *args)
 
     return go
-
-
-def test_variants_are_read_from_the_chapter(tmp_path: Path) -> None:
-    path = tmp_path / "demo.yaml"
-    path.write_text(CHAPTER)
-    case = load_chapter(path).cases[0]
-    assert [(v.id, v.correct, v.wrong) for v in case.variants] == [("rename-ys", "7", "8"), ("rename-zs", "7", "8")]
-    assert case.variants[0].transcript.repl_input == ("ys = [7]", "ys")
-
-
-@pytest.mark.parametrize("edit, key, message", [
-    (("      - id: rename-zs", "      - id: rename-ys"), "- id: rename-ys", "duplicate variant id 'rename-ys'"),
-    (('          >>> zs\n          [█\n        correct: "7"', '          >>> zs\n          [█\n        correct: "7"\n'
-                                                               '        interpreter: "3.11"'), 'interpreter: "3.11"',
-     "variant 'rename-zs': unknown key 'interpreter' (allowed: correct, id, note, transcript, wrong; a variant runs "
-     "under its case's interpreter and environment)"),
-    (('        correct: "7"\n        wrong: "8"\n  - id: steady', '        correct: "7"\n        wrong: "7"\n'
-                                                                  '  - id: steady'), 'wrong: "7"',
-     "variant 'rename-zs': `correct` '7' and `wrong` '7' start alike; cut where they diverge"),
-])
-def test_a_malformed_variant_names_its_line(tmp_path: Path, edit: tuple[str, str], key: str, message: str) -> None:
-    text = CHAPTER.replace(*edit)
-    assert text != CHAPTER
-    path = tmp_path / "demo.yaml"
-    path.write_text(text)
-    with pytest.raises(CaseFileError) as error:
-        load_chapter(path, "demo.yaml")
-    assert str(error.value) == f"demo.yaml:{line_of(text, key, 2 if 'duplicate' in message else 1)}: case 'named': " \
-                               f"{message}"
 
 
 def test_a_variant_whose_truth_does_not_verify_is_refused(run) -> None:

@@ -1,4 +1,5 @@
-"""Chapter files written by the tests: the header, the text under `cases:`, the file itself, and line numbers in it."""
+"""Chapter files written by the tests: the header, the text under `cases:`, the file itself, line numbers in it,
+and the cases that several test modules write."""
 
 from __future__ import annotations
 
@@ -35,3 +36,13 @@ def line_of(text: str, needle: str, nth: int = 1) -> int:
     hits = [n for n, line in enumerate(text.split("\n"), start=1) if needle in line]
     assert len(hits) >= nth, f"{needle!r} occurs {len(hits)} times in\n{text}"
     return hits[nth - 1]
+
+
+ONE_CASE = """
+- id: plus
+  transcript: |-
+    >>> 1 + 1
+    █
+  correct: "2"
+  wrong: "3"
+"""
