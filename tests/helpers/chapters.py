@@ -46,3 +46,25 @@ ONE_CASE = """
   correct: "2"
   wrong: "3"
 """
+
+MISSING = """
+- id: nowhere
+  interpreter: "3.99"
+  transcript: |-
+    >>> 1 + 1
+    █
+  unscored: "no such interpreter"
+"""
+
+UNSEEDED_SET = """
+- id: letters
+  transcript: |-
+    >>> set(['a', 'b', 'c'])
+    {'█
+  unscored: "the order depends on the hash seed"
+"""
+
+
+def describe(py) -> str:
+    """The line collection (truth/collect.py) appends to every refusal."""
+    return f"  (python {py.version} at {py.path}; no variables set; 3 runs)"

@@ -22,3 +22,11 @@ def assert_block(result: pytest.RunResult, block: str | list[str]) -> None:
     shown = "\n".join(lines)
     pytest.fail("these lines were not found together in the output:\n" + "\n".join(want) + f"\n--- output ---\n{shown}",
                 pytrace=False)
+
+
+def assert_crash_lines(result: pytest.RunResult, first: str, version: str) -> None:
+    """The summary row of a crash, and the interpreter's exact version in the lines that follow it."""
+    lines = result.outlines
+    assert first in lines, result.stdout.str()
+    following = lines[lines.index(first) + 1:lines.index(first) + 4]
+    assert version in [ln.strip() for ln in following], result.stdout.str()
