@@ -1,5 +1,6 @@
-"""Fixtures that test modules in every folder use: chapter files written into a pytester directory, and the
-interpreters (each skips the test that needs it where it is missing). The helpers behind them are in tests/helpers/."""
+"""Fixtures that test modules in several folders use: chapter files written into a pytester directory, the
+interpreters (each skips the test that needs it where it is missing), and a snippet file. The helpers behind
+them are in tests/helpers/."""
 
 from __future__ import annotations
 
@@ -38,3 +39,13 @@ def py313() -> Interpreter:
 @pytest.fixture
 def py311() -> Interpreter:
     return interpreter("3.11")
+
+
+@pytest.fixture
+def snippet(tmp_path: Path):
+    def write(text: str, name: str = "snippet.py") -> str:
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        return str(path)
+
+    return write

@@ -7,7 +7,6 @@ import pytest
 from helpers.chapters import chapter_text
 
 from pytest_gotchas.cases.chapter import CaseFileError, load_chapter
-from pytest_gotchas.cli import main
 
 CASE = """
 - id: one
@@ -41,18 +40,6 @@ def test_plugin_collects_a_latin1_chapter_as_an_error(pytester: pytest.Pytester)
     result = pytester.runpytest("--gotchas", "--collect-only")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["*ERROR collecting a.yaml*", "*a.yaml:*: the file is not UTF-8 (byte 0xe9)*"])
-
-
-def test_gotchas_new_to_a_latin1_file_is_one_error(tmp_path, capsys) -> None:
-    target = tmp_path / "a.yaml"
-    target.write_bytes(latin1(chapter_text(CASE.replace('"2"', '"2"\n  note: "é"'))))
-    snippet = tmp_path / "s.py"
-    snippet.write_text("1 + 1\n")
-    code = main(["new", str(snippet), "--wrong", "3", "--to", str(target), "--id", "two"])
-    assert code == 1
-    err = capsys.readouterr().err
-    assert err.startswith(f"gotchas new: error: --to {target}:") and err.endswith(
-        "the file is not UTF-8 (byte 0xe9); save it as UTF-8\n")
 
 
 # -- through the plugin ---------------------------------------------------------------------------------------------

@@ -1,7 +1,9 @@
-"""`gotchas new`, the case-authoring command: from a snippet to a case that collects and scores, and its refusals.
+"""`gotchas new`, the case-authoring command: from a snippet to a printed or appended case, the runs it checks a
+new case in (far more than collection's), and its refusals.
 
 The command runs in-process (`main([...])`, output through capsys) except for one subprocess check of
-`python -m pytest_gotchas new --help`. Scoring uses the tiny model of tinymodel.py, whose logits are set by hand.
+`python -m pytest_gotchas new --help`. Scoring uses the tiny model of helpers/tinymodel.py, whose logits are set
+by hand; tests/plugin/test_cli.py runs pytest on what the command writes.
 """
 
 from __future__ import annotations
@@ -13,102 +15,21 @@ import textwrap
 from pathlib import Path
 
 import pytest
-import yaml
 from helpers import REPO
+from helpers.authoring import (CHAPTER, LATE_CLOSURE, LATE_CLOSURE_CASE, LATE_CLOSURE_TRANSCRIPT, RULES, error_of,
+                               new, printed_case)
+from helpers.chapters import chapter_text
+from helpers.hostile import CASE, latin1
 from helpers.tinymodel import build_tiny_model
 
 from pytest_gotchas.cases.chapter import load_chapter
 from pytest_gotchas.cli import main
-from pytest_gotchas.cli.chapterfile import case_entry
-from pytest_gotchas.cli.snippet import parse_snippet
-
-# After "[" the tiny model says "0" (the misreading) over "2" (the truth); after "2" it prefers "," to "]".
-RULES = {"[": {"0": 2.0, "2": 1.0}, "2": {",": 1.0, "]": 3.0}}
-
-LATE_CLOSURE = """\
-fs = []
-for i in range(3):
-    fs.append(lambda: i)
-[f() for f in fs]
-"""
-
-LATE_CLOSURE_TRANSCRIPT = """\
->>> fs = []
->>> for i in range(3):
-...     fs.append(lambda: i)
-... 
->>> [f() for f in fs]
-[2, 2, 2]
-"""
-
-LATE_CLOSURE_CASE = """\
-  - id: late-closure
-    transcript: |-
-      >>> fs = []
-      >>> for i in range(3):
-      ...     fs.append(lambda: i)
-      ... 
-      >>> [f() for f in fs]
-      [█
-    correct: "2"
-    wrong: "0"
-"""
-
-# A chapter with comments, a column-0 comment that belongs to `pairs:`, and a key after the cases.
-CHAPTER = """\
-# A hand-written chapter: its comments and layout must survive an append.
-chapter: demo
-title: "demo chapter"   # inline comment
-interpreter: "3.11"
-
-cases:
-  # the first case
-  - id: plus
-    transcript: |-
-      >>> 1 + 1
-      █
-    correct: "2"
-    wrong: "3"
-
-  - id: minus
-    transcript: |-
-      >>> 1 - 1
-      █
-    correct: "0"
-    wrong: "1"
-
-# pairs belong here
-pairs:
-  plus-vs-minus: [plus, minus]
-"""
+from pytest_gotchas.cli.new import AUTHORING_RUNS
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", RULES)
-
-
-@pytest.fixture
-def snippet(tmp_path: Path):
-    def write(text: str, name: str = "snippet.py") -> str:
-        path = tmp_path / name
-        path.write_text(text, encoding="utf-8")
-        return str(path)
-
-    return write
-
-
-def new(*args: str) -> list[str]:
-    return ["new", *args]
-
-
-def printed_case(stdout: str) -> str:
-    return stdout.split("# the case, ready to paste under `cases:` in a chapter file\n", 1)[1]
-
-
-def error_of(capsys: pytest.CaptureFixture[str], code: int) -> str:
-    assert code == 1
-    return capsys.readouterr().err
 
 
 # -- help ------------------------------------------------------------------------------------------------------------
@@ -136,7 +57,7 @@ def test_no_subcommand_prints_the_help(capsys: pytest.CaptureFixture[str]) -> No
     assert capsys.readouterr().out.startswith("usage: gotchas [-h] COMMAND ...")
 
 
-# -- from a snippet to a case that collects and scores ---------------------------------------------------------------
+# -- from a snippet to a case ----------------------------------------------------------------------------------------
 
 
 def test_snippet_to_printed_case(snippet, capsys: pytest.CaptureFixture[str], py311) -> None:
@@ -151,58 +72,6 @@ def test_snippet_to_printed_case(snippet, capsys: pytest.CaptureFixture[str], py
         """) in out
     # A printed case names the interpreter only when --python is given: it may be pasted into any chapter.
     assert printed_case(out) == LATE_CLOSURE_CASE
-
-
-def test_snippet_to_case_that_collects_and_scores(snippet, capsys: pytest.CaptureFixture[str], tiny: Path,
-                                                  pytester: pytest.Pytester, py311) -> None:
-    cache = pytester.path / "model-cache"
-    code = main(new(snippet(LATE_CLOSURE), "--interpreter", "3.11", "--wrong", "[0, 1, 2]", "--id", "late-closure",
-                    "--model", str(tiny), "--cache-dir", str(cache)))
-    out = capsys.readouterr().out
-    assert code == 0, out
-    assert textwrap.dedent(f"""\
-        model {tiny} (bfloat16, cpu):
-          text reading (the verdict): every token (and chain of tokens) that writes the candidate
-            P(correct) 26.95%  P(wrong) 73.05%  coverage 100.00%  margin 46.09%  -> MISS
-            correct: '2' 26.95%
-            wrong:   '0' 73.05%
-          token reading: one token each, at the cut
-            P(correct) 26.95%  P(wrong) 73.05%  coverage 100.00%  margin 46.09%  -> MISS
-            correct: '2'
-            wrong:   '0'
-        """) in out
-    assert "WARNING" not in out
-    assert "  verdict: MISS\n" in out
-    case = printed_case(out)
-    assert case == LATE_CLOSURE_CASE + '    interpreter: "3.11"\n'
-    # The printed case, pasted into a chapter, collects and scores the same under pytest.
-    pytester.path.joinpath("ch.yaml").write_text("chapter: pasted\ntitle: pasted\ncases:\n" + case)
-    result = pytester.runpytest("--gotchas", "--gotchas-model", str(tiny), "--gotchas-cache-dir", str(cache), "-v")
-    assert result.parseoutcomes() == {"MISS": 1}
-    result.stdout.fnmatch_lines(["*ch.yaml::late-closure MISS  P(correct) 26.95%  P(wrong) 73.05%  coverage 100.00%*"])
-
-
-def test_append_keeps_the_file_and_collects(snippet, capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                            pytester: pytest.Pytester, py311) -> None:
-    chapter = pytester.path / "demo.yaml"
-    chapter.write_text(CHAPTER)
-    chapter.chmod(0o640)
-    code = main(new(snippet(LATE_CLOSURE), "--wrong", "[0, 1, 2]", "--to", str(chapter), "--id", "late-closure",
-                    "--note", "reads i after the loop"))
-    out = capsys.readouterr().out
-    assert code == 0, out
-    assert out.endswith(f"\nwrote case 'late-closure' to {chapter}:22\n")
-    # Appended as text after the last case: comments, blank lines and the rest of the file are untouched.
-    head, tail = CHAPTER.split("\n# pairs belong here\n")
-    assert chapter.read_text() == (head + "\n" + LATE_CLOSURE_CASE + '    note: "reads i after the loop"\n'
-                                   + "\n# pairs belong here\n" + tail)
-    assert chapter.stat().st_mode & 0o777 == 0o640
-    assert not [p.name for p in pytester.path.iterdir() if p.name.startswith(".demo.yaml")]
-    loaded = load_chapter(chapter)
-    assert [c.id for c in loaded.cases] == ["plus", "minus", "late-closure"]
-    assert loaded.cases[2].note == "reads i after the loop"
-    result = pytester.runpytest("--gotchas", "--collect-only", "-q")
-    result.stdout.fnmatch_lines(["demo.yaml::late-closure", "3 tests collected*"])
 
 
 def test_append_to_a_file_that_ends_with_the_cases(snippet, capsys, tmp_path: Path, py311) -> None:
@@ -283,29 +152,6 @@ def test_pasted_transcript_keeps_its_input_and_reruns_it(snippet, capsys, py311)
                                 '    correct: "5"\n    wrong: "6"\n'
 
 
-@pytest.mark.parametrize("text, command", [
-    ('python3.12 -c "print(1)"', 'python3.12 -c "print(1)"'),
-    ('$ PYTHONHASHSEED=0 python -c "print(1)"', 'PYTHONHASHSEED=0 python -c "print(1)"'),
-    ("python = 3", None),
-    ("python3 + 1", None),
-])
-def test_shell_command_or_repl_input(text: str, command: str | None) -> None:
-    parsed = parse_snippet(text + "\n", {})
-    assert parsed.command == command
-    assert (parsed.repl_lines is None) == (command is not None)
-
-
-@pytest.mark.parametrize("lines, typed", [
-    (["def f():", "    return 1", "f()"], ("def f():", "    return 1", "", "f()")),
-    (["if 0:", "    x = 1", "else:", "    x = 2", "x"], ("if 0:", "    x = 1", "else:", "    x = 2", "", "x")),
-    (["xs = [", "1,", "]", "xs"], ("xs = [", "1,", "]", "xs")),
-    (["for i in range(2): print(i)"], ("for i in range(2): print(i)", "")),
-    ([">>> def f():", "...     return 1", "...", ">>> f()", "1"], ("def f():", "    return 1", "", "f()")),
-])
-def test_snippet_lines_are_typed_as_the_repl_needs(lines: list[str], typed: tuple[str, ...]) -> None:
-    assert parse_snippet("\n".join(lines) + "\n", {}).repl_lines == typed
-
-
 # -- refusals: the exact messages, and nothing written ---------------------------------------------------------------
 
 
@@ -376,20 +222,6 @@ def test_command_and_python_disagree(capsys, snippet) -> None:
                                       "drop one of them\n")
 
 
-def test_output_that_changes_between_runs_is_refused(snippet, capsys, pytester: pytest.Pytester, py311) -> None:
-    chapter = pytester.path / "demo.yaml"
-    chapter.write_text(CHAPTER)
-    code = main(new(snippet("set(str(x) for x in range(5))\n"), "--wrong", "{'0', '1', '2', '3', '4'}",
-                    "--to", str(chapter), "--id", "strings"))
-    err = error_of(capsys, code)
-    assert err.startswith(f"gotchas new: error: collection would refuse {chapter}, nothing was written:\n"
-                          f"{chapter}:22: case 'strings': the answer changes between runs: it holds under "
-                          "PYTHONHASHSEED=")
-    assert err.endswith("\n(the output changes with the hash seed: pin it with --env PYTHONHASHSEED=0)\n")
-    assert chapter.read_text() == CHAPTER
-    assert not [p.name for p in pytester.path.iterdir() if p.name.startswith(".demo.yaml")]
-
-
 def test_duplicate_id_is_refused(snippet, capsys, tmp_path: Path, py311) -> None:
     chapter = tmp_path / "demo.yaml"
     chapter.write_text(CHAPTER)
@@ -419,9 +251,77 @@ def test_model_that_cannot_be_loaded(snippet, capsys, tmp_path: Path, py311) -> 
                                       "at a model folder, a .gguf file or a hub id (hub ids need network access).\n")
 
 
-def test_printed_yaml_reads_back_exactly() -> None:
-    text = ">>> s\n'a\\tb'  \n\x1b[0m█"
-    entry = case_entry("  ", [("id", "true"), ("transcript", text), ("correct", "1"), ("wrong", "\n"),
-                                  ("env", {"PYTHONHASHSEED": "0"})])
-    data = yaml.safe_load("cases:\n" + entry)["cases"][0]
-    assert data == {"id": "true", "transcript": text, "correct": "1", "wrong": "\n", "env": {"PYTHONHASHSEED": "0"}}
+def test_gotchas_new_to_a_latin1_file_is_one_error(tmp_path, capsys) -> None:
+    target = tmp_path / "a.yaml"
+    target.write_bytes(latin1(chapter_text(CASE.replace('"2"', '"2"\n  note: "é"'))))
+    snippet = tmp_path / "s.py"
+    snippet.write_text("1 + 1\n")
+    code = main(["new", str(snippet), "--wrong", "3", "--to", str(target), "--id", "two"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"gotchas new: error: --to {target}:") and err.endswith(
+        "the file is not UTF-8 (byte 0xe9); save it as UTF-8\n")
+
+
+# -- authoring: `gotchas new` runs the case far more often than collection does ---------------------------------------
+
+
+def authored(tmp_path: Path, capsys: pytest.CaptureFixture[str], snippet: str, *args: str) -> tuple[int, str, str]:
+    path = tmp_path / "snippet.py"
+    path.write_text(snippet)
+    code = main(["new", str(path), "--interpreter", "3.12", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_authoring_refuses_a_coin_flip(tmp_path: Path, capsys: pytest.CaptureFixture[str], py312) -> None:
+    # Collection's 3 runs let a fair coin through once in 4; 20 runs, once in 2**19.
+    code, _, err = authored(tmp_path, capsys, "import random; random.random() < 0.5\n", "--wrong", "maybe")
+    assert code == 1
+    assert err.startswith(("gotchas new: error: collection would refuse this case, no case was printed:\n",
+                           "gotchas new: error: the case does not hold in every run, no case was printed: in 20 runs "
+                           "(PYTHONHASHSEED=1..20; --authoring-runs), the answer changes between runs: "))
+    # Not the hash seed: run again under one seed, it still varies.
+    assert err.endswith("\n(it changes under one hash seed too, PYTHONHASHSEED=0: it depends on something else, "
+                        "such as time or randomness; make the snippet deterministic)\n")
+
+
+def test_authoring_refuses_a_coin_flip_under_a_pinned_seed(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                         py312) -> None:
+    code, _, err = authored(tmp_path, capsys, "import random; random.random() < 0.5\n", "--wrong", "maybe",
+                            "--env", "PYTHONHASHSEED=0")
+    assert code == 1
+    assert "the answer changes between runs under the same PYTHONHASHSEED=0, so something else varies" in err
+
+
+def test_authoring_catches_what_three_runs_let_through(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       py312) -> None:
+    # True under seeds 1-9, the three that collection uses; False from seed 10 on: only the authoring runs see it.
+    snippet = "import os; int(os.environ['PYTHONHASHSEED']) < 10\n"
+    code, out, err = authored(tmp_path, capsys, snippet, "--wrong", "maybe")
+    assert code == 1 and out.endswith("  wrong   'maybe'      the misreading  'maybe\\n'\n")
+    assert err == (
+        "gotchas new: error: the case does not hold in every run, no case was printed: in 20 runs "
+        "(PYTHONHASHSEED=1..20; --authoring-runs), the answer changes between runs: it holds under PYTHONHASHSEED=1 "
+        "but not under PYTHONHASHSEED=10: `correct` 'True' is not what Python prints at the cut; it prints "
+        "'False\\n'\n"
+        "  at line 2 of the transcript, after \"viron['PYTHONHASHSEED']) < 10\\n\":\n"
+        "    transcript: 'True'\n"
+        "    python:     'False\\n'\n"
+        "(the output changes with the hash seed: pin it with --env PYTHONHASHSEED=0)\n")
+    # Fewer authoring runs, down to collection's own, let it through: that is what the option is for.
+    code, out, _ = authored(tmp_path, capsys, snippet, "--wrong", "maybe", "--authoring-runs", "9")
+    assert code == 0 and "the cut held in all 9 runs (PYTHONHASHSEED=1..9; --authoring-runs)\n" in out
+
+
+def test_authoring_runs_default_and_validation(tmp_path: Path, capsys: pytest.CaptureFixture[str], py312) -> None:
+    assert AUTHORING_RUNS == 20
+    code, out, _ = authored(tmp_path, capsys, "sorted({3, 1, 2})\n", "--wrong", "{1, 2, 3}")
+    assert code == 0 and "the cut held in all 20 runs (PYTHONHASHSEED=1..20; --authoring-runs)\n" in out
+    code, out, _ = authored(tmp_path, capsys, "sorted({3, 1, 2})\n", "--wrong", "{1, 2, 3}",
+                            "--env", "PYTHONHASHSEED=0", "--authoring-runs", "5")
+    assert code == 0 and "the cut held in all 5 runs (PYTHONHASHSEED=0; --authoring-runs)\n" in out
+    with pytest.raises(SystemExit):
+        authored(tmp_path, capsys, "1\n", "--wrong", "2", "--authoring-runs", "1")
+    assert capsys.readouterr().err.splitlines()[-1] == ("gotchas new: error: argument --authoring-runs: must be at "
+                                                        "least 2, got 1")
