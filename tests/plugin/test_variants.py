@@ -1,5 +1,6 @@
-"""Variants of a case: each executed and verified like the case at collection, put to the model with
---gotchas-variants, and a case whose transcripts answer unlike is surface-dep."""
+"""Variants of a case through the plugin: each executed and verified like the case at collection, put to the
+model with --gotchas-variants, and a case whose transcripts answer unlike is surface-dep; `gotchas vary` proposes
+variants that collect and score."""
 
 from __future__ import annotations
 
@@ -8,45 +9,10 @@ from pathlib import Path
 
 import pytest
 from helpers.tinymodel import build_tiny_model
+from helpers.variants import CHAPTER
 
 from pytest_gotchas.cases.chapter import load_chapter
 
-CHAPTER = """\
-chapter: demo
-title: "names decide"
-interpreter: "3.12"
-cases:
-  - id: named
-    transcript: |-
-      >>> xs = [7]
-      >>> xs
-      [█
-    correct: "7"
-    wrong: "8"
-    variants:
-      - id: rename-ys
-        transcript: |-
-          >>> ys = [7]
-          >>> ys
-          [█
-        correct: "7"
-        wrong: "8"
-      - id: rename-zs
-        transcript: |-
-          >>> zs = [7]
-          >>> zs
-          [█
-        correct: "7"
-        wrong: "8"
-  - id: steady
-    transcript: |-
-      >>> print("a7")
-      a█
-    correct: "7"
-    wrong: "8"
-pairs:
-  both: [named, steady]
-"""
 # After "[" the model says 7; a "y" anywhere in the last 12 tokens turns it to 8: the verdict belongs to a name.
 RULES = {"[": {"7": 2.0, "8": 1.0}, "a": {"7": 2.0, "8": 1.0}}
 WINDOW_RULES = {"y": {"8": 4.0}}

@@ -1,38 +1,18 @@
-"""Broken and hostile chapter files, caches and installs: each gets one clear message naming the file (and line
-and case where there is one), never a traceback, an INTERNALERROR or a silent wrong result."""
+"""Broken and hostile chapter files, snippets and installs through the plugin: each gets one clear message naming
+the file (and line and case where there is one), never a traceback, an INTERNALERROR or a silent wrong result;
+a snippet that kills its parent does not take collection with it."""
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 from helpers.chapters import chapter_text
+from helpers.hostile import CASE, latin1
 
-from pytest_gotchas.cases.chapter import CaseFileError, load_chapter
+from pytest_gotchas.truth import sandbox
 
-CASE = """
-- id: one
-  transcript: |-
-    >>> 1 + 1
-    █
-  correct: "2"
-  wrong: "3"
-"""
-
-
-def refused(tmp_path, text: str) -> str:
-    path = tmp_path / "a.yaml"
-    path.write_text(text, encoding="utf-8")
-    with pytest.raises(CaseFileError) as error:
-        load_chapter(path, "a.yaml")
-    return str(error.value)
-
-
-# -- encodings ----------------------------------------------------------------------------------------------------
-
-
-def latin1(text: str) -> bytes:
-    """A chapter saved by an editor set to Latin-1: its é is one byte (the cursor keeps its UTF-8 bytes, as no
-    Latin-1 file can hold it)."""
-    return text.encode("utf-8").replace("é".encode("utf-8"), b"\xe9")
+ISOLATION = sandbox.isolation()
 
 
 def test_plugin_collects_a_latin1_chapter_as_an_error(pytester: pytest.Pytester) -> None:
@@ -40,9 +20,6 @@ def test_plugin_collects_a_latin1_chapter_as_an_error(pytester: pytest.Pytester)
     result = pytester.runpytest("--gotchas", "--collect-only")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["*ERROR collecting a.yaml*", "*a.yaml:*: the file is not UTF-8 (byte 0xe9)*"])
-
-
-# -- through the plugin ---------------------------------------------------------------------------------------------
 
 
 def test_two_chapter_files_with_one_name_are_refused(pytester: pytest.Pytester) -> None:
@@ -77,3 +54,48 @@ def test_without_torch_the_session_stops_at_one_clear_error(pytester: pytest.Pyt
     assert "Traceback" not in output and "ModuleNotFoundError: import of torch halted" in output
     result.stdout.fnmatch_lines(["*scoring needs torch and transformers*pip install \"pytest-gotchas?model?\"*",
                                  "*Interrupted: gotchas: the model could not be loaded*"])
+
+
+# -- snippets --------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind, args", [
+    (ISOLATION.kind, ()),
+    (ISOLATION.kind, ("-n", "2")),  # under xdist the workers collect, and died
+    (sandbox.PROCESS_GROUP, ()),  # no namespace: the snippet kills its supervisor, the case says so
+])
+def test_collection_survives_a_snippet_that_kills_its_parent(pytester: pytest.Pytester, kind: str,
+                                                             args: tuple[str, ...]) -> None:
+    if args:
+        pytest.importorskip("xdist")
+    if kind == sandbox.PROCESS_GROUP:
+        pytester.makeconftest("from pytest_gotchas import sandbox\n"
+                              "sandbox._chosen = sandbox.probe(bwrap='', unshare='')\n")
+    pytester.makefile(".yaml", killer=textwrap.dedent("""\
+        chapter: killer
+        title: hostile snippets
+        interpreter: "3.12"
+        cases:
+          - id: kill-parent
+            transcript: |-
+              >>> import os; os.kill(os.getppid(), 9)
+              >>> 1 + 1
+              █
+            correct: "2"
+            wrong: "3"
+          - id: after
+            transcript: |-
+              >>> 2 + 2
+              █
+            correct: "4"
+            wrong: "5"
+        """))
+    result = pytester.runpytest_subprocess("--gotchas", "--collect-only", "-q", "-p", "no:cacheprovider", *args)
+    assert result.ret == 0, result.outlines + result.errlines
+    if not args:
+        result.stdout.fnmatch_lines(["killer.yaml::kill-parent", "killer.yaml::after", "*2 tests collected*"])
+    if kind == sandbox.PROCESS_GROUP:  # collected as a crash, whose message says what the snippet did
+        result = pytester.runpytest_subprocess("--gotchas", "-p", "no:cacheprovider", "-rs", "--gotchas-model",
+                                               "/nonexistent")
+        assert "the snippet killed its sandbox: the process that supervises it ended (killed by SIGKILL)" in \
+            result.stdout.str()
