@@ -1,6 +1,6 @@
 """The baseline gate through pytest: record, compare, regress, improve, partial updates, refusals, xdist.
 
-Every run scores with a tiny model whose logits are set by hand (tests/tinymodel.py), so a case is ok or MISS at
+Every run scores with a tiny model whose logits are set by hand (helpers/tinymodel.py), so a case is ok or MISS at
 will: the model prefers "1" after "[", "3" after "(", "5" after "{" and "y" after "'". A case is made to regress by
 editing its transcript so that the preferred token becomes the wrong one, with the same model (the baseline is
 per model).
