@@ -1,12 +1,15 @@
-"""Results as scoring builds them, made by hand, and a JSON report compared across runs."""
+"""Results as scoring builds them, made by hand, the readings of a scored cut, and a JSON report compared across
+runs."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from pytest_gotchas.results import schema as results
 from pytest_gotchas.results.schema import TOKEN, CaseResult, ChapterInfo, Reading, Run
 from pytest_gotchas.results.verdict import Status, case_verdict, run_verdict
+from pytest_gotchas.scoring.readings import Scored
 
 
 def make_run(p_correct: float, p_wrong: float, primer: str | None = None, kind: str = "plain") -> Run:
@@ -24,6 +27,14 @@ def make_case(case_id: str, chapter: ChapterInfo, runs: list[Run], status: str =
     judgement = case_verdict([r.judged() for r in runs])
     return CaseResult(id=case_id, chapter=chapter, status=status, verdict=judgement.verdict, runs=runs, model=model,
                       qualifiers=list(judgement.qualifiers))
+
+
+def token(scored: Scored) -> Reading:
+    return scored.readings[results.TOKEN]
+
+
+def plain(scored: Scored) -> Reading | None:
+    return scored.readings.get(results.PLAIN)
 
 
 def comparable_report(path: Path) -> dict:

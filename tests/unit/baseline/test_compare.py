@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from helpers.baselines import HEADER, MISS_, SKIPPED, UNSCORED, all_ok, case, info, recorded, run
 
 from pytest_gotchas.baseline import compare as cmp
 from pytest_gotchas.baseline import store
+from pytest_gotchas.baseline.compare import ulp
 from pytest_gotchas.report import wording as text
 
 
@@ -88,3 +90,12 @@ def test_compare_lists_a_passing_pair_whose_member_was_not_scored() -> None:
     c = cmp.compare(recorded(), [case("a"), case("b", status=SKIPPED)])
     assert [(p.key, text.describe_change(p)) for p in c.unchecked] == [("sets/ab", "a ok, b not scored")]
     assert not c.regressions
+
+
+# -- rounding --------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("p, dtype, step", [(0.5, "bfloat16", 2 ** -8), (0.3, "bfloat16", 2 ** -9),
+                                            (0.5, "float32", 2 ** -24), (0.0, "bfloat16", 0.0)])
+def test_ulp(p: float, dtype: str, step: float) -> None:
+    assert ulp(p, dtype) == step

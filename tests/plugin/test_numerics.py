@@ -1,44 +1,17 @@
-"""Verdicts that say what decided them: the numerics fingerprint, the comparison with a baseline recorded on other
-kernels, the thread count of xdist workers, and the float32 precision check."""
+"""Verdicts that say what decided them, through the plugin: the float32 precision check, the numerics fingerprint
+and the hardware recorded with the results and the baseline, and a comparison with a baseline recorded on other
+kernels (or on the same ones)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 import torch
 import yaml
+from helpers.numerics import CHAPTER, RULES
 from helpers.tinymodel import build_tiny_model
-
-from pytest_gotchas.model import numerics
-from pytest_gotchas.baseline.compare import ulp
-from pytest_gotchas.model.load import ModelSpec, load_model
-
-# After "\n" the two candidates' logits are 0.25 and 0.251953125: one bfloat16 step apart, a tie of bfloat16
-# probabilities (0.5 / 0.5) and not of float32 ones (0.4995 / 0.5005). After "a" a clear answer.
-RULES = {"\n": {"3": 0.25, "4": 0.251953125}, "a": {"7": 2.0, "8": 1.0}}
-CHAPTER = """\
-chapter: demo
-title: "rounding decides"
-interpreter: "3.12"
-cases:
-  - id: rounded
-    transcript: |-
-      >>> print(3)
-      █
-    correct: "3"
-    wrong: "4"
-  - id: clear
-    transcript: |-
-      >>> print("a7")
-      a█
-    correct: "7"
-    wrong: "8"
-pairs:
-  both: [rounded, clear]
-"""
 
 
 @pytest.fixture(scope="module")
@@ -124,45 +97,3 @@ def test_with_the_same_kernels_any_difference_is_a_bug(run, pytester: pytest.Pyt
     result = run()
     result.stdout.fnmatch_lines([f"  numerics match the baseline's ({data['model']['numerics']}), yet 1 cases' "
                                  "probabilities differ from it: that is a bug, please report it: demo/clear"])
-
-
-def test_a_worker_keeps_all_threads_where_the_thread_count_changes_the_bits(tmp_path: Path, model: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """As measured on an Intel AMX CPU; simulated here: the fingerprint depends on the thread count."""
-    before = torch.get_num_threads()
-    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    monkeypatch.setattr("os.sched_getaffinity", lambda pid: set(range(4)), raising=False)
-    monkeypatch.setattr(numerics, "fingerprint", lambda m: f"threads{torch.get_num_threads()}")
-    try:
-        torch.set_num_threads(4)
-        loaded = load_model(ModelSpec(name=str(model), device="cpu", workers=2), tmp_path)
-        assert (loaded.info.threads, loaded.info.numerics, torch.get_num_threads()) == (4, "threads4", 4)
-        assert loaded.notes == [
-            "on this CPU the number of threads changes bfloat16 logits (2 threads and 4 give other bits): each xdist "
-            "worker keeps 4 threads, as a serial run does, so that -n gives the same numbers (set OMP_NUM_THREADS to "
-            "choose)"]
-        monkeypatch.setattr(numerics, "fingerprint", lambda m: "same bits")
-        torch.set_num_threads(4)
-        shared = load_model(ModelSpec(name=str(model), device="cpu", workers=2), tmp_path)
-        assert (shared.info.threads, torch.get_num_threads(), shared.notes) == (2, 2, [])
-    finally:
-        torch.set_num_threads(before)
-
-
-def test_the_fingerprint_is_the_exact_logits_of_fixed_probes(model: Path, tmp_path: Path) -> None:
-    loaded = load_model(ModelSpec(name=str(model), device="cpu"), tmp_path)
-    first = numerics.fingerprint(loaded.model)
-    assert numerics.fingerprint(loaded.model) == first
-    nudged = loaded.float32()  # other bits: float32 logits
-    assert numerics.fingerprint(nudged) != first
-    assert [len(p) for p in numerics.probes(100, 2)] == [17, 321]
-    # A model with learned positions has none past its last: the probes stop there.
-    assert [len(p) for p in numerics.probes(100, 2, positions=64)] == [17, 64]
-    assert numerics.max_positions(SimpleNamespace(n_positions=64)) == 64
-    assert numerics.max_positions(SimpleNamespace()) is None
-
-
-@pytest.mark.parametrize("p, dtype, step", [(0.5, "bfloat16", 2 ** -8), (0.3, "bfloat16", 2 ** -9),
-                                            (0.5, "float32", 2 ** -24), (0.0, "bfloat16", 0.0)])
-def test_ulp(p: float, dtype: str, step: float) -> None:
-    assert ulp(p, dtype) == step
