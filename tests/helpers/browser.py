@@ -1,10 +1,18 @@
-"""The HTML page in a browser: headless Chromium's screenshot, where Chromium is installed."""
+"""The HTML page as a reader sees it: its text, and headless Chromium's screenshot where Chromium is installed."""
 
 from __future__ import annotations
 
+import html as htmllib
+import re
 import shutil
 import subprocess
 from pathlib import Path
+
+
+def text_of(page: str) -> str:
+    """The page as a reader sees it: tags dropped, entities decoded."""
+    return htmllib.unescape(re.sub(r"<[^>]+>", "", page))
+
 
 CHROMIUM = shutil.which("chromium")
 

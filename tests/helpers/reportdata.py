@@ -1,7 +1,9 @@
-"""A report with every kind of case, made in the test session by the plugin's own steps on a tiny model.
+"""Reports with every kind of case, made in the test session by the plugin's own steps on tiny models.
 
-The views (HTML, JSON, junit) are tested on it, so their test material is what the code builds today, never a
-recorded file that goes stale: ok, MISS, prime-dep, unscored, a healed cut and a multi-token chain, pairs, twins.
+The views (HTML, JSON, junit) and `gotchas merge` are tested on them, so their test material is what the code
+builds today, never a recorded file that goes stale: ok, MISS, prime-dep, unscored, a healed cut and a
+multi-token chain, pairs, twins. `build_report` gives one model's report with a baseline comparison,
+`score_models` two models' results of the same chapters.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pytest_gotchas.truth.execute import Cache, Limits
 from pytest_gotchas.truth.interpreters import Finder
 from pytest_gotchas.model.load import ModelSpec, load_model
 from pytest_gotchas.results.report import Report
+from pytest_gotchas.results.schema import CaseResult
 from pytest_gotchas.scoring.scorer import ModelSlot, Scorer, Timings
 from pytest_gotchas.results.verdict import Status
 
@@ -130,3 +133,26 @@ def build_report(folder: Path) -> Report:
     recorded = Baseline(None, pairs={"demo/good-pair": "fail", "demo/bad-pair": "pass", "primed/mixed": "fail"})
     report.baselines = [Finished(model="model", path="baselines/tiny.yaml", comparison=compare(recorded, results)).to_dict()]
     return report
+
+
+# The second model prefers 8 after `a` (right: MISS), 7 after `b` (wrong: ok) and `)]` after `6` (healed: MISS).
+OTHER_RULES = {**RULES, "a": {"7": 1.0, "8": 2.0}, "b": {"7": 2.0, "8": 1.0}, "6": {"),": 1.0, ")]": 2.0}}
+MODELS = {"tiny-a": RULES, "tiny-b": OTHER_RULES}
+CHAPTERS = (("demo.yaml", DEMO), ("primed.yaml", PRIMED))
+
+
+def score_models(folder: Path, models: dict[str, dict[str, dict[str, float]]] = MODELS) -> dict[str, list[CaseResult]]:
+    """Each model's results of the chapters above, collected once and scored as the plugin does."""
+    for name, text in CHAPTERS:
+        (folder / name).write_text(text, encoding="utf-8")
+    collector = Collector(Finder(), Cache(folder / "transcripts"), Limits(), runs=3)
+    plans = [collector.plan_chapter(folder / name, name) for name, _ in CHAPTERS]
+    assert not [message for plan in plans for message in plan.refused]
+    scored: dict[str, list[CaseResult]] = {}
+    for model_id, rules in models.items():
+        path = build_tiny_model(folder / model_id, rules, window_rules=WINDOW_RULES, window=16)
+        slot = ModelSlot(lambda p=path: load_model(ModelSpec(name=str(p), device="cpu"), folder / "cache"), Timings())
+        scorer = Scorer(slot, None, None, top_k=5, batch_size=1, model_id=model_id)
+        scored[model_id] = [scorer.score(p) if p.status == Status.SCORED else p.result(model_id=model_id)
+                            for plan in plans for p in plan.planned]
+    return scored

@@ -1,8 +1,9 @@
 """`gotchas merge`: JSON reports of one model each (or shards of one model) give the report a run of every model
 gives, and every merge that would mix what no single run could give is refused with one message naming both files.
 
-Two tiny models (tests/tinymodel.py) score the chapters of tests/reportdata.py; the second reads `a`, `b` and the
-healed cut the other way round, so their verdicts and pairs differ. The command runs in-process (`main([...])`).
+Two tiny models (helpers/tinymodel.py) score the chapters of helpers/reportdata.py (its score_models); the second
+reads `a`, `b` and the healed cut the other way round, so their verdicts and pairs differ. The command runs
+in-process (`main([...])`).
 """
 
 from __future__ import annotations
@@ -15,48 +16,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.reportdata import MODELS, RUN, score_models
 from helpers.results import make_case, make_run
-from helpers.reportdata import DEMO, PRIMED, RULES, RUN, WINDOW_RULES
-from helpers.tinymodel import build_tiny_model
 
 from pytest_gotchas.cli import main
 from pytest_gotchas.cli.merge import Source, merge
-from pytest_gotchas.truth.collect import Collector
-from pytest_gotchas.truth.execute import Cache, Limits
-from pytest_gotchas.truth.interpreters import Finder
-from pytest_gotchas.model.load import ModelSpec, load_model
 from pytest_gotchas.report import html, json_report
 from pytest_gotchas.report.wording import pct
 from pytest_gotchas.results.report import FORMAT_VERSION, Report
 from pytest_gotchas.report.terminal import summary_lines
 from pytest_gotchas.results.schema import CaseResult, ChapterInfo
-from pytest_gotchas.scoring.scorer import ModelSlot, Scorer, Timings
-from pytest_gotchas.results.verdict import Status
 
-# The second model prefers 8 after `a` (right: MISS), 7 after `b` (wrong: ok) and `)]` after `6` (healed: MISS).
-OTHER_RULES = {**RULES, "a": {"7": 1.0, "8": 2.0}, "b": {"7": 2.0, "8": 1.0}, "6": {"),": 1.0, ")]": 2.0}}
-MODELS = {"tiny-a": RULES, "tiny-b": OTHER_RULES}
-CHAPTERS = (("demo.yaml", DEMO), ("primed.yaml", PRIMED))
 RUNS = {model: {**RUN, "command": f"pytest --gotchas --gotchas-model {model} --gotchas-json {model}.json",
                 "date": f"2026-11-30T1{n}:00:00+00:00"} for n, model in enumerate(MODELS)}
 DATE = "2026-11-30T15:00:00+00:00"
-
-
-def score_models(folder: Path, models: dict[str, dict[str, dict[str, float]]] = MODELS) -> dict[str, list[CaseResult]]:
-    """Each model's results of the chapters above, collected once and scored as the plugin does."""
-    for name, text in CHAPTERS:
-        (folder / name).write_text(text, encoding="utf-8")
-    collector = Collector(Finder(), Cache(folder / "transcripts"), Limits(), runs=3)
-    plans = [collector.plan_chapter(folder / name, name) for name, _ in CHAPTERS]
-    assert not [message for plan in plans for message in plan.refused]
-    scored: dict[str, list[CaseResult]] = {}
-    for model_id, rules in models.items():
-        path = build_tiny_model(folder / model_id, rules, window_rules=WINDOW_RULES, window=16)
-        slot = ModelSlot(lambda p=path: load_model(ModelSpec(name=str(p), device="cpu"), folder / "cache"), Timings())
-        scorer = Scorer(slot, None, None, top_k=5, batch_size=1, model_id=model_id)
-        scored[model_id] = [scorer.score(p) if p.status == Status.SCORED else p.result(model_id=model_id)
-                            for plan in plans for p in plan.planned]
-    return scored
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,8 @@
 """The HTML page of several models: a block per model in the header, the chapters x models matrix of pairs passed,
 the per-chapter comparisons, each case once with one bar per model, pairs with a state per model, and escaping.
 
-The report is two tiny models' results of tests/reportdata.py's chapters (built by test_merge.score_models); a
-one-model page keeps the layout tests/test_html.py checks.
+The report is two tiny models' results of helpers/reportdata.py's chapters (built by its score_models); a
+one-model page keeps the layout tests/unit/report/test_html_one_model.py checks.
 """
 
 from __future__ import annotations
@@ -15,14 +15,12 @@ from pathlib import Path
 import markupsafe
 import pytest
 from helpers.browser import CHROMIUM, screenshot
+from helpers.reportdata import MODELS, RUN, score_models
 from helpers.results import make_case, make_run
-from helpers.reportdata import RUN
-from test_merge import MODELS, score_models
 
 from pytest_gotchas.report import html
 from pytest_gotchas.results.report import Report
 from pytest_gotchas.results.schema import CaseResult, ChapterInfo
-
 
 
 @pytest.fixture(scope="module")
