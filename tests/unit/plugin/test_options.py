@@ -1,4 +1,6 @@
-"""Options are declared once (options.py): README's table and both command lines follow the declarations."""
+"""Options are declared once (options.py): README's table, the plugin's flags and ini names and `gotchas new`'s
+command line follow the declarations, and each value is validated by its declaration. tests/plugin/test_options.py
+gives bad values on a command line and in an ini file."""
 
 from __future__ import annotations
 
@@ -51,32 +53,6 @@ def test_each_value_is_validated_by_its_declaration(name: str, raw: str, message
     with pytest.raises(OptionError) as error:
         BY_NAME[name].convert(raw)
     assert str(error.value) == message
-
-
-@pytest.mark.parametrize("args, message", [
-    (["--gotchas-timeout", "nan"], "argument --gotchas-timeout: must be a positive, finite number of seconds, got 'nan'"),
-    (["--gotchas-top-k", "0"], "argument --gotchas-top-k: must be at least 1, got 0"),
-    (["--gotchas-dtype", "int8"], "argument --gotchas-dtype: invalid choice: 'int8' (choose from 'bfloat16', "
-                                  "'float16', 'float32')"),
-])
-def test_a_bad_value_on_the_command_line_is_one_usage_error(pytester: pytest.Pytester, args: list[str],
-                                                           message: str) -> None:
-    result = pytester.runpytest("--gotchas", *args)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert f"pytest.main(): error: {message}" in result.errlines
-
-
-@pytest.mark.parametrize("ini, message", [
-    ("gotchas_timeout = inf", "ini option gotchas_timeout must be a positive, finite number of seconds, got 'inf'"),
-    ("gotchas_runs = 1", "ini option gotchas_runs must be at least 2, got 1"),
-    ("gotchas_softmax_dtype = half", "ini option gotchas_softmax_dtype must be one of bfloat16, float16, float32, "
-                                     "got 'half'"),
-])
-def test_a_bad_value_in_the_ini_file_is_one_usage_error(pytester: pytest.Pytester, ini: str, message: str) -> None:
-    pytester.makeini(f"[pytest]\ngotchas = true\n{ini}\n")
-    result = pytester.runpytest()
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert f"ERROR: {message}" in result.errlines
 
 
 def test_flags_and_ini_names_follow_the_option_name() -> None:

@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.results import comparable_report
-
 from helpers.reportdata import PRIMED, WINDOW_RULES  # the primed chapter: the last primer answer decides
+from helpers.results import comparable_report
 from helpers.tinymodel import build_tiny_model
 
 pytest.importorskip("transformers")
@@ -63,6 +62,7 @@ pairs:
   good-pair: [right, healed]
   bad-pair: [right, wrong]
 """
+
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
