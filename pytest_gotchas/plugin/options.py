@@ -1,8 +1,9 @@
 """Every option, declared once: its flag, its ini twin, its default, its validation and its help.
 
 One declaration drives pytest's `addoption` and `addini`, reading the value (the command line wins over the ini
-file), validating it (the same function for both sources), README's table (tests/test_options.py keeps them in
-step) and `gotchas new`, which offers the options marked `cli` under the same name without the `gotchas-` prefix.
+file), validating it (the same function for both sources), README's table (tests/unit/plugin/test_options.py keeps
+them in step) and `gotchas new`, which offers the options marked `cli` under the same name without the
+`gotchas-` prefix.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from gotchas_helpers import REPO
+from helpers import REPO
 
 from pytest_gotchas.truth import confinement, sandbox
 
