@@ -14,7 +14,7 @@ import pytest
 
 from .fixtures import gotchas, gotchas_model  # noqa: F401  (the fixtures of this plugin)
 from .options import OPTIONS, Option, OptionError
-from .state import MODEL_FIXTURE, PLUGIN, RECORDED, GotchasWarning, ensure, read_settings  # noqa: F401  (-W names it)
+from .state import MODEL_FIXTURE, PLUGIN, RECORDED, ensure, read_settings
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
