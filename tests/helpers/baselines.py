@@ -7,14 +7,14 @@ from helpers.results import make_case, make_run
 
 from pytest_gotchas.baseline import compare as cmp
 from pytest_gotchas.baseline import store
-from pytest_gotchas.results.schema import CaseResult, ChapterInfo, Run
+from pytest_gotchas.results.schema import CaseResult, ChapterInfo, ModelInfo, Run
 from pytest_gotchas.results.verdict import Status
 
 SCORED, SKIPPED, UNSCORED = Status.SCORED, Status.SKIPPED, Status.UNSCORED
 
 SHA = "a" * 64
-MODEL = {"name": "tiny", "source": "/m/tiny", "weights_sha256": SHA, "dtype": "bfloat16", "device": "cpu",
-         "torch_version": "2.13.0", "transformers_version": "5.24.0", "hardware": "cpu AVX512", "numerics": "0" * 16}
+MODEL = ModelInfo(id="tiny", name="tiny", source="/m/tiny", weights_sha256=SHA, dtype="bfloat16", device="cpu",
+                  hardware="cpu AVX512", torch_version="2.13.0", transformers_version="5.24.0", numerics="0" * 16)
 HEADER = store.Header(name="tiny", weights_sha256=SHA, dtype="bfloat16", softmax_dtype="bfloat16", device="cpu",
                    hardware="cpu AVX512", numerics="0" * 16, torch="2.13.0", transformers="5.24.0")
 
@@ -30,9 +30,10 @@ def run(p_correct: float, p_wrong: float, primer: str | None = None) -> Run:
     return make_run(p_correct, p_wrong, primer)
 
 
-def case(case_id: str, p_correct: float = 0.75, p_wrong: float = 0.125, chapter: ChapterInfo | None = None,
-         runs: list[Run] | None = None, status: str = SCORED, model: dict | None = None) -> CaseResult:
-    return make_case(case_id, chapter or info(), runs or [run(p_correct, p_wrong)], status, dict(MODEL, **(model or {})))
+def case(case_id: str, p_correct: float = 0.75, p_wrong: float = 0.125, chapter: str = "sets",
+         runs: list[Run] | None = None, status: str = SCORED, model: str = MODEL.id) -> CaseResult:
+    """A result of chapter `chapter` (a key of `infos()`) by model `model` (a key of `models()`)."""
+    return make_case(case_id, chapter, runs or [run(p_correct, p_wrong)], status, model)
 
 
 OK_ = (0.75, 0.125)
@@ -43,6 +44,11 @@ def all_ok() -> list[CaseResult]:
     return [case("a"), case("b"), case("c"), case("d", *MISS_)]
 
 
-def recorded(results: list[CaseResult] | None = None) -> store.Baseline:
-    new, _ = cmp.update(None, results or all_ok(), HEADER)
+def infos(*chapters: ChapterInfo) -> dict[str, ChapterInfo]:
+    """The chapters results refer to by name: `info()` unless others are given."""
+    return {c.name: c for c in chapters or (info(),)}
+
+
+def recorded(results: list[CaseResult] | None = None, chapters: dict[str, ChapterInfo] | None = None) -> store.Baseline:
+    new, _ = cmp.update(None, results or all_ok(), chapters or infos(), HEADER)
     return new

@@ -44,8 +44,8 @@ def comparable_report(path: Path) -> dict:
     baseline hint (it repeats the command line)."""
     data = json.loads(path.read_text())
     data.pop("run")
-    for model in [*data["models"], data["model"]]:
+    for model in data["models"]:
         model.pop("threads")
     for baseline in data["baselines"]:
-        baseline.pop("lines")
+        baseline.pop("command")
     return data

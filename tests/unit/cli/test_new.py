@@ -183,8 +183,8 @@ def test_misreading_identical_to_the_output(snippet, capsys, py311) -> None:
 def test_misreading_that_stops_early(snippet, capsys, py311) -> None:
     code = main(new(snippet("print('a'); print('b')\n"), "--wrong", "a"))
     assert error_of(capsys, code) == ("gotchas new: error: Python's output 'a\\nb\\n' goes on where the misreading "
-                                      "'a\\n' ends: they never differ at one character; give --wrong the whole output "
-                                      "a careless reader expects\n")
+                                      "'a\\n' ends: they never differ at one character; give the whole output a careless "
+                                      "reader expects\n")
 
 
 def test_snippet_that_prints_nothing(snippet, capsys, py311) -> None:

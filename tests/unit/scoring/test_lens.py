@@ -1,5 +1,5 @@
 """The per-layer reading (lens.py): exact against the model's own logits, layer by layer against truncated models,
-and the lead over the layers on hand-made sequences and on a tiny model built to change leader at a known layer.
+and on a tiny model built to change leader at a known layer (the lead itself, pure: tests/unit/results/test_layers.py).
 tests/e2e/test_layer_readings.py reads the layers of the two real embedded models."""
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ import torch
 from helpers.lens import assert_last_layer_is_the_models, model_logits, random_contexts
 from helpers.tinymodel import build_tiny_model, layer_writing_llama
 
-from pytest_gotchas.scoring.lens import (CORRECT, TIE, WRONG, LayerLogits, LensError, Stretch, find_readout,
-                                         layer_logits, layer_probabilities, lead, leader)
+from pytest_gotchas.report.wording import lead_text
+from pytest_gotchas.results.layers import CORRECT, TIE, WRONG, Stretch, lead
+from pytest_gotchas.scoring.lens import LayerLogits, LensError, find_readout, layer_logits, layer_probabilities
 from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model
 
 
@@ -59,68 +60,6 @@ def tiny_llama(layers: int = 4, seed: int = 0):
     torch.manual_seed(seed)
     config = LlamaConfig(**SMALL, num_hidden_layers=layers, tie_word_embeddings=False)
     return uneven_norms(LlamaForCausalLM(config)).to(torch.bfloat16).eval()
-
-
-# -- the lead over the layers: pure ------------------------------------------------------------------------------
-
-
-def test_leader_is_strict_and_an_exact_tie_is_nobodys() -> None:
-    assert leader(0.6, 0.3) == CORRECT
-    assert leader(0.3, 0.6) == WRONG
-    assert leader(0.25, 0.25) == TIE
-    assert leader(0.0, 0.0) == TIE
-
-
-def test_decided_early_and_never_lost() -> None:
-    story = lead([(0.5, 0.1)] * 18)
-    assert (story.final, story.decided_at, story.changed_hands, story.last_layer) == (CORRECT, 1, False, 18)
-    assert story.text() == "decided at layer 1 of 18 (correct)"
-
-
-def test_decided_late_without_the_other_side_ever_ahead() -> None:
-    readings = [(0.1, 0.1)] * 11 + [(0.2, 0.1)] * 7  # tied (say both 0) up to layer 11
-    story = lead(readings)
-    assert (story.final, story.decided_at, story.changed_hands) == (CORRECT, 12, False)
-    assert story.stretches == (Stretch(TIE, 1, 11), Stretch(CORRECT, 12, 18))
-    assert story.text() == "decided at layer 12 of 18 (correct); before: tied at layers 1-11"
-
-
-def test_lead_changed_hands() -> None:
-    story = lead([(0.4, 0.2)] * 13 + [(0.2, 0.4)] * 5)
-    assert (story.final, story.decided_at, story.changed_hands) == (WRONG, 14, True)
-    assert story.text() == "correct ahead at layers 1-13, then wrong from layer 14 of 18"
-
-
-def test_a_tie_interrupts_a_lead() -> None:
-    """The final leader stays ahead only from after the last tie: a tie is nobody's lead, not the leader's."""
-    story = lead([(0.3, 0.2), (0.3, 0.2), (0.25, 0.25), (0.3, 0.2)])
-    assert (story.final, story.decided_at, story.changed_hands) == (CORRECT, 4, False)
-    assert story.text() == "decided at layer 4 of 4 (correct); before: correct ahead at layers 1-2, tied at layer 3"
-
-
-def test_several_changes_of_hands() -> None:
-    story = lead([(0.1, 0.2), (0.3, 0.2), (0.3, 0.2), (0.2, 0.2), (0.1, 0.2), (0.3, 0.1)])
-    assert (story.final, story.decided_at, story.changed_hands) == (CORRECT, 6, True)
-    assert story.text() == ("wrong ahead at layer 1, correct ahead at layers 2-3, tied at layer 4, "
-                            "wrong ahead at layer 5, then correct from layer 6 of 6")
-
-
-def test_a_final_tie_is_decided_nowhere() -> None:
-    story = lead([(0.3, 0.2), (0.2, 0.2)])
-    assert (story.final, story.decided_at, story.changed_hands) == (TIE, None, False)
-    assert story.text() == "tied after the last layer (2); before: correct ahead at layer 1"
-    assert lead([(0.0, 0.0)]).text() == "tied after the last layer (1)"
-
-
-def test_layers_may_start_at_the_embeddings() -> None:
-    story = lead([(0.1, 0.1), (0.2, 0.1), (0.1, 0.2)], first_layer=0)
-    assert story.stretches == (Stretch(TIE, 0, 0), Stretch(CORRECT, 1, 1), Stretch(WRONG, 2, 2))
-    assert (story.decided_at, story.changed_hands) == (2, True)
-
-
-def test_lead_needs_a_layer() -> None:
-    with pytest.raises(ValueError):
-        lead([])
 
 
 # -- finding the final norm and the unembedding ------------------------------------------------------------------
@@ -319,7 +258,7 @@ def test_the_lead_changes_hands_at_the_layer_built_for_it() -> None:
     story = lead(readings, first_layer=read.first_layer)
     assert story.stretches == (Stretch(TIE, 0, 0), Stretch(CORRECT, 1, 2), Stretch(WRONG, 3, 3))
     assert (story.final, story.decided_at, story.changed_hands) == (WRONG, 3, True)
-    assert story.text() == "tied at layer 0, correct ahead at layers 1-2, then wrong from layer 3 of 3"
+    assert lead_text(story) == "tied at layer 0, correct ahead at layers 1-2, then wrong from layer 3 of 3"
     # The last layer's probabilities are the softmax score.py takes (in the model's dtype).
     plain = torch.softmax(model_logits(model, [context])[0], dim=-1)
     assert probs[3] == {CORRECT_ID: plain[CORRECT_ID].item(), WRONG_ID: plain[WRONG_ID].item()}

@@ -16,6 +16,7 @@ from helpers.tinymodel import build_tiny_model
 
 from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model
 from pytest_gotchas.scoring.cut import CutPlan, plan_cut
+from pytest_gotchas.results.schema import TopToken
 from pytest_gotchas.scoring.readings import score, score_batch
 
 
@@ -55,7 +56,8 @@ def test_plain_score_equals_a_manual_forward_pass(tiny: LoadedModel) -> None:
     assert (token(result).kind, result.forward_passes, token(result).softmax_dtype) == ("plain", 1, "bfloat16")
     assert plain(result) is None
     three = probs[tiny.tokenizer.convert_tokens_to_ids("3")].item()
-    assert result.top[:3] == [["1", token(result).p_correct], ["2", token(result).p_wrong], ["3", three]]
+    assert result.top[:3] == [TopToken("1", token(result).p_correct), TopToken("2", token(result).p_wrong),
+                              TopToken("3", three)]
     assert len(result.top) == 5
 
 
@@ -71,7 +73,7 @@ def test_healed_score_reports_both_readings(tiny: LoadedModel) -> None:
     )
     assert token(result).p_wrong > token(result).p_correct > 0.2  # healed: a real answer
     assert plain(result).p_correct == plain(result).p_wrong < 0.02  # naive: noise
-    assert [token for token, _ in result.top[:3]] == [")]", "),", ")"]
+    assert [top.token for top in result.top[:3]] == [")]", "),", ")"]
     assert result.forward_passes == 2
 
 
@@ -96,7 +98,7 @@ def test_exact_tie_stays_a_tie(tiny: LoadedModel) -> None:
     result = score(tiny, plan)
     assert token(result).p_correct == token(result).p_wrong == 0.5
     # Listed by token id ("F" before "T"), not by whichever came first: the list never breaks the tie.
-    assert result.top[:2] == [["F", 0.5], ["T", 0.5]]
+    assert result.top[:2] == [TopToken("F", 0.5), TopToken("T", 0.5)]
 
 
 def test_float32_softmax(tiny: LoadedModel) -> None:
@@ -116,8 +118,8 @@ def test_float32_softmax(tiny: LoadedModel) -> None:
 
 def test_top_tokens_are_decoded_text(tiny: LoadedModel) -> None:
     result = score(tiny, plan_cut(tiny.tokenizer, "x:", "\n", "1"))
-    assert result.top[0][0] == "\n"
-    assert result.top[1][0] == " "
+    assert result.top[0].token == "\n"
+    assert result.top[1].token == " "
     assert len(score(tiny, plan_cut(tiny.tokenizer, *PLAIN), top_k=2).top) == 2
 
 

@@ -1,11 +1,11 @@
-"""snippet.py: what `gotchas new` reads as a snippet: one shell command, or REPL input lines (bare code or a pasted
+"""authoring.py's snippets: what `gotchas new` reads as a snippet: one shell command, or REPL input lines (bare code or a pasted
 transcript) typed as the REPL needs them."""
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_gotchas.cli.snippet import parse_snippet
+from pytest_gotchas.cases.authoring import parse_snippet
 
 
 @pytest.mark.parametrize("text, command", [
