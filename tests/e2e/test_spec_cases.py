@@ -52,9 +52,9 @@ def test_every_scored_case_gets_a_verdict(full_run: tuple[dict, str, int]) -> No
             assert run["readings"]["token"]["softmax_dtype"] == "bfloat16"
     # ch.1 runs every case under both primer orders.
     assert all(len(cases[c]["runs"]) == 2 for c in ("inexact-sum", "nan-quotient-positive"))
-    assert data["model"]["bos"] == {"gemma-3-270m": "auto: <bos>", "smollm2-135m": "auto: none"}[data["models"][0]["id"]]
-    assert data["model"]["dtype"] == "bfloat16" and data["model"]["device"] == "cpu"
-    assert len(data["model"]["weights_sha256"]) == 64
+    assert data["models"][0]["bos"] == {"gemma-3-270m": "auto: <bos>", "smollm2-135m": "auto: none"}[data["models"][0]["id"]]
+    assert data["models"][0]["dtype"] == "bfloat16" and data["models"][0]["device"] == "cpu"
+    assert len(data["models"][0]["weights_sha256"]) == 64
     assert {p["key"] for p in data["pairs"]} >= {"sets/list-vs-set-reversed", "floats/inexact-vs-exact-sum"}
     for line in ("ch.1 floats: literal identity, not arithmetic:", "ch.2 sets: the order you see is the hash table:",
                  "ch.4 versions: the same code, three interpreters:"):
@@ -82,7 +82,7 @@ def test_probabilities_agree_with_a_plain_forward_pass(full_run: tuple[dict, str
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     data, _, _ = full_run
-    folder = data["model"]["source"]
+    folder = data["models"][0]["source"]
     tokenizer = AutoTokenizer.from_pretrained(folder)
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.bfloat16).eval()
     cases = {c["id"]: c for c in data["cases"]}
@@ -114,7 +114,7 @@ def test_the_text_reading_equals_an_independent_sum(full_run: tuple[dict, str, i
     from pytest_gotchas.scoring.readings import MAX_DEPTH, MIN_BRANCH
 
     data, _, _ = full_run
-    folder = data["model"]["source"]
+    folder = data["models"][0]["source"]
     tokenizer = AutoTokenizer.from_pretrained(folder)
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.bfloat16).eval()
     special = set(tokenizer.all_special_ids) | {i for i, t in tokenizer.added_tokens_decoder.items() if t.special}

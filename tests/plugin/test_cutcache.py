@@ -87,5 +87,5 @@ def test_xdist_reports_each_workers_timings(run) -> None:
 def test_device_auto_loads_with_a_device_map(run) -> None:
     _, default = run()
     _, auto = run("--gotchas-device", "auto")
-    assert auto["model"]["device"] == "auto:cpu"
+    assert auto["models"][0]["device"] == "auto:cpu"
     assert auto["cases"] == default["cases"]

@@ -123,7 +123,7 @@ def test_json_report_carries_every_number(run, pytester: pytest.Pytester) -> Non
     assert result.ret == pytest.ExitCode.OK
     data = json.loads((pytester.path / "out.json").read_text())
     assert {"model", "cases", "pairs", "chapters"} <= set(data)
-    assert data["model"]["dtype"] == "bfloat16" and data["model"]["device"] == "cpu"
+    assert data["models"][0]["dtype"] == "bfloat16" and data["models"][0]["device"] == "cpu"
     case = next(c for c in data["cases"] if c["id"] == "swayed")
     assert {"id", "chapter", "verdict", "runs"} <= set(case)
     assert case["chapter"] == "primed" and case["verdict"] == "prime-dep"
