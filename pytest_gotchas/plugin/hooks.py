@@ -28,6 +28,7 @@ from ..truth.interpreters import Finder
 from .nodes import MODEL_FIXTURE, PLUGIN, ChapterFile, GotchaItem, GotchasWarning  # noqa: F401  (-W filters name it here)
 from .options import OPTIONS, OptionError, Settings, settings
 from ..report import html, json_report, junit, terminal
+from ..results import onepass
 from ..results.report import Report
 from ..results.schema import CaseResult
 from ..scoring.scorer import ModelSlot, ModelUnavailable, Scorer, Timings, process_report
@@ -116,7 +117,8 @@ class GotchasPlugin:
             self.scorers[model] = Scorer(ModelSlot(lambda: self._load(model), self.timings), self.cache_dir,
                                          self.settings.softmax_dtype, self.settings.top_k, self.settings.batch_size,
                                          self.settings.reading, self.settings.bos, model,
-                                         self.settings.precision_check, self.settings.layers)
+                                         self.settings.precision_check, self.settings.layers,
+                                         self.settings.one_pass_check)
         return self.scorers[model]
 
     def _load(self, model: str) -> Any:
@@ -197,6 +199,9 @@ class GotchasPlugin:
             _ = report.chapters
         if self.settings.json is not None:
             report.run["timings"] = self.timings_report()
+            checked = onepass.check(self.results)
+            if checked is not None:
+                report.run["one_pass_check"] = checked.to_dict()
             json_report.write(self.settings.json, report)
         if self.settings.html is not None:
             html.write(self.settings.html, report)

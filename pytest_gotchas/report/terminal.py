@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, CaseResult, Run
+from ..results import onepass
 from ..results.rollup import ChapterRollup
 from ..scoring.lens import lead
 from ..results.verdict import Status, Verdict, colour
@@ -104,6 +105,7 @@ def summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
     yield from _comparison_lines(report)
     yield from _reading_line(report.results)
     yield from _softmax_line(report.results)
+    yield from _one_pass_line(report)
     if baseline:
         yield "", _PLAIN
         yield from baseline
@@ -141,6 +143,13 @@ def _softmax_line(results: list[CaseResult]) -> Iterator[Line]:
         names = ", ".join(r.key for r in dependent)
         yield (f"precision check: computed in float32, {len(dependent)} of {len(checked)} case verdicts change "
                f"(precision-dep)" + (f": {names}" if names else "")), _PLAIN
+
+
+def _one_pass_line(report: Report) -> Iterator[Line]:
+    """--gotchas-one-pass-check: the readings (and case verdicts) that separate full passes would give otherwise."""
+    checked = onepass.check(report.results)
+    if checked is not None:
+        yield checked.line(len(report.model_ids) > 1), _PLAIN
 
 
 def _chapter(chapter: ChapterRollup) -> Iterator[Line]:

@@ -90,7 +90,9 @@ class Run:
     main: str  # the name of the reading the verdict comes from
     top: list[list[Any]]  # [[token text, probability], ...] at the main reading's context
     batch_size: int
-    forward_passes: int
+    forward_passes: int  # full forward passes this run added (one per prompt; more where a context could not be
+    # read from the prompt's own pass)
+    incremental_steps: int = 0  # contexts computed as incremental steps on that pass's KV cache (0 in older reports)
     variant: str | None = None  # the case's variant this run read; None for its own transcript
     # --gotchas-layers: the main reading after each layer, [{"layer": k, "p_correct": ..., "p_wrong": ...}, ...]
     layers: list[dict[str, float]] = field(default_factory=list)

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ..truth.collect import Planned
-from ..results.schema import PRECISION, CaseResult, Run
+from ..results.onepass import judged_alone, separate
+from ..results.schema import CaseResult, Run
 from ..results.verdict import case_verdict
 
 PHASES = ("collection", "model_load", "tokenizer_load", "cuts", "forward", "layers", "report")
@@ -35,9 +36,12 @@ class Timings:
 
     seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))
     tokenizer_loaded: bool = False  # by a model already released
-    forward_passes: int = 0  # contexts run
-    forward_calls: int = 0  # model calls: fewer when --gotchas-batch-size grouped some
-    prompt_tokens: int = 0
+    forward_passes: int = 0  # full forward passes (one per prompt, and any a context could not be stepped to)
+    forward_calls: int = 0  # model calls for them: fewer when --gotchas-batch-size grouped some
+    prompt_tokens: int = 0  # tokens of the full passes
+    incremental_steps: int = 0  # contexts computed as steps on a full pass's KV cache
+    incremental_tokens: int = 0  # tokens the steps fed
+    check_passes: int = 0  # --gotchas-one-pass-check: its separate full passes
 
     @contextmanager
     def phase(self, name: str, exclude: Callable[[], float] = lambda: 0.0) -> Iterator[None]:
@@ -102,13 +106,14 @@ class ModelSlot:
 class Scorer:
     def __init__(self, slot: ModelSlot, cache_dir: Path | None, softmax_dtype: str | None, top_k: int,
                  batch_size: int, reading: str = "text", bos: str = "auto", model_id: str | None = None,
-                 precision_check: bool = False, layers: bool = False) -> None:
+                 precision_check: bool = False, layers: bool = False, one_pass_check: bool = False) -> None:
         self.slot = slot
         self.timings = slot.timings
         # None: no cache of cut plans and token texts, and the tokenizer is loaded with the model
         self.cache_dir = cache_dir
         self.softmax_dtype, self.top_k, self.batch_size, self.reading = softmax_dtype, top_k, batch_size, reading
         self.bos, self.model_id, self.precision_check, self.layers = bos, model_id, precision_check, layers
+        self.one_pass_check = one_pass_check
         self.notes: list[str] = []  # said once per run: a convention of the model that looks wrong
         self._cut_cache: Any = None
         self._vocab: Any = None
@@ -138,7 +143,8 @@ class Scorer:
                 scores = score_batch(loaded, [Cut(c, *t) for c, t in zip(cuts, texts)],
                                      softmax_dtype=self.softmax_dtype, top_k=self.top_k, batch_size=self.batch_size,
                                      decoded=decoded, vocab=lambda: self._vocab.get(lambda: loaded.tokenizer),
-                                     main=self.reading, precision=loaded.float32() if self.precision_check else None)
+                                     main=self.reading, precision=loaded.float32() if self.precision_check else None,
+                                     check=self.one_pass_check)
         except CutError as error:
             raise GotchasError(f"{plan.where}: {error}") from None
         except VocabError as error:
@@ -156,16 +162,20 @@ class Scorer:
         self.timings.forward_passes += scores.passes
         self.timings.forward_calls += scores.calls
         self.timings.prompt_tokens += scores.tokens
+        self.timings.incremental_steps += scores.steps
+        self.timings.incremental_tokens += scores.step_tokens
+        self.timings.check_passes += scores.check_passes
         runs = [Run(primer=prompt.primer, prompt=prompt.transcript.prompt, correct=str(prompt.correct),
-                    wrong=str(prompt.wrong), readings=s.readings, main=self.reading, top=s.top,
-                    batch_size=self.batch_size, forward_passes=s.forward_passes, variant=prompt.variant,
-                    layers=layers)
+                    wrong=str(prompt.wrong),
+                    readings={**s.readings, **{separate(name): r for name, r in s.checked.items()}},
+                    main=self.reading, top=s.top, batch_size=self.batch_size, forward_passes=s.forward_passes,
+                    incremental_steps=s.incremental_steps, variant=prompt.variant, layers=layers)
                 for prompt, s, layers in zip(plan.prompts, scores, per_layer)]
         judgement = case_verdict([r.judged() for r in runs])
         # The case verdict by each reading every run has, its own included, none of them checked for precision:
-        # which verdicts the way of reading decides.
+        # which verdicts the way of reading decides (and, with the one-pass check, the way of computing it).
         alternatives = {name: case_verdict([r.judged(name) for r in runs]).verdict
-                        for name in runs[0].readings if name != PRECISION and all(name in r.readings for r in runs)}
+                        for name in runs[0].readings if judged_alone(name) and all(name in r.readings for r in runs)}
         return plan.result(verdict=judgement.verdict, qualifiers=list(judgement.qualifiers), runs=runs,
                            model=self._model_info, reading_verdicts=alternatives, model_id=self.model_id)
 
@@ -206,6 +216,9 @@ def process_report(timings: Timings, scorers: list[Scorer], transcripts: Any) ->
         "forward_passes": timings.forward_passes,
         "forward_calls": timings.forward_calls,
         "prompt_tokens": timings.prompt_tokens,
+        "incremental_steps": timings.incremental_steps,
+        "incremental_tokens": timings.incremental_tokens,
+        "check_passes": timings.check_passes,
         "tokenizer_loaded": timings.tokenizer_loaded or any(loaded.tokenizer_loaded for loaded in live),
         "torch_threads": sys.modules["torch"].get_num_threads() if "torch" in sys.modules else None,
         "transcript_cache": {"hits": transcripts.hits, "misses": transcripts.misses},
