@@ -146,8 +146,12 @@ def _softmax_line(results: list[CaseResult]) -> Iterator[Line]:
 
 
 def _one_pass_line(report: Report) -> Iterator[Line]:
-    """--gotchas-one-pass-check: the readings (and case verdicts) that separate full passes would give otherwise."""
+    """Readings from KV-cached steps are named; --gotchas-one-pass-check: the readings (and case verdicts) that
+    separate full passes would give otherwise."""
     checked = onepass.check(report.results)
+    method = onepass.method_line(report.results)
+    if method is not None:
+        yield method, _PLAIN
     if checked is not None:
         yield checked.line(len(report.model_ids) > 1), _PLAIN
 

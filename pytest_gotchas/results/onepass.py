@@ -80,6 +80,18 @@ class Check:
                                          for k, m, a, b in self.verdicts_differ]}
 
 
+def method_line(results: list[CaseResult]) -> str | None:
+    """How the runs were read, when some read KV-cached steps: those are the readings the check would recompute."""
+    runs = [run for result in results if result.scored for run in result.runs]
+    stepped = [run for run in runs if run.incremental_steps]
+    if not stepped:
+        return None
+    return (f"one pass per prompt: {sum(r.forward_passes for r in runs)} full forward passes for {len(runs)} runs; "
+            f"{sum(r.incremental_steps for r in stepped)} text-reading contexts in {len(stepped)} runs read as "
+            "incremental steps on a pass's KV cache, which can differ from separate passes in their last bits "
+            "(--gotchas-one-pass-check lists what differs)")
+
+
 def check(results: list[CaseResult]) -> Check | None:
     """The comparison over every run that was checked; None when none was."""
     compared, differ, cases, changed = 0, [], 0, []

@@ -16,12 +16,19 @@ One full forward pass per prompt (the write-up's method), in OnePassRows: the ma
 tokens (BOS included) and keeps the logits of every position a reading asks for (``logits_to_keep`` as a tensor of
 positions): the full prompt (the plain reading), the backed-off context one or two tokens earlier, and every chain
 or text context that is still inside the prompt. Row by row these equal separate passes over the shorter contexts
-bit for bit (tests/unit/scoring/test_one_pass.py; measured on both embedded models). A context that extends the
-prompt or the back-off (a chain step, `F` then `alse`) is an incremental step on the main pass's KV cache: the cache
-cropped to the shared prefix less REFEED tokens, and those tokens fed again with the new ones. A back-off context
-that is not a prefix of the prompt's tokens (BPE can retokenize) gets its own full pass, counted. Rows (one full
-pass per context, ``use_cache=False``) is the method before, kept for --gotchas-one-pass-check, which recomputes every
-reading with it and lists what differs.
+bit for bit (tests/unit/scoring/test_one_pass.py; measured on both embedded models, bench/onepass.py).
+
+The text reading's chains past the prompt (`F` then `alse`) are incremental steps on the KV cache of the pass they
+extend: the cache cropped to the shared prefix less REFEED tokens, those fed again with the new ones. A step is one
+token's compute instead of a whole prompt's, but not the same arithmetic: the attention kernels compute a row of a
+short query differently, and in bfloat16 on this project's AMD EPYC (AVX2) 21 of 41 step rows of the spec's prompts
+differed from separate passes in their last bits (6 of 41 with 8 tokens re-fed; bench/onepass.py), which moved text
+readings but no verdict. So the steps are named: each Run counts its ``incremental_steps``, the summary says how many
+there were, and --gotchas-one-pass-check recomputes every reading with Rows (one full pass per context,
+``use_cache=False``: the method before) and lists what differs. The token reading, the write-up's, takes no steps: a
+context of it that is not inside the prompt's pass (a chain token past the prompt, a back-off that BPE retokenized
+so that it is no prefix of the prompt's tokens) gets a full pass of its own, counted, so that it always equals plain
+separate passes bit for bit.
 
 Each context's logits go through the softmax in the model's dtype (the write-up's probabilities are bfloat16 values)
 and in float32, so that every run also says what the other softmax would give (``other-softmax``). torch is imported
@@ -43,7 +50,7 @@ Context = tuple[int, ...]
 MIN_BRANCH = 1e-4  # a chain through a shorter token is followed while its probability so far is at least this
 MAX_DEPTH = 8  # tokens along one chain
 MAX_PASSES = 32  # contexts (incremental steps, or passes of the check) the text reading may add per run
-REFEED = 4  # prompt tokens an incremental step computes again before its new ones (see OnePassRows)
+REFEED = 1  # tokens an incremental step computes again, its new one included (1: only the new token)
 SHOWN, SHOWN_FROM = 5, 1e-4  # contributions listed per candidate, and the least of them
 
 
@@ -256,9 +263,10 @@ class OnePassRows(Rows):
     """Next-token probabilities with one full forward pass per prompt (see the module's docstring).
 
     ``prompts(plans)`` runs the main passes (equal-length prompts share a call under ``batch_size``, never padded),
-    keeping the logits at every position the plans read and each pass's KV cache; ``need`` then computes a missing
-    context as an incremental step on the cache that shares the longest prefix with it, or, where none can be
-    extended to it, as a full pass of its own (counted in ``full``)."""
+    keeping the logits at every position the plans read and each pass's KV cache, then a full pass for each context
+    of a token reading that no main pass holds; ``need`` computes any other missing context (the text reading's) as
+    an incremental step on the cache that shares the longest prefix with it, or, where none can be extended to it,
+    as a full pass of its own (counted in ``full``)."""
 
     def __init__(self, model: Any, softmax_dtype: str, batch_size: int, top_k: int, refeed: int = REFEED) -> None:
         super().__init__(model, softmax_dtype, batch_size, top_k)
@@ -275,15 +283,15 @@ class OnePassRows(Rows):
         self._cache_arg = "cache" if "cache" in names else "past_key_values"
 
     def prompts(self, plans: list[CutPlan]) -> None:
-        """The main pass of each distinct prompt, then a full pass for each back-off context that is not a prefix of
-        its prompt's tokens."""
+        """The main pass of each distinct prompt, then a full pass for each context of a token reading that is not in
+        one (a chain token past the prompt, a back-off that is no prefix of the prompt's tokens)."""
         keep: dict[Context, set[int]] = {}
         for plan in plans:
             keep.setdefault(plan.prompt_ids, set()).update(main_positions(plan))
         todo = sorted(c for c in keep if c not in self.caches)
         for group in forward_groups(todo, self.batch_size):
             self._full(group, sorted(set().union(*(keep[c] for c in group))))
-        roots = sorted({plan.context_ids for plan in plans} - set(self.main))
+        roots = sorted(forward_contexts(plans) - set(self.main))
         for group in forward_groups(roots, self.batch_size):
             self._full(group, [len(group[0]) - 1])
 
@@ -512,9 +520,9 @@ def score_batch(loaded: Any, cuts: list[Cut] | list[CutPlan], softmax_dtype: str
     scored = []
     for cut in cuts:
         plan = cut.plan
-        # The main pass (and a back-off's own, if its context is not a prefix of the prompt) is the first run's
-        # that needs it; passes and steps while reading are the run's that caused them.
-        own = ({plan.prompt_ids, plan.context_ids} & set(rows.full_contexts)) - claimed
+        # The main pass (and the full passes of token-reading contexts outside it) is the first run's that needs
+        # it; passes and steps while reading are the run's that caused them.
+        own = ((_reads(plan) | {plan.prompt_ids}) & set(rows.full_contexts)) - claimed
         claimed |= own
         full, steps = rows.full, rows.steps
         readings = read_cut(cut, rows, dtype, rows.other_dtype, table, decode, main, exact)

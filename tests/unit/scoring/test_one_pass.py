@@ -166,6 +166,24 @@ def test_two_runs_of_a_case_each_count_their_own_pass(tiny: LoadedModel) -> None
     assert batch.passes == 2
 
 
+def test_a_token_chain_past_the_prompt_is_a_full_pass_not_a_step(tmp_path: Path) -> None:
+    """The token reading, the write-up's, never reads a KV-cached step: a chain token that is not in the prompt's
+    own pass gets a full pass of its own. "'." merges before "{'", so the prompt "[{'" ends in "{'" while the wrong
+    side is "{" then "'." (as SmolLM2 tokenizes ch.4's cut)."""
+    rules = {"[": {"{'": 1.0, "{": 2.0}, "{'": {"k": 2.0}, "{": {"'.": 1.0, "'": 0.5}}
+    loaded = load(build_tiny_model(tmp_path / "model", rules, merges=("'.", "{'")), tmp_path)
+    plan = plan_cut(loaded.tokenizer, "[{'", "k", ".")
+    assert (plan.correct_tokens, plan.wrong_tokens) == (("{'", "k"), ("{", "'."))
+    assert plan.context_ids + plan.wrong_ids[:1] not in [plan.prompt_ids[:n] for n in range(len(plan.prompt_ids) + 1)]
+    batch = score_batch(loaded, [plan], check=True)
+    (result,) = batch
+    assert (result.forward_passes, result.incremental_steps) == (2, 0)
+    assert result.readings == result.checked
+    assert result.readings[TOKEN].p_wrong == (separate_probs(loaded.model, plan.context_ids)[plan.wrong_ids[0]].item()
+                                              * separate_probs(loaded.model, plan.context_ids + plan.wrong_ids[:1])[
+                                                  plan.wrong_ids[1]].item())
+
+
 def test_a_back_off_that_is_not_a_prefix_of_the_prompt_gets_its_own_pass(tiny: LoadedModel) -> None:
     """BPE can retokenize: the back-off's tokens need not begin the prompt's. Its own full pass, counted."""
     cut = cuts(tiny, CUTS["healed"])[0]
@@ -248,6 +266,10 @@ def test_the_check_counts_readings_and_case_verdicts() -> None:
     assert json.loads(json.dumps(checked.to_dict()))["case_verdicts_differ"] == [
         {"case": "demo/b", "model": "tiny", "one_pass": "ok", "separate": "tie"}]
     assert onepass.check([CaseResult("c", chapter, "scored", "ok", runs=[run_of({TOKEN: same})])]) is None
+    assert onepass.method_line([a, b]) == (
+        "one pass per prompt: 2 full forward passes for 2 runs; 4 text-reading contexts in 2 runs read as incremental "
+        "steps on a pass's KV cache, which can differ from separate passes in their last bits "
+        "(--gotchas-one-pass-check lists what differs)")
     # the JSON of a run keeps its steps, and an older one without them reads as none
     data = b.runs[0].to_dict()
     assert data["incremental_steps"] == 2
