@@ -9,29 +9,28 @@ Updating rewrites only what ran: a `-k` run keeps every other chapter.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from collections.abc import Iterable, Mapping
 
-from ..results.schema import CaseResult
+from ..results.baselines import (FAIL, PASS, CaseChange, Comparison, Entry, Header, MemberChange, Numerics,
+                                 PairChange, UpdateStats)
 from ..results.rollup import ChapterRollup, PairResult, rollup
+from ..results.schema import CaseResult, ChapterInfo, ModelInfo
 from ..results.verdict import Status, Verdict
-from .store import FAIL, IDENTITY_FIELDS, PASS, Baseline, Entry, Header, device_kind
+from .store import IDENTITY_FIELDS, Baseline, device_kind
 
 
-def header_of(result: CaseResult) -> Header | None:
-    """The header a scored result implies; None for results that were not scored."""
-    if not result.scored or not result.model or not result.runs:
+def header_of(result: CaseResult, model: ModelInfo | None) -> Header | None:
+    """The header a scored result of `model` implies; None for results that were not scored."""
+    if not result.scored or model is None or not result.runs:
         return None
-    m = result.model
-    return Header(name=str(m["name"]), weights_sha256=str(m["weights_sha256"]), dtype=str(m["dtype"]),
-                  softmax_dtype=result.runs[0].reading.softmax_dtype, device=device_kind(str(m["device"])),
-                  hardware=str(m.get("hardware", "unknown")), numerics=str(m.get("numerics", "")),
-                  torch=str(m["torch_version"]), transformers=str(m["transformers_version"]))
+    return Header(name=model.name, weights_sha256=model.weights_sha256, dtype=model.dtype,
+                  softmax_dtype=result.runs[0].reading.softmax_dtype, device=device_kind(model.device),
+                  hardware=model.hardware, numerics=model.numerics, torch=model.torch_version,
+                  transformers=model.transformers_version)
 
 
-def run_header(results: Iterable[CaseResult]) -> Header | None:
-    return next((h for h in map(header_of, results) if h is not None), None)
+def run_header(results: Iterable[CaseResult], model: ModelInfo | None) -> Header | None:
+    return next((h for h in (header_of(r, model) for r in results) if h is not None), None)
 
 
 def entry_of(result: CaseResult) -> Entry:
@@ -57,13 +56,12 @@ def settings_mismatch(recorded: Header, dtype: str, softmax_dtype: str | None, c
     return wrong
 
 
-def broken_pairs(baseline: Baseline, result: CaseResult) -> list[str]:
+def broken_pairs(baseline: Baseline, result: CaseResult, chapter: ChapterInfo) -> list[str]:
     """Ids of the pairs that passed in the baseline and that this result, a member, no longer lets pass."""
     if not result.scored or result.verdict == Verdict.OK:
         return []
-    chapter = result.chapter.name
-    return [pair_id for pair_id, members in result.chapter.pairs.items()
-            if result.id in members and baseline.pairs.get(f"{chapter}/{pair_id}") == PASS]
+    return [pair_id for pair_id, members in chapter.pairs.items()
+            if result.id in members and baseline.pairs.get(f"{chapter.name}/{pair_id}") == PASS]
 
 
 def pair_state(pair: PairResult) -> str | None:
@@ -72,38 +70,6 @@ def pair_state(pair: PairResult) -> str | None:
     if pair.passed is not None:
         return PASS if pair.passed else FAIL
     return FAIL if any(v is not None and v != Verdict.OK for v in pair.verdicts) else None
-
-
-@dataclass
-class PairChange:
-    key: str
-    old: str | None  # pass | fail | None (not in the baseline)
-    new: str | None  # pass | fail | None (not scored in this run)
-    members: list[tuple[str, str | None, str | None]]  # (case id, baseline verdict, verdict now)
-
-
-@dataclass
-class CaseChange:
-    key: str
-    old: Entry
-    new: Entry
-
-
-@dataclass
-class Comparison:
-    regressions: list[PairChange] = field(default_factory=list)  # pass -> fail: their members failed
-    improvements: list[PairChange] = field(default_factory=list)  # fail -> pass
-    unchecked: list[PairChange] = field(default_factory=list)  # passed in the baseline; a member not scored now
-    unchanged: int = 0
-    new_pairs: list[PairChange] = field(default_factory=list)
-    gone_pairs: list[str] = field(default_factory=list)  # their chapter ran, and it no longer has them
-    changed_cases: list[CaseChange] = field(default_factory=list)
-    new_cases: list[str] = field(default_factory=list)
-    gone_cases: list[str] = field(default_factory=list)
-    not_run: list[str] = field(default_factory=list)  # chapters in the baseline that did not run
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _chapter_of(key: str) -> str:
@@ -120,13 +86,13 @@ def _pair_change(baseline: Baseline, pair: PairResult) -> PairChange:
     members = []
     for case_id, verdict in zip(pair.members, pair.verdicts):
         old = baseline.verdicts.get(f"{pair.chapter}/{case_id}")
-        members.append((case_id, old.verdict if old else None, verdict))
+        members.append(MemberChange(case_id, old.verdict if old else None, verdict))
     return PairChange(pair.key, baseline.pairs.get(pair.key), pair_state(pair), members)
 
 
-def compare(baseline: Baseline, results: list[CaseResult]) -> Comparison:
+def compare(baseline: Baseline, results: list[CaseResult], infos: Mapping[str, ChapterInfo]) -> Comparison:
     out = Comparison()
-    chapters = rollup(results)
+    chapters = rollup(results, infos)
     for chapter in chapters:
         for pair in chapter.pairs:
             change = _pair_change(baseline, pair)
@@ -149,30 +115,22 @@ def compare(baseline: Baseline, results: list[CaseResult]) -> Comparison:
                 out.new_cases.append(case.key)
             elif old.verdict != case.verdict:
                 out.changed_cases.append(CaseChange(case.key, old, entry_of(case)))
-        out.gone_pairs += _gone(baseline.pairs, chapter, chapter.info.pairs)
+        out.gone_pairs.update((key, baseline.pairs[key]) for key in _gone(baseline.pairs, chapter, chapter.info.pairs))
         out.gone_cases += _gone(baseline.verdicts, chapter, chapter.info.case_ids)
     ran = {c.info.name for c in chapters}
     out.not_run = sorted({_chapter_of(k) for k in [*baseline.pairs, *baseline.verdicts]} - ran)
     return out
 
 
-@dataclass
-class UpdateStats:
-    pairs: int = 0  # written from this run
-    verdicts: int = 0
-    changed: int = 0  # pair states and case verdicts that differ from the file's
-    removed: int = 0  # entries of pairs and cases their chapter no longer has
-    kept: int = 0  # entries of pairs and cases that did not run
-
-
-def update(baseline: Baseline | None, results: list[CaseResult], header: Header) -> tuple[Baseline, UpdateStats]:
-    """This run's pairs and verdicts over the old ones: only what ran changes (a `-k` run keeps other chapters);
-    entries of pairs and cases that a chapter which ran no longer has are removed."""
-    old = baseline or Baseline(None)
+def update(baseline: Baseline | None, results: list[CaseResult], infos: Mapping[str, ChapterInfo], header: Header,
+           fresh: bool = False) -> tuple[Baseline, UpdateStats]:
+    """This run's pairs and verdicts over the old ones (none when `fresh`): only what ran changes (a `-k` run keeps
+    other chapters); entries of pairs and cases that a chapter which ran no longer has are removed."""
+    old = Baseline(None) if baseline is None or fresh else baseline
     pairs, verdicts = dict(old.pairs), dict(old.verdicts)
-    stats = UpdateStats()
+    stats = UpdateStats(fresh=fresh)
     written: set[str] = set()
-    for chapter in rollup(results):
+    for chapter in rollup(results, infos):
         for key in _gone(pairs, chapter, chapter.info.pairs):
             del pairs[key]
             stats.removed += 1
@@ -201,20 +159,6 @@ def update(baseline: Baseline | None, results: list[CaseResult], header: Header)
             written.add(case.key)
     stats.kept = sum(1 for k in [*pairs, *verdicts] if k not in written)
     return Baseline(header, dict(sorted(pairs.items())), dict(sorted(verdicts.items()))), stats
-
-
-@dataclass
-class Numerics:
-    """A run against its baseline when the model, dtypes and libraries are the same: do the kernels give the same
-    bits? With the same fingerprint every probability must be equal; with another, differences are the kernels'."""
-
-    same_kernels: bool
-    differing: list[str] = field(default_factory=list)  # cases whose probabilities differ from the baseline's
-    changed: list[str] = field(default_factory=list)  # of those, the ones whose verdict changed
-    within_rounding: list[str] = field(default_factory=list)  # changed, and the margin is one the dtype can't resolve
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def ulp(p: float, dtype: str) -> float:

@@ -1,21 +1,19 @@
-"""One run's use of its baseline: the per-member check where each case ran, and the comparison (and update) at the
-end, on the controller. Built from the settings by plugin/hooks.py, identical on every xdist process."""
+"""One run's use of its baselines: the per-member check where each case ran, and the comparison (and update) at the
+end, on the controller. Built from the settings by the plugin, identical on every xdist process. Facts only: the
+results are typed (results/baselines.py) and report/wording.py words them."""
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
-from ..report.wording import (Line, comparison_lines, hardware_note, notes, numerics_lines, refusal,
-                                 regression_message, update_line)
-from ..results.schema import CaseResult
-from .compare import (Comparison, Numerics, UpdateStats, compare, header_of, mismatch, numerics, run_header,
-                      settings_mismatch, update)
-from .store import (ANY_MODEL_FLAG, UPDATE_FLAG, Baseline, BaselineError, Header, default_path, device_kind, read,
-                    rewrite)
+from ..results.baselines import UPDATE_FLAG, BaselineOutcome, BrokenPair, Header, Refusal, Regression
+from ..results.schema import CaseResult, ChapterInfo, ModelInfo
+from .compare import (broken_pairs, compare, entry_of, header_of, mismatch, numerics, run_header, settings_mismatch,
+                      update)
+from .store import Baseline, BaselineError, default_path, device_kind, read, rewrite
 
 
 def update_command(args: Iterable[str]) -> str:
@@ -24,25 +22,13 @@ def update_command(args: Iterable[str]) -> str:
     return shlex.join(["pytest", *args, UPDATE_FLAG])
 
 
-@dataclass
-class Finished:
-    """The end of a run's use of its baseline: what the summary says, what the reports show, what to write."""
+@dataclass(frozen=True)
+class Check:
+    """What the baseline says of one result where it ran: a regression fails its item; a refusal stops the
+    session (the baseline belongs to another model)."""
 
-    lines: list[Line] = field(default_factory=list)
-    model: str | None = None  # the model (short name) whose results these are
-    path: str | None = None  # as reports name it
-    recorded: dict[str, str] | None = None  # the baseline's header
-    comparison: Comparison | None = None
-    numerics: Numerics | None = None  # the same model, dtypes and libraries: are the kernels the baseline's?
-    update: bool = False
-    to_record: tuple[Path, Header, bool] | None = None  # update mode: the file, this run's header, start afresh
-
-    def to_dict(self) -> dict[str, Any]:
-        """The report's `baseline` section."""
-        return {"model": self.model, "path": self.path, "recorded": self.recorded, "update": self.update,
-                "comparison": self.comparison.to_dict() if self.comparison else None,
-                "numerics": self.numerics.to_dict() if self.numerics else None,
-                "lines": [text.strip() for text, _ in self.lines if text.strip()]}
+    regression: Regression | None = None
+    refusal: Refusal | None = None
 
 
 @dataclass
@@ -74,87 +60,79 @@ class Gate:
         """The path as reports name it: relative to the rootdir when it is under it, as pytest names files."""
         return _shown(path, self.root)
 
-    def check(self, result: CaseResult) -> tuple[str | None, bool]:
-        """(failure message or None, whether the session should stop) for one result, where it ran."""
-        header = self.header(header_of(result))
-        if header is None:
-            return None, False
-        path, baseline = self.baseline_for(str(result.model_id or self.models[0]), header.device)
+    def check(self, result: CaseResult, model: ModelInfo | None, chapter: ChapterInfo) -> Check:
+        """The baseline's word on one result, where it ran."""
+        header = self.header(header_of(result, model))
+        if header is None or model is None:
+            return Check()
+        path, baseline = self.baseline_for(model.id, header.device)
         if baseline is None:
-            return None, False
-        note = None
-        if baseline.header is not None:
-            fields = mismatch(baseline.header, header)
+            return Check()
+        recorded = baseline.header
+        if recorded is not None:
+            fields = mismatch(recorded, header)
             if fields and not self.any_model:
-                return refusal(self.shown(path), baseline.header, header.describe(), fields), True
-            note = hardware_note(baseline.header, header)
-        if self.update:
-            return None, False
-        return regression_message(baseline, self.shown(path), result, self.command, note), False
+                return Check(refusal=Refusal(self.shown(path), recorded, fields, now=header))
+        broken = broken_pairs(baseline, result, chapter)
+        if self.update or not broken:
+            return Check()
+        pairs = []
+        for pair_id in broken:
+            others = {m: _verdict_of(baseline, f"{chapter.name}/{m}") for m in chapter.pairs[pair_id] if m != result.id}
+            pairs.append(BrokenPair(f"{chapter.name}/{pair_id}", others))
+        other_hardware = recorded is not None and (recorded.device, recorded.hardware) != (header.device,
+                                                                                          header.hardware)
+        return Check(regression=Regression(
+            path=self.shown(path), case=result.id, broken=pairs, old=baseline.verdicts.get(result.key),
+            new=entry_of(result), recorded_hardware=recorded.hardware if other_hardware and recorded else None,
+            hardware=header.hardware, command=self.command))
 
-    def finish_all(self, results: list[CaseResult]) -> list[Finished]:
+    def finish_all(self, results: list[CaseResult], models: Mapping[str, ModelInfo],
+                   chapters: Mapping[str, ChapterInfo]) -> list[BaselineOutcome]:
         """Each model's comparison (and in update mode what to write), on the controller only."""
         by_model: dict[str, list[CaseResult]] = {}
         for result in results:
-            by_model.setdefault(str(result.model_id or self.models[0]), []).append(result)
-        done = [self.finish(model, by_model.get(model, [])) for model in self.models]
-        prefix = len(self.models) > 1
-        for finished in done:
-            if prefix:
-                finished.lines = [(f"[{finished.model}] {text.strip()}" if text.strip() else text, markup)
-                                  for text, markup in finished.lines]
-        return done
+            by_model.setdefault(str(result.model or self.models[0]), []).append(result)
+        return [self.finish(model, by_model.get(model, []), models.get(model), chapters) for model in self.models]
 
-    def finish(self, model: str, results: list[CaseResult]) -> Finished:
-        """One model's comparison with its baseline, and in update mode what to write."""
-        header = self.header(run_header(results))
+    def finish(self, model: str, results: list[CaseResult], info: ModelInfo | None,
+               chapters: Mapping[str, ChapterInfo]) -> BaselineOutcome:
+        """One model's comparison with its baseline; in update mode `record` writes it afterwards."""
+        header = self.header(run_header(results, info))
         if header is None:
-            if self.update:
-                return Finished([("baseline: nothing was scored, so nothing was recorded", {"yellow": True})],
-                                model=model)
-            return Finished(model=model)
+            return BaselineOutcome(model=model, update=self.update, command=self.command, nothing_scored=True)
         path, baseline = self.baseline_for(model, header.device)
-        shown = self.shown(path)
-        done = Finished(model=model, path=shown, update=self.update)
-        fields = mismatch(baseline.header, header) if baseline and baseline.header else []
-        if baseline is not None and baseline.header is not None:
-            done.recorded = {k: str(v) for k, v in vars(baseline.header).items()}
-        if fields and not self.any_model:
-            refused = refusal(shown, baseline.header, header.describe(), fields)  # type: ignore[union-attr]
-            done.lines.append((f"baseline: not used: {refused}", {"red": True}))
-            return done
+        done = BaselineOutcome(model=model, path=self.shown(path), update=self.update, command=self.command,
+                               now=header, missing=baseline is None)
         if baseline is None:
-            if not self.update:
-                done.lines.append((f"baseline: none at {shown}; record one with: {self.command}", {"yellow": True}))
-                return done
-        else:
-            verb = "recorded over" if self.update else "compared with"
-            described = baseline.header.describe() if baseline.header else "no header"
-            done.lines.append((f"baseline {shown}: {verb} {described}", {"bold": True}))
-            if fields:
-                done.lines.append((f"  compared ACROSS MODELS ({ANY_MODEL_FLAG}): they differ in {', '.join(fields)}; "
-                                   f"this run uses {header.describe()}", {"yellow": True}))
-            done.lines.extend(notes(baseline.header, header))
-            if baseline.header is not None and not fields:
-                done.numerics = numerics(baseline, results, baseline.header, header)
-                done.lines.extend(numerics_lines(done.numerics, baseline.header, header))
-            done.comparison = compare(baseline, results)
-            done.lines.extend(comparison_lines(done.comparison, baseline, self.command, self.update))
-        if self.update:
-            done.to_record = (path, header, bool(fields))  # another model's entries are not this model's: afresh
+            return done
+        done.recorded = baseline.header
+        fields = mismatch(baseline.header, header) if baseline.header else []
+        if fields and not self.any_model:
+            done.refusal = Refusal(done.path or "", baseline.header, fields, now=header)  # type: ignore[arg-type]
+            return done
+        done.across = fields
+        if baseline.header is not None and not fields:
+            done.numerics = numerics(baseline, results, baseline.header, header)
+        done.comparison = compare(baseline, results, chapters)
         return done
 
-    def record(self, done: Finished, results: list[CaseResult]) -> str:
-        """Write what `finish` decided into the file as it is when written (see store.rewrite); the summary line.
-        Only the results of the model `done` is about are written."""
-        assert done.to_record is not None
-        path, header, fresh = done.to_record
-        results = [r for r in results if str(r.model_id or self.models[0]) == done.model]
+    def record(self, done: BaselineOutcome, results: list[CaseResult], chapters: Mapping[str, ChapterInfo]) -> None:
+        """Write what `finish` found into the file as it is when written (see store.rewrite): only the results of
+        the model `done` is about. Sets `done.written`, or `done.write_error` when the file cannot be written."""
+        assert done.now is not None and self.update and done.refusal is None
+        path, _ = self.baseline_for(done.model, done.now.device)
+        results = [r for r in results if str(r.model or self.models[0]) == done.model]
+        fresh = bool(done.across)  # another model's entries are not this model's: start afresh
+        try:
+            done.written = rewrite(path, lambda current: update(current, results, chapters, done.now, fresh))  # type: ignore[arg-type]
+        except (OSError, BaselineError) as error:
+            done.write_error = str(error)
 
-        def change(current: Baseline | None) -> tuple[Baseline, UpdateStats]:
-            return update(None if fresh else current, results, header)
 
-        return update_line(rewrite(path, change), self.shown(path), fresh)
+def _verdict_of(baseline: Baseline, key: str) -> str:
+    entry = baseline.verdicts.get(key)
+    return entry.verdict if entry else "ok"  # a passing pair's members were ok
 
 
 def _shown(path: Path, root: Path) -> str:
@@ -167,7 +145,8 @@ def _shown(path: Path, root: Path) -> str:
 def make_gate(root: Path, explicit: Path | None, models: list[str], dtype: str, device: str | None,
               softmax_dtype: str | None, update: bool = False, any_model: bool = False,
               command: str | None = None, checks: str = "") -> Gate:
-    """Read every candidate file that exists; raise BaselineError for one that cannot be used. A relative
+    """Read every candidate file that exists; raise BaselineError (words: baseline/store.py's, and
+    report/wording.refusal_text for a baseline of other settings) for one that cannot be used. A relative
     `explicit` path is taken relative to `root`."""
     if explicit is not None and not explicit.is_absolute():
         explicit = Path(root) / explicit
@@ -186,9 +165,16 @@ def make_gate(root: Path, explicit: Path | None, models: list[str], dtype: str, 
     files = {path: read(path) for path in candidates if path.is_file()}
     for path, baseline in files.items():
         fields = settings_mismatch(baseline.header, dtype, softmax_dtype, checks) if baseline.header else []
-        if fields and not any_model:
-            now = f"dtype {dtype}, softmax {softmax_dtype or dtype}, " + (
-                f"with {checks.replace(',', ' and ')}" if checks else "without opt-in checks")
-            raise BaselineError(refusal(_shown(path, root), baseline.header, now, fields))  # type: ignore[arg-type]
+        if fields and not any_model and baseline.header is not None:
+            raise SettingsRefused(Refusal(_shown(path, root), baseline.header, fields, dtype=dtype,
+                                          softmax_dtype=softmax_dtype or dtype, checks=checks))
     return Gate(root=Path(root), explicit=explicit, models=list(models), dtype=dtype, files=files, update=update,
                 any_model=any_model, command=command or f"pytest --gotchas {UPDATE_FLAG}", checks=checks)
+
+
+class SettingsRefused(BaselineError):
+    """A baseline recorded with other settings than this run asks for; the plugin words it (report/wording)."""
+
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.path)
+        self.refusal = refusal

@@ -29,13 +29,11 @@ from typing import Any, TypeVar
 import yaml
 
 from ..files import write_atomic
+from ..results.baselines import FAIL, PASS, UPDATE_FLAG, Entry, Header, Probability
 from ..results.verdict import Verdict
 
 FORMAT = 2  # 2: a count of the entries, so that a file cut short is told apart from one with fewer pairs
 TOP_KEYS = ("format", "count", "model", "pairs", "verdicts")
-PASS, FAIL = "pass", "fail"
-UPDATE_FLAG = "--gotchas-update-baseline"
-ANY_MODEL_FLAG = "--gotchas-baseline-any-model"
 DEFAULT_DIR = "baselines"
 HEADER_FIELDS = ("name", "weights_sha256", "dtype", "softmax_dtype", "device", "hardware", "numerics", "torch",
                  "transformers")
@@ -49,43 +47,11 @@ COMMENT = """\
 # --gotchas-update-baseline (only the pairs and cases that ran are rewritten).
 """
 
-Probability = float | dict[str, float]  # one run, or {primer: probability}
 T = TypeVar("T")
 
 
 class BaselineError(Exception):
     """A baseline file that cannot be used; the message names the file and says what to do."""
-
-
-@dataclass(frozen=True)
-class Header:
-    """Who produced the verdicts. `device` is the kind only (cpu, cuda, mps ...): xdist workers spread over GPUs.
-    `hardware` is what decides how the kernels round: "cpu AVX512", "cpu AVX2", "NVIDIA H200 (sm_90)"."""
-
-    name: str
-    weights_sha256: str
-    dtype: str
-    softmax_dtype: str
-    device: str
-    hardware: str
-    numerics: str  # numerics.fingerprint: the kernels' bits on fixed probes
-    torch: str
-    transformers: str
-    checks: str = ""  # checks_of(): the opt-in checks that can change a verdict, "" for none
-
-    def describe(self) -> str:
-        checks = f", with {self.checks.replace(',', ' and ')}" if self.checks else ""
-        return (f"model {self.name!r} (weights sha256 {self.weights_sha256[:12]}..., {self.dtype}, "
-                f"softmax {self.softmax_dtype}, {self.device}{checks})")
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One case's recorded verdict and probabilities."""
-
-    verdict: str
-    p_correct: Probability
-    p_wrong: Probability
 
 
 @dataclass

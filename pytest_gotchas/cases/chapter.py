@@ -102,18 +102,21 @@ class Chapter:
 
     def prompts(self, case: Case, variants: bool = False) -> list[Prompt]:
         """The case's own transcript under every primer, then (with `variants`) each variant's."""
-        own = [(None, case.transcript, case.correct, case.wrong)]
+        own: list[tuple[str | None, Transcript, str | None, str | None]] = [
+            (None, case.transcript, case.correct, case.wrong)]
         if variants:
             own += [(v.id, v.transcript, v.correct, v.wrong) for v in case.variants]
         if case.transcript.command is not None:
             return [Prompt(case, None, text, variant, correct, wrong) for variant, text, correct, wrong in own]
-        primers = list(self.primers) or [(None, "")]
+        primers: list[tuple[str | None, str]] = list(self.primers) or [(None, "")]
         return [Prompt(case, name, _combined(primer, self.prelude, text.prompt), variant, correct, wrong)
                 for variant, text, correct, wrong in own for name, primer in primers]
 
     def framed(self, own_prompt: str, primer: str | None = None) -> Transcript:
         """A transcript of the case's own lines after the chapter's primer (the first, by default) and prelude."""
-        text = dict(self.primers).get(primer, self.primers[0][1]) if self.primers else ""
+        named = dict(self.primers)
+        text = named.get(primer, self.primers[0][1]) if primer is not None and self.primers else (
+            self.primers[0][1] if self.primers else "")
         return _combined(text, self.prelude, own_prompt)
 
 

@@ -50,7 +50,8 @@ def case_entry(indent: str, fields: list[tuple[str, object]]) -> str:
         if key == "transcript":
             out.append(_transcript_field(lead, inner, str(value)))
         elif key == "env":
-            items = ", ".join(f"{_key(k)}: {_scalar(v)}" for k, v in value.items())  # type: ignore[union-attr]
+            assert isinstance(value, dict)
+            items = ", ".join(f"{_key(k)}: {_scalar(v)}" for k, v in value.items())
             out.append(f"{lead}env: {{{items}}}")
         elif key == "id":
             out.append(f"{lead}id: {_key(str(value))}")
@@ -91,6 +92,7 @@ def append_entry(text: str, fields: list[tuple[str, object]], where: str) -> str
 def new_chapter_text(path: Path, title: str | None, python: str, fields: list[tuple[str, object]]) -> str:
     """A new chapter file: its name (and number) from the file name, `5-binding-time.yaml` -> ch.5 binding-time."""
     match = re.match(r"^(?:(\d+)-)?(.+)$", path.stem)
+    assert match is not None  # (.+) matches any non-empty stem
     number, name = match.group(1), match.group(2)
     if not CASE_ID.match(name):
         raise CLIError(f"{path}: cannot name a new chapter after this file (use letters, digits, `-`, `_`)")

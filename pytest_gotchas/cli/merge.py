@@ -17,15 +17,18 @@ import argparse
 import datetime
 import json
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from pydantic import ValidationError
+
 from ..report import html, json_report
-from ..report.wording import pct
-from ..results.report import FORMAT_VERSION, Report
 from ..report.terminal import summary_lines
-from ..results.schema import CaseResult
+from ..report.wording import Line, outcome_lines, pct
+from ..results.baselines import BaselineOutcome
+from ..results.report import FORMAT, Report, from_data, result_to_data
+from ..results.schema import CaseResult, ChapterInfo, ModelInfo, RunInfo
 from .errors import CLIError
 
 # Facts of a run that the merged run states only when every input agrees on them.
@@ -55,7 +58,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                     "prints the terminal summary.\n\n"
                     "Refused: two different results for one model and case (identical duplicates are kept once), "
                     "results of two versions of one chapter file, one model described two ways, and reports of "
-                    f"another JSON format (this version reads format {FORMAT_VERSION}).",
+                    f"another JSON format (this version reads format {FORMAT}).",
     )
     merge.add_argument("reports", nargs="+", metavar="REPORT.json", help="JSON reports written by --gotchas-json")
     merge.add_argument("--json", metavar="OUT.json", help="write the merged JSON report here")
@@ -69,11 +72,6 @@ class Source:
 
     name: str
     data: dict[str, Any]
-
-    @property
-    def run(self) -> dict[str, Any]:
-        run = self.data.get("run")
-        return run if isinstance(run, dict) else {}
 
 
 def read_source(path: Path | str) -> Source:
@@ -103,58 +101,66 @@ def check_formats(sources: list[Source]) -> None:
             raise CLIError(f"{first.name} is JSON format {first.data['format']} and {other.name} is format "
                            f"{other.data['format']}: reports of different formats cannot be merged; write them "
                            f"again with one version of pytest-gotchas")
-    if first.data["format"] != FORMAT_VERSION:
+    if first.data["format"] != FORMAT:
         which = "both reports are" if len(sources) == 2 else "the reports are" if len(sources) > 2 else f"{first.name} is"
         raise CLIError(f"{which} JSON format {first.data['format']}; this pytest-gotchas reads format "
-                       f"{FORMAT_VERSION} only")
+                       f"{FORMAT} only")
 
 
 def _report_of(source: Source) -> Report:
     try:
-        report = Report.from_dict(source.data)
-        report.to_dict()  # rolls it up: data that reads back but does not add up fails here, not later
+        report = from_data(source.data)
+        _ = report.chapters  # rolls it up: data that reads back but does not add up fails here, not later
         return report
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
-        raise CLIError(f"{source.name} is not a gotchas report of format {FORMAT_VERSION}: its data does not read "
-                       f"back ({type(error).__name__}: {error})") from None
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise CLIError(f"{source.name} is not a gotchas report of format {FORMAT}: at {where}: {first['msg']}") from None
+    except (KeyError, ValueError) as error:
+        raise CLIError(f"{source.name} is not a gotchas report of format {FORMAT}: its data does not add up "
+                       f"({type(error).__name__}: {error})") from None
 
 
 def _model_name(model: str | None) -> str:
     return f"model {model!r}" if model is not None else "no model"
 
 
-def _check_models(reports: list[tuple[Source, Report]]) -> None:
+def _facts(model: ModelInfo) -> dict[str, Any]:
+    return {k: v for k, v in vars(model).items() if k not in LOCAL_MODEL_FACTS}
+
+
+def _merged_models(reports: list[tuple[Source, Report]]) -> list[ModelInfo]:
     """One short name, one model: a merged report describes each model once, so its results must share it."""
-    seen: dict[str, tuple[str, dict[str, Any]]] = {}
+    seen: dict[str, tuple[str, ModelInfo]] = {}
     for source, report in reports:
-        for model in report.models:
-            model_id = model["id"]
-            facts = {k: v for k, v in model.items() if k not in LOCAL_MODEL_FACTS}
-            if model_id not in seen:
-                seen[model_id] = (source.name, facts)
+        for model in report.model_infos:
+            if model.id not in seen:
+                seen[model.id] = (source.name, model)
                 continue
-            first, known = seen[model_id]
-            differ = [k for k in dict.fromkeys([*known, *facts]) if known.get(k) != facts.get(k)]
+            first, known = seen[model.id]
+            a, b = _facts(known), _facts(model)
+            differ = [k for k in a if a[k] != b.get(k)]
             if differ:
-                detail = "; ".join(f"{k} {known.get(k)!r} vs {facts.get(k)!r}" for k in differ)
-                raise CLIError(f"{first} and {source.name} describe {_model_name(model_id)} differently ({detail}): "
+                detail = "; ".join(f"{k} {a[k]!r} vs {b.get(k)!r}" for k in differ)
+                raise CLIError(f"{first} and {source.name} describe {_model_name(model.id)} differently ({detail}): "
                                f"a merged report states one description per model, so its results must come from "
                                f"one set of weights, dtype, hardware and library versions")
+    return [model for _, model in seen.values()]
 
 
-def _versioned(result: CaseResult) -> bool:
-    """Whether the result's chapter is a chapter file whose hash names its version. A chapter that Python tests
-    record into (gotchas.case(...)) is written per test into a file of its own, so its hashes name nothing."""
-    return result.chapter.sha256 is not None and result.chapter.path.endswith((".yaml", ".yml"))
+def _versioned(info: ChapterInfo) -> bool:
+    """Whether a chapter is a chapter file whose hash names its version. A chapter that Python tests record into
+    (gotchas.case(...)) is no file, so it has no hash."""
+    return info.sha256 is not None and info.path.endswith((".yaml", ".yml"))
 
 
 def _check_chapters(reports: list[tuple[Source, Report]]) -> None:
     seen: dict[str, tuple[str, str]] = {}
     for source, report in reports:
-        for result in report.results:
-            if not _versioned(result):
+        for chapter in report.infos.values():
+            if not _versioned(chapter):
                 continue
-            chapter, sha = result.chapter, result.chapter.sha256
+            sha = chapter.sha256
             assert sha is not None
             first, known = seen.setdefault(chapter.name, (source.name, sha))
             if known != sha:
@@ -164,10 +170,8 @@ def _check_chapters(reports: list[tuple[Source, Report]]) -> None:
 
 
 def _comparable(result: CaseResult) -> dict[str, Any]:
-    """A result as merging compares it: without its model's description (checked once per model) and its chapter's
-    (checked by its hash; the path it is shown by depends on where pytest ran)."""
-    data = json.loads(json.dumps(result.to_dict()))  # tuples and lists alike, as in the file
-    return {k: v for k, v in data.items() if k not in ("model", "chapter")}
+    """A result as merging compares it: without the keys of its model and chapter, which name it."""
+    return {k: v for k, v in result_to_data(result).items() if k not in ("model", "chapter")}
 
 
 def _difference(old: dict[str, Any], new: dict[str, Any]) -> str:
@@ -197,7 +201,7 @@ def _merged_results(reports: list[tuple[Source, Report]]) -> list[CaseResult]:
     results = []
     for source, report in reports:
         for result in report.results:
-            key = (result.model_id, result.chapter.name, result.id)
+            key = (result.model, result.chapter, result.id)
             data = _comparable(result)
             if key not in seen:
                 seen[key] = (source.name, data)
@@ -205,31 +209,29 @@ def _merged_results(reports: list[tuple[Source, Report]]) -> list[CaseResult]:
                 continue
             first, known = seen[key]
             if known != data:
-                raise CLIError(f"{first} and {source.name} hold different results for {_model_name(result.model_id)}, "
+                raise CLIError(f"{first} and {source.name} hold different results for {_model_name(result.model)}, "
                                f"case {result.key}: {_difference(known, data)}; only identical duplicates (an "
                                f"overlapping shard) can be merged")
     return results
 
 
-def _merged_run(sources: list[Source], command: str, date: str) -> dict[str, Any]:
-    run: dict[str, Any] = {"command": command, "date": date}
-    for fact in SHARED_RUN_FACTS:
-        values = [s.run.get(fact) for s in sources]
-        if values[0] is not None and all(v == values[0] for v in values):
-            run[fact] = values[0]
-    run["merged_from"] = [{"file": s.name, **s.run} for s in sources]
-    return run
+def _merged_run(reports: list[tuple[Source, Report]], command: str, date: str) -> RunInfo:
+    runs = [report.run for _, report in reports]
+    shared = {fact: getattr(runs[0], fact) for fact in SHARED_RUN_FACTS
+              if getattr(runs[0], fact) is not None and all(getattr(r, fact) == getattr(runs[0], fact) for r in runs)}
+    return RunInfo(command=command, date=date, **shared,
+                   merged_from=[replace(report.run, file=source.name) for source, report in reports])
 
 
-def _merged_baselines(reports: list[tuple[Source, Report]]) -> list[dict[str, Any]]:
+def _merged_baselines(reports: list[tuple[Source, Report]]) -> list[BaselineOutcome]:
     """Each input's comparisons with its baselines as that run made them (the baseline files are not read again),
     each naming the report it came from; the same comparison in two inputs is kept once."""
-    out: list[dict[str, Any]] = []
+    out: list[BaselineOutcome] = []
     for source, report in reports:
         for baseline in report.baselines:
-            own = {k: v for k, v in baseline.items() if k != "report"}
-            if not any({k: v for k, v in b.items() if k != "report"} == own for b in out):
-                out.append({**own, "report": baseline.get("report") or source.name})
+            named = replace(baseline, report=baseline.report or source.name)
+            if not any(replace(b, report=None) == replace(baseline, report=None) for b in out):
+                out.append(named)
     return out
 
 
@@ -239,11 +241,12 @@ def merge(sources: list[Source], command: str = "gotchas merge", date: str | Non
         raise CLIError("nothing to merge: name at least one report")
     check_formats(sources)
     reports = [(source, _report_of(source)) for source in sources]
-    _check_models(reports)
+    models = _merged_models(reports)
     _check_chapters(reports)
     results = _merged_results(reports)
+    chapters = [info for _, report in reports for info in report.infos.values()]
     date = date or datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    return Report(results, _merged_run(sources, command, date), _merged_baselines(reports))
+    return Report(results, chapters, models, _merged_run(reports, command, date), _merged_baselines(reports))
 
 
 def command_line(args: argparse.Namespace) -> str:
@@ -254,13 +257,14 @@ def command_line(args: argparse.Namespace) -> str:
     return shlex.join(words)
 
 
-def baseline_lines(report: Report) -> list[tuple[str, dict[str, bool]]]:
-    """The baseline sections as each input's run said them, under the report they came from."""
-    lines: list[tuple[str, dict[str, bool]]] = []
-    for report_name in dict.fromkeys(b.get("report") for b in report.baselines):
+def baseline_lines(report: Report) -> list[Line]:
+    """The baseline outcomes as each input's run found them, under the report they came from."""
+    lines: list[Line] = []
+    for report_name in dict.fromkeys(b.report for b in report.baselines):
         lines.append((f"baselines as compared by the run of {report_name}:", {}))
-        lines += [(f"  {line}", {}) for b in report.baselines if b.get("report") == report_name
-                  for line in b.get("lines") or []]
+        several = len(report.model_ids) > 1
+        lines += [(f"  {text.strip()}", {}) for b in report.baselines if b.report == report_name
+                  for text, _ in outcome_lines(b, prefix=several) if text.strip()]
     return lines
 
 

@@ -21,16 +21,17 @@ from ..cases import transcript
 from ..cases import yamlfile
 from ..cases.chapter import CASE_ID, DEFAULT_INTERPRETER, Case, CaseFileError, Chapter, load_chapter
 from ..truth.collect import Collector, Planned, request_for
-from ..truth.check import check, divergence, natural, output_start
+from ..cases.authoring import AuthoringError, Snippet, cut, output_start, parse_snippet
+from ..truth.check import check
 from ..truth.interpreters import Missing
 from ..report.wording import pct
 from ..results.schema import PLAIN, TEXT, TOKEN
 from ..scoring.scorer import GotchasError, ModelUnavailable, Scorer
-from ..cases.transcript import CURSOR, PS1
+from ..cases.transcript import CURSOR
 from ..results.verdict import Status
 from .chapterfile import append_entry, case_entry, install, new_chapter_text, stage, writing
 from .errors import CLIError
-from .snippet import Snippet, parse_snippet, read_snippet
+from .snippet import read_snippet
 from .tools import Tools, settings_of
 
 DEFAULT_ID = "new-case"
@@ -112,7 +113,10 @@ def run_new(args: argparse.Namespace, out: TextIO) -> int:
         raise CLIError("--wrong is empty: give the output a careless reader expects")
     env = dict(args.env)
     settings = settings_of(args)
-    snippet = parse_snippet(read_snippet(args.snippet, sys.stdin), env)
+    try:
+        snippet = parse_snippet(read_snippet(args.snippet, sys.stdin), env)
+    except AuthoringError as error:
+        raise CLIError(str(error)) from None
     target = Path(args.to) if args.to else None
     if target is not None and target.exists() and not target.is_file():
         raise CLIError(f"--to {target}: not a file")
@@ -131,6 +135,7 @@ def run_new(args: argparse.Namespace, out: TextIO) -> int:
         found = _execute(session, snippet, args, env, base, target, Path(tmp), display, out)
         fields = _fields(case_id, found, args.note)
         result_text = _chapter_text(base, target, args.title, args.interpreter, fields, display)
+        installed = False
         staged = writing(target, lambda: stage(result_text, target, Path(tmp)))
         try:
             nothing = "nothing was written" if target is not None else "no case was printed"
@@ -143,10 +148,10 @@ def run_new(args: argparse.Namespace, out: TextIO) -> int:
                 out.write(case_entry("  ", fields))
             else:
                 writing(target, lambda: install(staged, target))
-                staged = None
+                installed = True
                 print(f"\nwrote case {case_id!r} to {target}:{planned.case.line}", file=out)
         finally:
-            if staged is not None and staged.exists():
+            if not installed and staged.exists():
                 staged.unlink()
     return 0
 
@@ -163,11 +168,8 @@ def _chapter_text(base: str | None, target: Path | None, title: str | None, pyth
 
 def _placeholder(snippet: Snippet, case_id: str, where: list[tuple[str, object]]) -> list[tuple[str, object]]:
     """An unscored case holding just the snippet: loading it tells how collection frames and runs it."""
-    if snippet.command is not None:
-        text = f"$ {snippet.command}\n{CURSOR}"
-    else:
-        text = "".join(PS1 + line + "\n" for line in snippet.repl_lines) + CURSOR
-    fields: list[tuple[str, object]] = [("id", case_id), ("transcript", text), ("unscored", "placeholder")]
+    fields: list[tuple[str, object]] = [("id", case_id), ("transcript", snippet.session()),
+                                        ("unscored", "placeholder")]
     return fields + where
 
 
@@ -177,7 +179,9 @@ def _where(snippet: Snippet, python: str | None, env: dict[str, str], chapter_py
     A shell case carries both on its command line."""
     fields: list[tuple[str, object]] = []
     if snippet.command is not None:
-        named = transcript.parse(f"$ {snippet.command}\n{CURSOR}").command.interpreter
+        command = transcript.parse(f"$ {snippet.command}\n{CURSOR}").command
+        assert command is not None  # parse_snippet kept it as a command
+        named = command.interpreter
         if named is not None and python is not None and named != python:
             raise CLIError(f"the command runs python{named} but --interpreter says {python}; drop one of them")
         if named is None and python is not None and python != chapter_python:
@@ -227,22 +231,12 @@ def _execute(session: Tools, snippet: Snippet, args: argparse.Namespace, env: di
     except ValueError as error:
         raise CLIError(str(error)) from None
     output = text[start:]
-    wrong = args.wrong
-    if output.endswith("\n") and not wrong.endswith("\n"):
-        wrong += "\n"  # the whole expected output, as Python would end it
-    d = divergence(output, wrong)
-    if output == wrong:
-        raise CLIError(f"the misreading {args.wrong!r} is exactly what Python prints: it is not a misreading")
-    if not output:
-        raise CLIError("the snippet prints nothing after its last input line; end it with the code whose output "
-                       "is misread")
-    if d == len(wrong):
-        raise CLIError(f"Python's output {output!r} goes on where the misreading {wrong!r} ends: they never differ "
-                       "at one character; give --wrong the whole output a careless reader expects")
-    if d == len(output):
-        raise CLIError(f"the misreading {wrong!r} goes on where Python's output {output!r} ends: they never differ "
-                       "at one character; give --wrong the whole output a careless reader expects")
-    correct_token, wrong_token = natural(output[d:]), natural(wrong[d:])
+    try:
+        found_cut = cut(output, args.wrong)
+    except AuthoringError as error:
+        raise CLIError(str(error)) from None
+    d, correct_token, wrong_token = found_cut.at, found_cut.correct, found_cut.wrong
+    wrong = args.wrong + "\n" if output.endswith("\n") and not args.wrong.endswith("\n") else args.wrong
     own_prompt = text[frame:start + d]
     last_line = own_prompt.rsplit("\n", 1)[-1]
     print(f"\ncut at line {own_prompt.count(chr(10)) + 1} of the transcript, after {last_line[-40:]!r}:", file=out)
@@ -346,8 +340,9 @@ def _score(scorer: Scorer, planned: Planned, out: TextIO, nothing: str) -> None:
         raise CLIError(f"this model cannot score the cut, {nothing}: {error}") from None
     finally:
         scorer.slot.release()
-    info = result.model or {}
-    print(f"model {info.get('name')} ({info.get('dtype')}, {info.get('device')}):", file=out)
+    info = scorer.model_info
+    assert info is not None  # set by the score above
+    print(f"model {info.name} ({info.dtype}, {info.device}):", file=out)
     for run in result.runs:
         label = f"  [{run.primer}]" if run.primer else ""
         for name in (TEXT, TOKEN):
@@ -367,7 +362,7 @@ def _score(scorer: Scorer, planned: Planned, out: TextIO, nothing: str) -> None:
         if plain is not None:
             print(f"  plain reading at the full prompt: {pct(plain.p_correct)} / {pct(plain.p_wrong)} "
                   f"({plain.verdict})", file=out)
-        print("  top: " + ", ".join(f"{t!r} {pct(p)}" for t, p in run.top), file=out)
+        print("  top: " + ", ".join(f"{top.token!r} {pct(top.p)}" for top in run.top), file=out)
         if TEXT in run.readings and run.readings[TEXT].verdict != run.readings[TOKEN].verdict:
             print(f"  WARNING: the text and token readings disagree ({run.readings[TEXT].verdict} against "
                   f"{run.readings[TOKEN].verdict}): a candidate is a prefix of likelier tokens, or the cut heals; "

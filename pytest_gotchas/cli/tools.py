@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from ..cases.chapter import VERSION
-from ..truth.collect import Collector
 from ..model.embedded import short_names
-from ..truth.execute import Cache, Limits
-from ..truth.interpreters import Finder
+from ..plugin import wiring
+from ..truth import sandbox
+from .errors import CLIError
 from ..plugin.options import OPTIONS, OptionError, Settings, settings
-from ..scoring.scorer import ModelSlot, Scorer, Timings
+from ..scoring.scorer import Clock
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -70,20 +70,15 @@ def settings_of(args: argparse.Namespace) -> Settings:
 
 
 class Tools:
-    """Collection and scoring as the plugin wires them, with the transcript cache in a folder of the caller's. One
-    scorer per --model, in the order given, each model released before the next is loaded."""
+    """Collection and scoring as the plugin wires them (plugin/wiring.py), with the transcript cache in a folder of
+    the caller's. One scorer per --model, in the order given, each model released before the next is loaded."""
 
     def __init__(self, settings: Settings, scratch: Path) -> None:
         self.settings = settings
-        self.collector = Collector(Finder(overrides=settings.python), Cache(scratch / "transcripts"),
-                                   Limits(timeout=settings.timeout), settings.runs)
-        self.scorers = [Scorer(ModelSlot(lambda m=model: self._load(m), Timings()), None, settings.softmax_dtype,
-                               settings.top_k, 1, settings.reading, settings.bos, name, settings.precision_check,
-                               settings.layers)
-                        for model, name in zip(settings.models, short_names(settings.models))]
-
-    def _load(self, model: str | None) -> Any:
-        from ..model.load import ModelSpec, load_model
-
-        spec = ModelSpec(name=model, dtype=self.settings.dtype, device=self.settings.device, flag="--")
-        return load_model(spec, self.settings.model_cache)
+        try:  # as the plugin does: strong unless --isolation weak; the current folder is the project
+            sandbox.choose(settings.isolation, project=Path.cwd())
+        except sandbox.Unavailable as error:
+            raise CLIError(str(error)) from None
+        self.collector = wiring.collector(settings, scratch / "transcripts")
+        self.scorers = [wiring.scorer(settings, model_id, model, Clock(), None, flag="--")
+                        for model, model_id in zip(settings.models, short_names(list(settings.models)))]

@@ -18,7 +18,8 @@ from typing import TextIO
 
 from ..cases.chapter import Case, CaseFileError, Chapter, load_chapter
 from ..truth.collect import request_for
-from ..truth.check import check, divergence, natural, output_start
+from ..cases.authoring import AuthoringError, cut, output_start
+from ..truth.check import check
 from ..truth.interpreters import Missing
 from ..scoring.scorer import GotchasError, ModelUnavailable
 from ..cases.transcript import CURSOR, PS1, PS2
@@ -91,17 +92,18 @@ def run_vary(args: argparse.Namespace, out: TextIO) -> int:
                 out.write(case_entry("  ", entry))
             return 0
         text = add_variants(path.read_text(encoding="utf-8"), case.id, fields, str(path))
+        installed = False
         staged = writing(path, lambda: stage(text, path, Path(tmp)))
         try:
             plan = tools.collector.plan_chapter(staged, str(path))
             if plan.refused:
                 raise CLIError(f"collection would refuse {path}, nothing was written:\n" + "\n".join(plan.refused))
             writing(path, lambda: install(staged, path))
-            staged = None
+            installed = True
         except CaseFileError as error:
             raise CLIError(f"collection would refuse {path}, nothing was written: {error}") from None
         finally:
-            if staged is not None and staged.exists():
+            if not installed and staged.exists():
                 staged.unlink()
         print(f"\nadded {len(found)} variant(s) to case {case.id!r} in {path}", file=out)
     return 0
@@ -143,13 +145,13 @@ def _variant(tools: Tools, chapter: Chapter, case: Case, rewrite: Rewrite, out: 
             print(f"  {rewrite.id}: skipped: it prints {output!r}, not what the case prints rewritten alike "
                   f"({printed!r}...): the rewriting changed the program", file=out)
             return None
-    d = divergence(output, misread)
-    if d >= len(misread) or d >= len(output):
-        print(f"  {rewrite.id}: skipped: its output {output!r} and the misreading {misread!r} never differ at one "
-              "character", file=out)
+    try:
+        found_cut = cut(output, misread, whole=False)
+    except AuthoringError as error:
+        print(f"  {rewrite.id}: skipped: {error}", file=out)
         return None
-    prompt = rendered[:start + d]
-    correct, wrong = natural(output[d:]), natural(misread[d:])
+    prompt = rendered[:start + found_cut.at]
+    correct, wrong = found_cut.correct, found_cut.wrong
     checked = check(runs[0].text[:frame] + prompt, correct, wrong, runs)
     if checked.status != "ok":
         print(f"  {rewrite.id}: skipped: {checked.message}", file=out)
@@ -194,7 +196,7 @@ def add_variants(text: str, case_id: str, entries: list[list[tuple[str, object]]
                 None)
     if head is None:
         raise CLIError(f"{where}: cannot find `- id: {case_id}` to add variants to")
-    indent = re.match(r"^(\s*)-", lines[head]).group(1)
+    indent = lines[head][:len(lines[head]) - len(lines[head].lstrip())]
     inner = indent + "  "
     end = head + 1
     while end < len(lines) and (not lines[end].strip() or lines[end].startswith(inner) or lines[end].startswith(

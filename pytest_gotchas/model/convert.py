@@ -102,19 +102,19 @@ def _parse_gguf_once() -> Iterator[None]:
     def shared(path: Any, mode: str = "r") -> Any:
         key = (os.path.abspath(path), mode)
         if key not in readers:
-            readers[key] = original(path, mode)
+            readers[key] = original(path, mode)  # type: ignore[arg-type]
         return readers[key]
 
     # The GGUF reader of transformers draws its own tqdm bar, outside transformers' progress-bar switch.
     from transformers import modeling_gguf_pytorch_utils as reader
 
     bar = getattr(reader, "tqdm", None)
-    gguf.GGUFReader = shared
+    gguf.GGUFReader = shared  # type: ignore[misc,assignment]
     reader.tqdm = lambda iterable, **_: iterable
     try:
         yield
     finally:
-        gguf.GGUFReader = original
+        gguf.GGUFReader = original  # type: ignore[misc]
         if bar is not None:
             reader.tqdm = bar
 

@@ -51,7 +51,10 @@ def hub_snapshot(hub_id: str) -> Path:
     """The local folder transformers downloaded a hub model into."""
     from transformers.utils import cached_file
 
-    return Path(cached_file(hub_id, "config.json")).parent
+    found = cached_file(hub_id, "config.json")
+    if found is None:
+        raise FileNotFoundError(f"{hub_id}: no config.json in the local hub cache")
+    return Path(found).parent
 
 
 def weights_sha256(files: list[Path], cache_dir: Path) -> str:

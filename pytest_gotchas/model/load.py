@@ -11,42 +11,27 @@ import os
 import re
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import numerics
+from ..results.schema import ModelInfo
+from . import DTYPES, numerics
 from .convert import ConversionError, Log, convert_gguf, no_progress_bars, one_line
-from .embedded import DEFAULT, MODELS, EmbeddedMissing
+from .embedded import DEFAULT, MODELS, EmbeddedMissing, short_name
 from .hashes import file_sha256, hub_snapshot, tokenizer_fingerprint, weight_files, weights_sha256
-
-DTYPES = ("bfloat16", "float16", "float32")
 
 
 @dataclass(frozen=True)
 class ModelSpec:
     name: str | None  # an embedded model's short name, a hub id, a local folder or a .gguf file; None = the default
+    id: str = ""  # the short name the run knows it by (ModelInfo.id); "" = embedded.short_name(name)
     dtype: str = "bfloat16"  # "bfloat16" | "float16" | "float32"
     device: str | None = None  # None = "cuda" if available else "cpu"; or "cpu", "cuda", "cuda:1"
     device_map_auto: bool = False  # device_map="auto", for models too large for one GPU
     worker_id: str | None = None  # the pytest-xdist worker ("gw1") loading it: a plain "cuda" becomes its own GPU
     workers: int = 0  # how many xdist workers share this machine's cores
     flag: str = "--gotchas-"  # how the options that messages name are spelled (`gotchas new` drops "gotchas-")
-
-
-@dataclass(frozen=True)
-class ModelInfo:
-    """Plain values only: it goes into JSON reports and baselines."""
-
-    name: str  # what the user named, or the embedded model's label
-    source: str  # the resolved local path that was loaded
-    weights_sha256: str  # one file: its sha256; several: sha256 over their hex digests in name order
-    dtype: str
-    device: str
-    torch_version: str
-    transformers_version: str
-    numerics: str = ""  # numerics.fingerprint: the kernels' bits on fixed probes
-    threads: int = 0  # torch threads of this process (CPU kernels can round differently per thread count)
 
 
 class LoadedModel:
@@ -150,6 +135,7 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
         device = "auto:" + ",".join(sorted(placed))
     folder = source if isinstance(source, Path) else hub_snapshot(source)
     info = ModelInfo(
+        id=spec.id or short_name(spec.name),
         name=shown,
         source=str(folder),
         weights_sha256=weights_sha256(weight_files(folder), Path(cache_dir)),
@@ -157,6 +143,7 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
         device=device,
         torch_version=str(torch.__version__),
         transformers_version=str(transformers.__version__),
+        hardware=numerics.hardware(device),
         numerics=fingerprint,
         threads=threads,
     )
@@ -171,15 +158,6 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
                             f"{full_threads} give other bits): each xdist worker keeps {full_threads} threads, as a "
                             "serial run does, so that -n gives the same numbers (set OMP_NUM_THREADS to choose)")
     return loaded
-
-
-def describe(loaded: LoadedModel) -> dict[str, Any]:
-    """The model info as plain values (the dict travels to the xdist controller inside the test report), with the
-    hardware that decides how its kernels round (the baseline records it)."""
-    assert loaded.info is not None
-    info = asdict(loaded.info)
-    info["hardware"] = numerics.hardware(info["device"])
-    return info
 
 
 def resolve_device(requested: str | None, worker_id: str | None) -> str:

@@ -1,2 +1,6 @@
-"""The pytest face: hooks, collection nodes, fixtures and options. Registered through the `pytest11` entry point
-`pytest_gotchas.plugin.hooks`."""
+"""The pytest face: hooks, collection nodes, fixtures, options and the two roles of a run (controller, xdist worker).
+Registered through the `pytest11` entry point `pytest_gotchas.plugin.hooks`."""
+
+from .warning import GotchasWarning
+
+__all__ = ["GotchasWarning"]

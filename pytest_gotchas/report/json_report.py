@@ -1,4 +1,5 @@
-"""The JSON view: every number behind the report, in the layout Report.to_dict documents."""
+"""The JSON view: every fact behind the report, as the versioned document results/report.py defines (its JSON
+Schema is results/report.schema.json)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,12 @@ import json
 from pathlib import Path
 
 from ..files import write_atomic
-from ..results.report import Report
+from ..results.report import Report, from_data, to_json
 
 
 def write(path: Path, report: Report) -> None:
-    write_atomic(path, json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n")
+    write_atomic(path, to_json(report))
 
 
 def read(path: Path) -> Report:
-    return Report.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+    return from_data(json.loads(Path(path).read_text(encoding="utf-8")))

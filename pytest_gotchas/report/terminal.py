@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, CaseResult, Run
-from ..results import onepass
-from ..results.rollup import ChapterRollup
-from ..scoring.lens import lead
-from ..results.verdict import Status, Verdict, colour
 from ..baseline.compare import entry_of
-from .wording import Line, pct, probabilities
+from ..results import onepass
+from ..results.layers import lead
 from ..results.report import Report
+from ..results.rollup import ChapterRollup
+from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, CaseResult, Run, RunInfo
+from ..results.verdict import Status, Verdict, colour
+from .wording import (Line, chapter_line, comparison_line, lead_text, one_pass_check_line, pct, probabilities,
+                      stepped_line)
 
 _PLAIN: dict[str, bool] = {}
 NEGLIGIBLE = 5e-4  # the text reading's unfollowed mass is named from 0.05% on
@@ -66,7 +67,7 @@ def layer_note(run: Run) -> str:
     """--gotchas-layers: from which layer the final leader stays ahead, and whether the lead changed hands."""
     if not run.layers:
         return ""
-    return lead([(x["p_correct"], x["p_wrong"]) for x in run.layers], run.layers[0]["layer"]).text()
+    return lead_text(lead([(x.p_correct, x.p_wrong) for x in run.layers], run.layers[0].layer))
 
 
 def verbose_word(result: CaseResult) -> str:
@@ -100,15 +101,24 @@ def summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
             yield from _chapter(chapter)
     yield "", _PLAIN
     for chapter in report.chapters:
-        yield (f"[{chapter.model}] " if several else "") + chapter.line(), {"bold": True}
+        yield (f"[{chapter.model}] " if several else "") + chapter_line(chapter), {"bold": True}
     yield from _surface_lines(report)
     yield from _comparison_lines(report)
     yield from _reading_line(report.results)
     yield from _softmax_line(report.results)
-    yield from _one_pass_line(report)
+    yield from _one_pass_lines(report)
     if baseline:
         yield "", _PLAIN
         yield from baseline
+    yield from isolation_lines(report.run)
+
+
+def isolation_lines(run: RunInfo) -> Iterator[Line]:
+    """Snippets that ran without confinement of files and network say so at the end of the summary, never silently
+    (README: "What a snippet can do")."""
+    described = run.isolation or ""
+    if described.startswith("weak"):
+        yield f"snippets ran under {described}", {"yellow": True, "bold": True}
 
 
 def _decided_by(results: list[CaseResult], name: str) -> tuple[list[CaseResult], list[CaseResult], str]:
@@ -145,15 +155,15 @@ def _softmax_line(results: list[CaseResult]) -> Iterator[Line]:
                f"(precision-dep)" + (f": {names}" if names else "")), _PLAIN
 
 
-def _one_pass_line(report: Report) -> Iterator[Line]:
+def _one_pass_lines(report: Report) -> Iterator[Line]:
     """Readings from KV-cached steps are named; --gotchas-one-pass-check: the readings (and case verdicts) that
     separate full passes would give otherwise."""
-    checked = onepass.check(report.results)
-    method = onepass.method_line(report.results)
+    method = onepass.stepped(report.results)
     if method is not None:
-        yield method, _PLAIN
+        yield stepped_line(method), _PLAIN
+    checked = report.one_pass_check
     if checked is not None:
-        yield checked.line(len(report.model_ids) > 1), _PLAIN
+        yield one_pass_check_line(checked, len(report.model_ids) > 1), _PLAIN
 
 
 def _chapter(chapter: ChapterRollup) -> Iterator[Line]:
@@ -190,7 +200,7 @@ def _chapter(chapter: ChapterRollup) -> Iterator[Line]:
         state = "not scored" if twin.agree is None else "agree" if twin.agree else "DISAGREE"
         members = ", ".join(f"{m} {v or '-'}" for m, v in zip(twin.members, twin.verdicts))
         yield f"  written twice, {twin.id}: {state} ({members})", _PLAIN
-    yield f"  {chapter.line()}", {"bold": True}
+    yield f"  {chapter_line(chapter)}", {"bold": True}
 
 
 def _chapter_across(report: Report, rollups: list[ChapterRollup]) -> Iterator[Line]:
@@ -217,7 +227,7 @@ def _chapter_across(report: Report, rollups: list[ChapterRollup]) -> Iterator[Li
             states.append(f"{rollup.model} {state}")
         yield f"  pair {pair_id}: {', '.join(states)}", _PLAIN
     for rollup in rollups:
-        yield f"  [{rollup.model}] {rollup.line()}", {"bold": True}
+        yield f"  [{rollup.model}] {chapter_line(rollup)}", {"bold": True}
 
 
 def _surface_lines(report: Report) -> Iterator[Line]:
@@ -241,16 +251,16 @@ def _comparison_lines(report: Report) -> Iterator[Line]:
     yield "", _PLAIN
     yield "models compared per chapter (exact McNemar on the units one gets right and the other does not):", _PLAIN
     for c in comparisons:
-        yield f"  {c.chapter}: {c.line()}", {"green": True} if c.shown else _PLAIN
+        yield f"  {c.chapter}: {comparison_line(c)}", {"green": True} if c.shown else _PLAIN
 
 
 def _unscored(case: CaseResult, width: int) -> Iterator[Line]:
     first = (case.message or case.status).splitlines()[0]
     yield f"  {case.id:<{width}}  {case.status:<9}  {first}", markup(case.status)
     if case.status == Status.UNSCORED:
-        for seed, text in case.outputs:
-            last = [line for line in text.splitlines() if line.strip()][-1:]
-            yield f"  {'':<{width}}  PYTHONHASHSEED={seed}: {''.join(last)}", _PLAIN
+        for output in case.outputs:
+            last = [line for line in output.text.splitlines() if line.strip()][-1:]
+            yield f"  {'':<{width}}  PYTHONHASHSEED={output.seed}: {''.join(last)}", _PLAIN
     elif case.message:
         for extra in case.message.splitlines()[1:]:
             yield f"  {'':<{width}}  {extra}", _PLAIN

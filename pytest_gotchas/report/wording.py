@@ -1,17 +1,27 @@
-"""The words for a run's comparison with its baseline: failure texts of the items, and the summary's lines."""
+"""The words, once: every sentence a view shows about a fact computed below (baselines, rollups, comparisons, layers).
+
+The terminal, the page, `gotchas merge` and the items' failure texts all take their sentences from here, so one
+fact reads the same wherever it is shown. A line is (text, markup): markup is pytest's terminal markup, which the
+page maps to its own classes.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from pathlib import Path
 
-from ..baseline.compare import Comparison, Numerics, PairChange, UpdateStats, broken_pairs, entry_of
-from ..baseline.store import ANY_MODEL_FLAG, UPDATE_FLAG, Baseline, Header, Probability
-from ..results.schema import CaseResult
+from ..results.baselines import (ANY_MODEL_FLAG, UPDATE_FLAG, BaselineOutcome, Comparison, Header, Numerics,
+                                 PairChange, Probability, Refusal, Regression, UpdateStats)
+from ..results.layers import TIE, Lead, Stretch
+from ..results.onepass import OnePassCheck, ReadingDifference, Stepped
+from ..results.pairwise import ModelComparison
+from ..results.rollup import ChapterRollup
 
 Line = tuple[str, dict[str, bool]]
-RED, GREEN, YELLOW, PLAIN = {"red": True}, {"green": True}, {"yellow": True}, {}
+RED: dict[str, bool] = {"red": True}
+GREEN: dict[str, bool] = {"green": True}
+YELLOW: dict[str, bool] = {"yellow": True}
+PLAIN: dict[str, bool] = {}
 
 
 def pct(p: float | None) -> str:
@@ -26,80 +36,195 @@ def probabilities(p_correct: Probability, p_wrong: Probability) -> str:
     return f"P(correct) {pct(p_correct)}  P(wrong) {pct(p_wrong)}"
 
 
-def refusal(path: Path | str, recorded: Header, now: str, fields: list[str]) -> str:
+# -- chapters, comparisons, layers --------------------------------------------------------------------------------
+
+
+def chapter_line(rollup: ChapterRollup) -> str:
+    """"ch.2 sets: ...: 1/3 pairs (1 not scored); twins agree 0/2"."""
+    info = rollup.info
+    text = f"{info.label}: {rollup.passed}/{rollup.counted} pairs" if rollup.pairs else f"{info.label}: no pairs"
+    incomplete = len(rollup.pairs) - rollup.counted
+    if incomplete:
+        text += f" ({incomplete} not scored)"
+    if rollup.twins:
+        text += f"; twins agree {rollup.agreeing}/{rollup.twins_counted}"
+    return text
+
+
+def comparison_outcome(c: ModelComparison) -> str:
+    """What the exact McNemar test allows one to say."""
+    return f"{c.ahead} ahead" if c.ahead else "no difference shown"
+
+
+def comparison_line(c: ModelComparison) -> str:
+    counts = (f"{c.unit}: {c.a} only {c.a_only}, {c.b} only {c.b_only}, both {c.both}, neither {c.neither}; "
+              f"p = {c.p_value:.3g}")
+    return f"{counts}: {comparison_outcome(c)}"
+
+
+def stretch_text(stretch: Stretch) -> str:
+    who = "tied" if stretch.leader == TIE else f"{stretch.leader} ahead"
+    where = f"layer {stretch.first}" if stretch.first == stretch.last else f"layers {stretch.first}-{stretch.last}"
+    return f"{who} at {where}"
+
+
+def lead_text(lead: Lead) -> str:
+    """E.g. "decided at layer 12 of 18 (correct)", "correct ahead at layers 1-13, then wrong from layer 14 of 18"."""
+    n = lead.last_layer
+    if lead.decided_at is None:
+        earlier = [stretch_text(s) for s in lead.stretches[:-1]]
+        tied = f"tied after the last layer ({n})"
+        return tied + (f"; before: {', '.join(earlier)}" if earlier else "")
+    before = [s for s in lead.stretches if s.last < lead.decided_at]
+    if not lead.changed_hands:
+        main = f"decided at layer {lead.decided_at} of {n} ({lead.final})"
+        return main + (f"; before: {', '.join(stretch_text(s) for s in before)}" if before else "")
+    return f"{', '.join(stretch_text(s) for s in before)}, then {lead.final} from layer {lead.decided_at} of {n}"
+
+
+# -- one pass per prompt ------------------------------------------------------------------------------------------
+
+
+def stepped_line(s: Stepped) -> str:
+    """How the runs were read, when some text-reading contexts were KV-cached steps."""
+    return (f"one pass per prompt: {s.forward_passes} full forward passes for {s.runs} runs; {s.steps} text-reading "
+            f"contexts in {s.stepped_runs} runs read as incremental steps on a pass's KV cache, which can differ "
+            "from separate passes in their last bits (--gotchas-one-pass-check lists what differs)")
+
+
+def _model(model: str | None, several: bool) -> str:
+    return f"{model}:" if several and model else ""
+
+
+def reading_difference_text(d: ReadingDifference, several_models: bool = False) -> str:
+    """"demo/b[primer] token ok -> tie": the case, its run, the reading, and the verdict when it changes."""
+    run = f"[{d.run}]" if d.run else ""
+    a, b = d.one_pass.verdict, d.separate.verdict
+    return f"{_model(d.model, several_models)}{d.case}{run} {d.reading}" + (f" {a} -> {b}" if a != b else "")
+
+
+def one_pass_check_line(c: OnePassCheck, several_models: bool = False) -> str:
+    """--gotchas-one-pass-check: the terminal summary's closing line."""
+    by_name: dict[str, int] = {}
+    for d in c.readings_differ:
+        by_name[d.reading] = by_name.get(d.reading, 0) + 1
+    names = ", ".join(f"{name} {n}" for name, n in by_name.items())
+    listed = "; ".join(reading_difference_text(d, several_models) for d in c.readings_differ)
+    verdicts = ", ".join(f"{_model(v.model, several_models)}{v.case} {v.one_pass} -> {v.separate}"
+                         for v in c.case_verdicts_differ)
+    return (f"one pass checked against separate full passes: {len(c.readings_differ)} of {c.readings} readings "
+            f"differ" + (f" ({names}: {listed})" if c.readings_differ else "") + f"; {len(c.case_verdicts_differ)} "
+            f"of {c.case_verdicts} case verdicts would differ" + (f": {verdicts}" if verdicts else ""))
+
+
+# -- baselines ----------------------------------------------------------------------------------------------------
+
+
+def describe(header: Header) -> str:
+    checks = f", with {header.checks.replace(',', ' and ')}" if header.checks else ""
+    return (f"model {header.name!r} (weights sha256 {header.weights_sha256[:12]}..., {header.dtype}, "
+            f"softmax {header.softmax_dtype}, {header.device}{checks})")
+
+
+def refusal_text(refusal: Refusal) -> str:
+    if refusal.now is not None:
+        now = describe(refusal.now)
+    else:
+        checks = refusal.checks
+        now = f"dtype {refusal.dtype}, softmax {refusal.softmax_dtype}, " + (
+            f"with {checks.replace(',', ' and ')}" if checks else "without opt-in checks")
     return (
-        f"baseline {path} was recorded with {recorded.describe()}; this run uses {now}. "
-        f"They differ in {', '.join(fields)}, so their verdicts are not comparable. "
+        f"baseline {refusal.path} was recorded with {describe(refusal.recorded)}; this run uses {now}. "
+        f"They differ in {', '.join(refusal.fields)}, so their verdicts are not comparable. "
         f"Record a baseline for this model with --gotchas-baseline OTHER.yaml {UPDATE_FLAG}, "
         f"or compare anyway with {ANY_MODEL_FLAG}."
     )
 
 
-def hardware_note(recorded: Header, now: Header) -> str | None:
+def hardware_note(recorded_hardware: str, hardware: str) -> str:
     """Said wherever a verdict is compared across hardware: measured, other CPU kernels moved bfloat16
     probabilities by up to 3 points and turned exact ties into ok or MISS (docs/determinism.md)."""
-    if (recorded.device, recorded.hardware) == (now.device, now.hardware):
-        return None
-    return (f"recorded on {recorded.hardware}, this run on {now.hardware}: other kernels round differently, so "
+    return (f"recorded on {recorded_hardware}, this run on {hardware}: other kernels round differently, so "
             "probabilities move and close verdicts can flip (docs/determinism.md)")
 
 
-def regression_message(baseline: Baseline, path: Path | str, result: CaseResult, command: str,
-                       note: str | None = None) -> str | None:
-    """The failure text for a member that broke a pair which passed in the baseline; None when it broke none."""
-    broken = broken_pairs(baseline, result)
-    if not broken:
-        return None
-    chapter = result.chapter.name
-    old = baseline.verdicts.get(result.key)
-    lines = [f"regression against the baseline {path}:"]
-    for pair_id in broken:
-        others = [m for m in result.chapter.pairs[pair_id] if m != result.id]
-        other = "; ".join(f"other member {m}: {_verdict_of(baseline, f'{chapter}/{m}')} in the baseline"
-                          for m in others)
-        lines.append(f"  pair {chapter}/{pair_id} passed in the baseline and fails now ({other})")
-    was = f"{old.verdict:<9} {probabilities(old.p_correct, old.p_wrong)}" if old else "ok        (no probabilities recorded)"
-    now = entry_of(result)
-    lines.append(f"  {result.id}:")
+def regression_text(r: Regression) -> str:
+    """The failure text of a member that broke a pair which passed in the baseline."""
+    lines = [f"regression against the baseline {r.path}:"]
+    for pair in r.broken:
+        other = "; ".join(f"other member {m}: {verdict} in the baseline" for m, verdict in pair.others.items())
+        lines.append(f"  pair {pair.pair} passed in the baseline and fails now ({other})")
+    was = (f"{r.old.verdict:<9} {probabilities(r.old.p_correct, r.old.p_wrong)}" if r.old
+           else "ok        (no probabilities recorded)")
+    lines.append(f"  {r.case}:")
     lines.append(f"    baseline  {was}")
-    lines.append(f"    now       {now.verdict:<9} {probabilities(now.p_correct, now.p_wrong)}")
-    if note:
-        lines.append(f"  ({note})")
+    lines.append(f"    now       {r.new.verdict:<9} {probabilities(r.new.p_correct, r.new.p_wrong)}")
+    if r.recorded_hardware is not None:
+        lines.append(f"  ({hardware_note(r.recorded_hardware, r.hardware)})")
     lines.append("If the change is intended, record it:")
-    lines.append(f"  {command}")
+    lines.append(f"  {r.command}")
     return "\n".join(lines)
-
-
-def _verdict_of(baseline: Baseline, key: str) -> str:
-    entry = baseline.verdicts.get(key)
-    return entry.verdict if entry else "ok"  # a passing pair's members were ok
 
 
 def describe_change(change: PairChange) -> str:
     parts = []
-    for case_id, old, new in change.members:
-        if new is None:
-            parts.append(f"{case_id} not scored")
-        elif old is None or old == new:
-            parts.append(f"{case_id} {new}")
+    for member in change.members:
+        if member.new is None:
+            parts.append(f"{member.case} not scored")
+        elif member.old is None or member.old == member.new:
+            parts.append(f"{member.case} {member.new}")
         else:
-            parts.append(f"{case_id} {old} -> {new}")
+            parts.append(f"{member.case} {member.old} -> {member.new}")
     return ", ".join(parts)
 
 
-def notes(recorded: Header | None, now: Header) -> Iterator[Line]:
-    if recorded is None:
+def outcome_lines(outcome: BaselineOutcome, prefix: bool = False) -> list[Line]:
+    """The summary of one model's use of its baseline; `prefix` names the model on every line (several models)."""
+    lines = list(_outcome_lines(outcome))
+    if not prefix:
+        return lines
+    return [(f"[{outcome.model}] {text.strip()}" if text.strip() else text, markup) for text, markup in lines]
+
+
+def _outcome_lines(o: BaselineOutcome) -> Iterator[Line]:
+    if o.nothing_scored:
+        if o.update:
+            yield "baseline: nothing was scored, so nothing was recorded", YELLOW
         return
-    note = hardware_note(recorded, now)
-    if note:
-        yield f"  {note}", YELLOW
+    if o.refusal is not None:
+        yield f"baseline: not used: {refusal_text(o.refusal)}", RED
+        return
+    if o.missing and not o.update:
+        yield f"baseline: none at {o.path}; record one with: {o.command}", YELLOW
+        return
+    if not o.missing:
+        verb = "recorded over" if o.update else "compared with"
+        yield f"baseline {o.path}: {verb} {describe(o.recorded) if o.recorded else 'no header'}", {"bold": True}
+        if o.across and o.now is not None:
+            yield (f"  compared ACROSS MODELS ({ANY_MODEL_FLAG}): they differ in {', '.join(o.across)}; this run uses "
+                   f"{describe(o.now)}"), YELLOW
+        if o.recorded is not None and o.now is not None:
+            yield from _header_notes(o.recorded, o.now)
+            if o.numerics is not None:
+                yield from numerics_lines(o.numerics, o.recorded, o.now)
+        if o.comparison is not None:
+            yield from comparison_lines(o.comparison, o.command, o.update)
+    if o.written is not None:
+        yield update_line(o.written, o.path or ""), GREEN
+    if o.write_error is not None:
+        yield f"baseline: could not write {o.path}: {o.write_error}", RED
+
+
+def _header_notes(recorded: Header, now: Header) -> Iterator[Line]:
+    if (recorded.device, recorded.hardware) != (now.device, now.hardware):
+        yield f"  {hardware_note(recorded.hardware, now.hardware)}", YELLOW
     versions = [(name, getattr(recorded, name), getattr(now, name)) for name in ("torch", "transformers")]
     changed = [f"{name} {old} -> {new}" for name, old, new in versions if old != new]
     if changed:
         yield f"  recorded with other library versions: {', '.join(changed)}", YELLOW
 
 
-def comparison_lines(c: Comparison, baseline: Baseline, command: str, update: bool) -> Iterator[Line]:
+def comparison_lines(c: Comparison, command: str, update: bool) -> Iterator[Line]:
     """The summary of a comparison; in update mode the same facts are what was just recorded."""
     for change in c.regressions:
         word = "regression (recorded)" if update else "REGRESSION"
@@ -112,8 +237,8 @@ def comparison_lines(c: Comparison, baseline: Baseline, command: str, update: bo
     for change in c.new_pairs:
         state = change.new or "not scored"
         yield f"  new pair {change.key}: {state} ({describe_change(change)}), not in the baseline", YELLOW
-    for key in c.gone_pairs:
-        yield f"  pair {key} is in the baseline ({baseline.pairs[key]}) but no longer in its chapter", YELLOW
+    for key, state in c.gone_pairs.items():
+        yield f"  pair {key} is in the baseline ({state}) but no longer in its chapter", YELLOW
     for case in c.changed_cases:
         yield (f"  verdict changed {case.key}: {case.old.verdict} -> {case.new.verdict} "
                f"(was {probabilities(case.old.p_correct, case.old.p_wrong)}; "
@@ -136,8 +261,8 @@ def comparison_lines(c: Comparison, baseline: Baseline, command: str, update: bo
         yield f"  if the regressions are intended, record them with: {command}", PLAIN
 
 
-def update_line(stats: UpdateStats, path: Path | str, fresh: bool) -> str:
-    start = "started afresh, " if fresh else ""
+def update_line(stats: UpdateStats, path: str) -> str:
+    start = "started afresh, " if stats.fresh else ""
     return (f"baseline {path} written: {start}{stats.pairs} pairs and {stats.verdicts} verdicts recorded "
             f"({stats.changed} changed), {stats.removed} removed, {stats.kept} kept from cases that did not run")
 

@@ -4,16 +4,16 @@ compared with the one-pass reading it checks.
 A run's readings come from one full forward pass per prompt: an earlier position of that pass, or an incremental step
 on its KV cache (scoring/readings.py). The check computes every reading again the way it was computed before, one
 full pass per context, and keeps it beside the first under the name ``<reading>/separate`` (a reading is named data
-of a run, so this needs no new field). Here: which readings differ (any of P(correct), P(wrong), the verdict, the
-tokens or contributions shown, the neglected mass) and which case verdicts would.
+of a run, so this needs no new field). Here, as facts (the sentences are report/wording.py's): which readings differ
+(any of P(correct), P(wrong), the verdict, the tokens or contributions shown, the neglected mass), which case
+verdicts would, and how many readings came from KV-cached steps.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from pydantic.dataclasses import dataclass
 
-from .schema import PRECISION, CaseResult
+from .schema import PRECISION, CaseResult, Reading
 
 SUFFIX = "/separate"
 
@@ -33,66 +33,57 @@ def judged_alone(name: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Difference:
+class ReadingDifference:
+    """One reading of one run that separate full passes give otherwise."""
+
     case: str  # the case's key, chapter/id
     model: str | None
     run: str | None  # the run's label (primer, variant), None for a single run
     reading: str
-    one_pass: tuple[float, float, str]  # P(correct), P(wrong), verdict
-    separate: tuple[float, float, str]
-
-    def text(self, several_models: bool = False) -> str:
-        run = f"[{self.run}]" if self.run else ""
-        model = f"{self.model}:" if several_models and self.model else ""
-        a, b = self.one_pass, self.separate
-        verdict = f" {a[2]} -> {b[2]}" if a[2] != b[2] else ""
-        return f"{model}{self.case}{run} {self.reading}{verdict}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"case": self.case, "model": self.model, "run": self.run, "reading": self.reading,
-                "one_pass": list(self.one_pass), "separate": list(self.separate)}
+    one_pass: Reading
+    separate: Reading
 
 
 @dataclass(frozen=True)
-class Check:
+class VerdictDifference:
+    """A case verdict (by the runs' own reading) that separate full passes would change."""
+
+    case: str
+    model: str | None
+    one_pass: str
+    separate: str
+
+
+@dataclass(frozen=True)
+class OnePassCheck:
+    """Every checked reading and case verdict against its separate-pass twin."""
+
     readings: int  # readings compared
-    differ: list[Difference]
-    cases: int  # case verdicts compared (by the run's own reading)
-    verdicts_differ: list[tuple[str, str | None, str, str]]  # (case key, model, one-pass verdict, separate verdict)
-
-    def line(self, several_models: bool = False) -> str:
-        """The terminal summary's closing line."""
-        by_name: dict[str, int] = {}
-        for d in self.differ:
-            by_name[d.reading] = by_name.get(d.reading, 0) + 1
-        names = ", ".join(f"{name} {n}" for name, n in by_name.items())
-        listed = "; ".join(d.text(several_models) for d in self.differ)
-        verdicts = ", ".join(f"{f'{m}:' if several_models and m else ''}{key} {a} -> {b}"
-                             for key, m, a, b in self.verdicts_differ)
-        return (f"one pass checked against separate full passes: {len(self.differ)} of {self.readings} readings "
-                f"differ" + (f" ({names}: {listed})" if self.differ else "") + f"; {len(self.verdicts_differ)} of "
-                f"{self.cases} case verdicts would differ" + (f": {verdicts}" if verdicts else ""))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"readings": self.readings, "readings_differ": [d.to_dict() for d in self.differ],
-                "case_verdicts": self.cases,
-                "case_verdicts_differ": [{"case": k, "model": m, "one_pass": a, "separate": b}
-                                         for k, m, a, b in self.verdicts_differ]}
+    readings_differ: list[ReadingDifference]
+    case_verdicts: int  # case verdicts compared (by the run's own reading)
+    case_verdicts_differ: list[VerdictDifference]
 
 
-def method_line(results: list[CaseResult]) -> str | None:
+@dataclass(frozen=True)
+class Stepped:
     """How the runs were read, when some read KV-cached steps: those are the readings the check would recompute."""
+
+    forward_passes: int  # full passes, over every scored run
+    runs: int  # scored runs
+    steps: int  # contexts read as incremental steps
+    stepped_runs: int  # runs with at least one step
+
+
+def stepped(results: list[CaseResult]) -> Stepped | None:
     runs = [run for result in results if result.scored for run in result.runs]
-    stepped = [run for run in runs if run.incremental_steps]
-    if not stepped:
+    with_steps = [run for run in runs if run.incremental_steps]
+    if not with_steps:
         return None
-    return (f"one pass per prompt: {sum(r.forward_passes for r in runs)} full forward passes for {len(runs)} runs; "
-            f"{sum(r.incremental_steps for r in stepped)} text-reading contexts in {len(stepped)} runs read as "
-            "incremental steps on a pass's KV cache, which can differ from separate passes in their last bits "
-            "(--gotchas-one-pass-check lists what differs)")
+    return Stepped(sum(r.forward_passes for r in runs), len(runs), sum(r.incremental_steps for r in with_steps),
+                   len(with_steps))
 
 
-def check(results: list[CaseResult]) -> Check | None:
+def check(results: list[CaseResult]) -> OnePassCheck | None:
     """The comparison over every run that was checked; None when none was."""
     compared, differ, cases, changed = 0, [], 0, []
     for result in results:
@@ -106,15 +97,13 @@ def check(results: list[CaseResult]) -> Check | None:
                     continue
                 compared += 1
                 if reading != again:
-                    differ.append(Difference(result.key, result.model_id, run.label, name,
-                                             (reading.p_correct, reading.p_wrong, reading.verdict),
-                                             (again.p_correct, again.p_wrong, again.verdict)))
+                    differ.append(ReadingDifference(result.key, result.model, run.label, name, reading, again))
         main = result.runs[0].main
         if main in result.reading_verdicts and separate(main) in result.reading_verdicts:
             cases += 1
             a, b = result.reading_verdicts[main], result.reading_verdicts[separate(main)]
             if a != b:
-                changed.append((result.key, result.model_id, a, b))
+                changed.append(VerdictDifference(result.key, result.model, a, b))
     if not compared:
         return None
-    return Check(compared, differ, cases, changed)
+    return OnePassCheck(compared, differ, cases, changed)

@@ -8,9 +8,9 @@ difference is claimed only where the test shows one; otherwise the comparison sa
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
 from itertools import combinations
-from typing import Any
+
+from pydantic.dataclasses import dataclass
 
 from .rollup import ChapterRollup
 from .verdict import Verdict
@@ -35,16 +35,12 @@ class ModelComparison:
         """Whether the test shows a difference at ALPHA."""
         return self.p_value < ALPHA
 
-    def line(self) -> str:
-        counts = (f"{self.unit}: {self.a} only {self.a_only}, {self.b} only {self.b_only}, both {self.both}, "
-                  f"neither {self.neither}; p = {self.p_value:.3g}")
+    @property
+    def ahead(self) -> str | None:
+        """The model the test shows ahead, or None when it shows no difference."""
         if not self.shown:
-            return f"{counts}: no difference shown"
-        better = self.a if self.a_only > self.b_only else self.b
-        return f"{counts}: {better} ahead"
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+            return None
+        return self.a if self.a_only > self.b_only else self.b
 
 
 def mcnemar(a_only: int, b_only: int) -> float:

@@ -1,55 +1,67 @@
-"""One run's report: the results, their rollups, the run's facts and the baseline comparison, built once.
+"""One run's report: the results, the descriptions they refer to, their rollups, the run's facts and the baseline
+outcomes; and the versioned JSON document every view and `gotchas merge` read.
 
-Every view reads it: the terminal summary, the JSON file (``to_dict``, which ``from_dict`` reads back, so that a
-recorded report renders as a page again) and the HTML page.
+`Report` is what a run (or a merge) produced; its rollups, pairs and comparisons are computed from it on demand.
+`ReportFile` is the JSON document: the report's own facts plus the computed sections, for readers of the file. It is
+written and read through pydantic (validated on read, the path of the first bad value in the error), and its JSON
+Schema (report.schema.json beside this module) is generated from these types: tests/unit/results keeps the file in
+step and validates every report the tests write against it.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import json
+from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
-from .pairwise import ModelComparison, compare_models
-from .schema import CaseResult, ChapterInfo
-from .rollup import ChapterRollup, rollup
+from pydantic import TypeAdapter
+from pydantic.dataclasses import dataclass as typed
 
-FORMAT_VERSION = 2
+from .baselines import BaselineOutcome
+from .onepass import OnePassCheck, check
+from .pairwise import ModelComparison, compare_models
+from .rollup import ChapterRollup, PairResult, TwinResult, merged_infos, rollup
+from .schema import CaseResult, ChapterInfo, ModelInfo, RunInfo
+
+FORMAT = 3  # 3: typed; results refer to their chapter and model by key; baselines as facts, no sentences
+SCHEMA_FILE = Path(__file__).with_name("report.schema.json")
 
 
 @dataclass
 class Report:
     results: list[CaseResult]
-    run: dict[str, Any] = field(default_factory=dict)  # command, date, versions, timings ...
-    baselines: list[dict[str, Any]] = field(default_factory=list)  # baseline.gate.Finished.to_dict(), per model
+    chapter_infos: list[ChapterInfo]  # every chapter a result names (merged_infos joins parts of one chapter)
+    model_infos: list[ModelInfo] = field(default_factory=list)  # every model that scored, in the order they ran
+    run: RunInfo = field(default_factory=RunInfo)
+    baselines: list[BaselineOutcome] = field(default_factory=list)  # per model
+
+    @cached_property
+    def infos(self) -> dict[str, ChapterInfo]:
+        return merged_infos(self.chapter_infos)
+
+    @cached_property
+    def models(self) -> dict[str, ModelInfo]:
+        return {m.id: m for m in self.model_infos}
 
     @cached_property
     def chapters(self) -> list[ChapterRollup]:
-        return rollup(self.results)
+        return rollup(self.results, self.infos)
 
     @cached_property
     def comparisons(self) -> list[ModelComparison]:
         return compare_models(self.chapters)
 
+    @cached_property
+    def one_pass_check(self) -> OnePassCheck | None:
+        """--gotchas-one-pass-check: the readings and case verdicts separate full passes give otherwise."""
+        return check(self.results)
+
     @property
     def model_ids(self) -> list[str]:
         """The models of the run by their short names, in the order they ran."""
-        return [m for m in dict.fromkeys(r.model_id for r in self.results) if m is not None]
-
-    @property
-    def models(self) -> list[dict[str, Any]]:
-        """The model of every scored result, each once, in the order they first appear, with its short name as
-        `id` (what items, cases, pairs and chapters name it by)."""
-        seen: dict[str, dict[str, Any]] = {}
-        for result in self.results:
-            key = result.model_id or (result.model or {}).get("name")
-            if result.model and key not in seen:
-                seen[key] = {"id": key, **result.model}
-        return list(seen.values())
-
-    @property
-    def model(self) -> dict[str, Any] | None:
-        return self.models[0] if self.models else None
+        return [m for m in dict.fromkeys(r.model for r in self.results) if m is not None]
 
     @property
     def cases(self) -> list[CaseResult]:
@@ -62,41 +74,79 @@ class Report:
             counts[case.outcome] = counts.get(case.outcome, 0) + 1
         return counts
 
-    def to_dict(self) -> dict[str, Any]:
-        cases = []
-        for case in self.cases:
-            data = case.to_dict()
-            data["chapter"] = case.chapter.name
-            data["model"] = data.pop("model_id")  # its description is the entry of `models` with this id
-            data["chapter_info"] = asdict(case.chapter)  # what this case's test knew of its chapter
-            cases.append(data)
-        return {
-            "format": FORMAT_VERSION,
-            "run": self.run,
-            "model": self.model,
-            "models": self.models,
-            "cases": cases,
-            "pairs": [dict(asdict(p), key=p.key) for c in self.chapters for p in c.pairs],
-            "chapters": [
-                {
-                    "model": c.model, "name": c.info.name, "label": c.info.label, "title": c.info.title, "path": c.info.path,
-                    "implementation_defined": c.info.implementation_defined, "case_ids": c.info.case_ids,
-                    "pair_members": c.info.pairs, "twin_members": c.info.twins,
-                    "pairs_passed": c.passed, "pairs_counted": c.counted, "pairs_total": len(c.pairs),
-                    "twins": [asdict(t) for t in c.twins], "line": c.line(),
-                }
-                for c in self.chapters
-            ],
-            "comparisons": [c.to_dict() for c in self.comparisons],
-            "baselines": self.baselines,
-        }
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Report":
-        models = {m["id"]: {k: v for k, v in m.items() if k != "id"} for m in data.get("models") or []}
-        results = [CaseResult.from_dict({**{k: v for k, v in case.items() if k != "chapter_info"},
-                                         "chapter": ChapterInfo(**case["chapter_info"]),
-                                         "model": models.get(case["model"]) if case["status"] == "scored" else None,
-                                         "model_id": case["model"]})
-                   for case in data["cases"]]
-        return cls(results, data.get("run") or {}, data.get("baselines") or [])
+@typed
+class ChapterSummary:
+    """One chapter's rollup for one model, as the JSON states it."""
+
+    chapter: str
+    model: str | None
+    pairs_passed: int
+    pairs_counted: int
+    pairs_total: int
+    twins: list[TwinResult]
+
+
+@typed
+class ReportFile:
+    """The JSON document of a report (format FORMAT)."""
+
+    format: int
+    run: RunInfo
+    models: list[ModelInfo]
+    chapters: list[ChapterInfo]
+    cases: list[CaseResult]
+    baselines: list[BaselineOutcome]
+    # Computed from the above when written; read back, they are ignored and computed again.
+    pairs: list[PairResult] = field(default_factory=list)
+    rollups: list[ChapterSummary] = field(default_factory=list)
+    comparisons: list[ModelComparison] = field(default_factory=list)
+    one_pass_check: OnePassCheck | None = None  # only when the runs were checked (--gotchas-one-pass-check)
+
+
+_FILE = TypeAdapter(ReportFile)
+_RESULT = TypeAdapter(CaseResult)
+
+
+def to_file(report: Report) -> ReportFile:
+    rollups = [ChapterSummary(c.info.name, c.model, c.passed, c.counted, len(c.pairs), c.twins)
+               for c in report.chapters]
+    return ReportFile(FORMAT, report.run, list(report.model_infos), list(report.infos.values()), report.cases,
+                      report.baselines, [p for c in report.chapters for p in c.pairs], rollups, report.comparisons,
+                      report.one_pass_check)
+
+
+def to_data(report: Report) -> dict[str, Any]:
+    """The report as JSON values (NaN and infinities are refused: they are not JSON)."""
+    return _FILE.dump_python(to_file(report), mode="json")
+
+
+def to_json(report: Report) -> str:
+    return json.dumps(to_data(report), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def from_data(data: Any) -> Report:
+    """A report from JSON values; raises pydantic.ValidationError naming the first value that does not fit."""
+    file = _FILE.validate_python(data)
+    return Report(file.cases, file.chapters, file.models, file.run, file.baselines)
+
+
+def result_to_data(result: CaseResult) -> dict[str, Any]:
+    """One result as plain values: how it crosses from an xdist worker to the controller."""
+    return _RESULT.dump_python(result, mode="json")
+
+
+def result_from_data(data: Any) -> CaseResult:
+    return _RESULT.validate_python(data)
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of the document, as written (computed fields included, marked readOnly)."""
+    schema = _FILE.json_schema(mode="serialization")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = f"pytest-gotchas report, format {FORMAT}"
+    return schema
+
+
+def schema_text() -> str:
+    return json.dumps(json_schema(), indent=1, sort_keys=True) + "\n"

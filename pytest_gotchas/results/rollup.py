@@ -3,13 +3,16 @@ neither are models: every rollup is of one chapter for one model."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+
+from pydantic.dataclasses import dataclass as typed
 
 from .schema import CaseResult, ChapterInfo
 from .verdict import Verdict
 
 
-@dataclass
+@typed
 class PairResult:
     chapter: str
     id: str
@@ -23,13 +26,14 @@ class PairResult:
         return f"{self.chapter}/{self.id}"
 
 
-@dataclass
+@typed
 class TwinResult:
     chapter: str
     id: str
     members: list[str]
     verdicts: list[str | None]
     agree: bool | None
+    model: str | None = None
 
 
 @dataclass
@@ -48,43 +52,48 @@ class ChapterRollup:
     def counted(self) -> int:
         return sum(1 for p in self.pairs if p.passed is not None)
 
-    def line(self) -> str:
-        text = f"{self.info.label}: {self.passed}/{self.counted} pairs" if self.pairs else f"{self.info.label}: no pairs"
-        incomplete = len(self.pairs) - self.counted
-        if incomplete:
-            text += f" ({incomplete} not scored)"
-        if self.twins:
-            agree = sum(1 for t in self.twins if t.agree)
-            text += f"; twins agree {agree}/{sum(1 for t in self.twins if t.agree is not None)}"
-        return text
+    @property
+    def agreeing(self) -> int:
+        return sum(1 for t in self.twins if t.agree)
+
+    @property
+    def twins_counted(self) -> int:
+        return sum(1 for t in self.twins if t.agree is not None)
 
 
-def merged_info(results: list[CaseResult]) -> ChapterInfo:
-    """A chapter's description from all its results: Python tests that record into one chapter each know only their
-    own case and pair."""
-    info = results[0].chapter
-    case_ids = list(info.case_ids)
-    pairs, twins = dict(info.pairs), dict(info.twins)
-    for result in results[1:]:
-        case_ids += [c for c in result.chapter.case_ids if c not in case_ids]
-        for pair_id, members in result.chapter.pairs.items():  # a Python test names only its own member
+def merged_info(infos: Iterable[ChapterInfo]) -> ChapterInfo:
+    """One chapter's description from the descriptions of its parts: Python tests that record into one chapter
+    each know only their own case and pair, and xdist workers each know the tests they ran."""
+    first, *rest = infos
+    case_ids = list(first.case_ids)
+    pairs, twins = dict(first.pairs), dict(first.twins)
+    for info in rest:
+        case_ids += [c for c in info.case_ids if c not in case_ids]
+        for pair_id, members in info.pairs.items():  # a Python test names only its own member
             pairs[pair_id] = list(dict.fromkeys([*pairs.get(pair_id, []), *members]))
-        twins.update({k: v for k, v in result.chapter.twins.items() if k not in twins})
-    return replace(info, case_ids=case_ids, pairs=pairs, twins=twins)
+        twins.update({k: v for k, v in info.twins.items() if k not in twins})
+    return replace(first, case_ids=case_ids, pairs=pairs, twins=twins)
 
 
-def rollup(results: list[CaseResult]) -> list[ChapterRollup]:
+def merged_infos(infos: Iterable[ChapterInfo]) -> dict[str, ChapterInfo]:
+    """Every chapter once by name, each merged from all its parts, in the order they first appear."""
+    parts: dict[str, list[ChapterInfo]] = {}
+    for info in infos:
+        parts.setdefault(info.name, []).append(info)
+    return {name: merged_info(found) for name, found in parts.items()}
+
+
+def rollup(results: list[CaseResult], chapters: Mapping[str, ChapterInfo]) -> list[ChapterRollup]:
     """One rollup per (chapter, model), chapters in file order, models in the order they first appear."""
     groups: dict[tuple[str, str | None], list[CaseResult]] = {}
     for result in results:
-        groups.setdefault((result.chapter.name, result.model_id), []).append(result)
-    models = list(dict.fromkeys(r.model_id for r in results))
+        groups.setdefault((result.chapter, result.model), []).append(result)
+    models = list(dict.fromkeys(r.model for r in results))
     rollups = []
-    for name, model in sorted(groups, key=lambda k: (groups[k][0].chapter.order, k[0], models.index(k[1]))):
-        cases = groups[name, model]
-        info = merged_info(cases)
+    for name, model in sorted(groups, key=lambda k: (chapters[k[0]].order, k[0], models.index(k[1]))):
+        info = chapters[name]
         order = {case_id: n for n, case_id in enumerate(info.case_ids)}
-        cases.sort(key=lambda c: order.get(c.id, len(order)))
+        cases = sorted(groups[name, model], key=lambda c: order.get(c.id, len(order)))
         verdicts = {c.id: (c.verdict if c.scored else None) for c in cases}
         pairs = []
         for pair_id, members in info.pairs.items():
@@ -94,6 +103,6 @@ def rollup(results: list[CaseResult]) -> list[ChapterRollup]:
         twins = []
         for twin_id, members in info.twins.items():
             vs = [verdicts.get(m) for m in members]
-            twins.append(TwinResult(name, twin_id, list(members), vs, None if None in vs else vs[0] == vs[1]))
+            twins.append(TwinResult(name, twin_id, list(members), vs, None if None in vs else vs[0] == vs[1], model))
         rollups.append(ChapterRollup(info, cases, pairs, twins, model))
     return rollups

@@ -1,31 +1,43 @@
-"""The result model: what one case gave, as plain values.
+"""The result schema: every fact a run produces, typed, and versioned as one JSON document (results/report.py).
 
-It travels from xdist workers to the controller inside the test report (as ``to_dict()``), and every view (terminal,
-JSON, HTML, junit, baseline) reads it. A run holds its readings by name, so a new way of reading the cut is new data
-under a new name, not new fields here:
+Producers fill these types (scoring fills Reading, Run and CaseResult; model loading fills ModelInfo; collection
+fills ChapterInfo), and every view (terminal, JSON, HTML, junit, baseline) reads them. They are pydantic
+dataclasses: constructing one checks its types, and a JSON report read back (`gotchas merge`, xdist) is validated
+field by field, with the path of the first bad value in the error. Numbers derived from others (coverage, margin,
+a run's main numbers) are computed fields: written to JSON for its readers, never stored twice.
 
-- ``text``: the probability that the output, as text, continues with each candidate (readings.py);
-- ``token``: the write-up's reading at the cut (plain, healed or a multi-token chain; see cut.py);
+A case result refers to its chapter and its model by key (ChapterInfo.name, ModelInfo.id); the report holds each
+description once. A run holds its readings by name, so a new way of reading the cut is new data under a new name:
+
+- ``text``: the probability that the output, as text, continues with each candidate (scoring/readings.py);
+- ``token``: the write-up's reading at the cut (plain, healed or a multi-token chain; see scoring/cut.py);
 - ``plain``: the naive single-token reading at the full prompt, when the token reading is not plain;
 - ``other-softmax``: the same logits through the other softmax dtype;
 - ``precision``: the verdict's reading computed in float32 (weights upcast, float32 softmax), with
   --gotchas-precision-check.
+
+With --gotchas-one-pass-check every reading is also computed with separate full passes, one per context, and kept
+under ``<name>/separate`` (results/onepass.py compares the two).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import field
 from typing import Any
+
+from pydantic import computed_field
+from pydantic.dataclasses import dataclass
 
 from .verdict import Judged, Status
 
 TEXT, TOKEN, PLAIN, OTHER_SOFTMAX, PRECISION = "text", "token", "plain", "other-softmax", "precision"
-DERIVED = ("verdict", "p_correct", "p_wrong", "coverage", "margin")  # a run's, from its main reading
 
 
 @dataclass
 class ChapterInfo:
+    """What every result of a chapter knows of it; the report holds one per chapter name."""
+
     name: str
     label: str  # "ch.2 sets: the order you see is the hash table"
     title: str
@@ -35,7 +47,7 @@ class ChapterInfo:
     pairs: dict[str, list[str]]
     twins: dict[str, list[str]]
     # sha256 of the chapter file's bytes when it was collected: `gotchas merge` refuses to combine results of two
-    # versions of one chapter. None in reports written before it was recorded.
+    # versions of one chapter. None for a chapter that Python tests record into (it is no file).
     sha256: str | None = None
 
     @property
@@ -43,6 +55,39 @@ class ChapterInfo:
         """Where the chapter comes in reports: by path, numbers by value, so that cases/2-sets.yaml comes before
         cases/10-rounding.yaml."""
         return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", self.path))
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """One model of a run, as loaded: what decides its numbers. Results name it by `id`."""
+
+    id: str  # the short name items, cases, pairs, chapters and baseline files use (gemma-3-270m)
+    name: str  # what the user named, or the embedded model's label
+    source: str  # the resolved local path that was loaded
+    weights_sha256: str  # one file: its sha256; several: sha256 over their hex digests in name order
+    dtype: str
+    device: str
+    hardware: str  # the CPU with the instruction sets that decide its kernels, or the GPU (model/numerics.py)
+    torch_version: str
+    transformers_version: str
+    numerics: str = ""  # model/numerics.fingerprint: the kernels' bits on fixed probes
+    threads: int = 0  # torch threads of the process that loaded it (CPU kernels can round differently per count)
+    bos: str = ""  # the BOS policy and what it gave: "auto: <bos>"
+
+
+@dataclass(frozen=True)
+class TopToken:
+    token: str  # decoded
+    p: float
+
+
+@dataclass(frozen=True)
+class LayerReading:
+    """The main reading after one layer (--gotchas-layers)."""
+
+    layer: int
+    p_correct: float
+    p_wrong: float
 
 
 @dataclass
@@ -59,28 +104,20 @@ class Reading:
     wrong_tokens: list[str] = field(default_factory=list)
     neglected: float = 0.0  # the text reading: at most this much probability lies in chains it did not follow
 
-    def __post_init__(self) -> None:
-        self.verdict = str(self.verdict)  # a plain str: execnet cannot serialize str subclasses such as Verdict
-
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def coverage(self) -> float:
         return self.p_correct + self.p_wrong
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def margin(self) -> float:
         return abs(self.p_correct - self.p_wrong)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "coverage": self.coverage, "margin": self.margin}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Reading":
-        return cls(**{k: v for k, v in data.items() if k not in ("coverage", "margin")})
-
 
 @dataclass
 class Run:
-    """One prompt put to the model: the case under one primer (or none)."""
+    """One prompt put to the model: the case, or one of its variants, under one primer (or none)."""
 
     primer: str | None
     prompt: str
@@ -88,14 +125,13 @@ class Run:
     wrong: str
     readings: dict[str, Reading]
     main: str  # the name of the reading the verdict comes from
-    top: list[list[Any]]  # [[token text, probability], ...] at the main reading's context
+    top: list[TopToken]  # at the main reading's context, most probable first
     batch_size: int
     forward_passes: int  # full forward passes this run added (one per prompt; more where a context could not be
     # read from the prompt's own pass)
     incremental_steps: int = 0  # contexts computed as incremental steps on that pass's KV cache (0 in older reports)
     variant: str | None = None  # the case's variant this run read; None for its own transcript
-    # --gotchas-layers: the main reading after each layer, [{"layer": k, "p_correct": ..., "p_wrong": ...}, ...]
-    layers: list[dict[str, float]] = field(default_factory=list)
+    layers: list[LayerReading] = field(default_factory=list)  # --gotchas-layers: the main reading after each layer
 
     @property
     def label(self) -> str | None:
@@ -108,22 +144,28 @@ class Run:
     def reading(self) -> Reading:
         return self.readings[self.main]
 
+    # The main reading's numbers, also at the run's top level in the JSON, for its readers.
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def verdict(self) -> str:
         return self.reading.verdict
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def p_correct(self) -> float:
         return self.reading.p_correct
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def p_wrong(self) -> float:
         return self.reading.p_wrong
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def coverage(self) -> float:
         return self.reading.coverage
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def margin(self) -> float:
         return self.reading.margin
@@ -135,44 +177,35 @@ class Run:
         precision = self.readings.get(PRECISION)
         return Judged(self.primer, self.verdict, precision.verdict if precision else None, self.variant)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The main reading's numbers also at the top, for readers of the JSON; from_dict ignores them."""
-        data = {k: v for k, v in asdict(self).items() if k != "readings"}
-        data.update({name: getattr(self, name) for name in DERIVED})
-        data["readings"] = {name: r.to_dict() for name, r in self.readings.items()}
-        return data
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Run":
-        readings = {name: Reading.from_dict(r) for name, r in data["readings"].items()}
-        return cls(**{**{k: v for k, v in data.items() if k not in DERIVED}, "readings": readings})
+@dataclass(frozen=True)
+class SeedOutput:
+    """What an unscored case printed under one hash seed."""
+
+    seed: str
+    text: str
 
 
 @dataclass
 class CaseResult:
     id: str
-    chapter: ChapterInfo
+    chapter: str  # ChapterInfo.name
     status: str  # a verdict.Status
     verdict: str | None  # a verdict.Verdict when scored
+    model: str | None = None  # ModelInfo.id of the model this item ran for; None when no model is part of the run
     runs: list[Run] = field(default_factory=list)
     interpreter: str | None = None  # "3.11.7 /path/to/python3.11"
-    outputs: list[list[str]] = field(default_factory=list)  # unscored: [[seed, text], ...]
+    outputs: list[SeedOutput] = field(default_factory=list)  # unscored: what each seed printed
     message: str | None = None  # why it was not scored
     note: str | None = None
-    model: dict[str, Any] | None = None  # model.ModelInfo as plain values, plus "hardware", "bos"
-    model_id: str | None = None  # the model this item ran for (its parameter: gemma-3-270m, smollm2-135m ...)
     qualifiers: list[str] = field(default_factory=list)  # every qualifier that applies (prime-dep ...)
     # The case verdict by each reading every run has (the main one included), without the precision check: which
     # verdicts the way of reading decides.
     reading_verdicts: dict[str, str] = field(default_factory=dict)
 
-    def __post_init__(self) -> None:
-        self.status = str(self.status)
-        self.verdict = None if self.verdict is None else str(self.verdict)
-
     @property
     def key(self) -> str:
-        return f"{self.chapter.name}/{self.id}"
+        return f"{self.chapter}/{self.id}"
 
     @property
     def scored(self) -> bool:
@@ -183,13 +216,36 @@ class CaseResult:
         """What the test reports: the verdict of a scored case, else its status."""
         return str(self.verdict) if self.scored else self.status
 
-    def to_dict(self) -> dict[str, Any]:
-        data = {k: v for k, v in asdict(self).items() if k != "runs"}
-        data["runs"] = [run.to_dict() for run in self.runs]
-        return data
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "CaseResult":
-        chapter = data["chapter"]
-        return cls(**{**data, "chapter": chapter if isinstance(chapter, ChapterInfo) else ChapterInfo(**chapter),
-                      "runs": [Run.from_dict(r) for r in data.get("runs", [])]})
+@dataclass
+class Timings:
+    """Wall seconds of one process per phase, and what its forward passes cost."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+    forward_passes: int = 0  # full forward passes (one per prompt, and any a context could not be stepped to)
+    forward_calls: int = 0  # model calls for them: fewer when --gotchas-batch-size grouped some
+    prompt_tokens: int = 0  # tokens of the full passes
+    incremental_steps: int = 0  # contexts computed as steps on a full pass's KV cache
+    incremental_tokens: int = 0  # tokens the steps fed
+    check_passes: int = 0  # --gotchas-one-pass-check: its separate full passes
+    tokenizer_loaded: bool = False
+    torch_threads: int | None = None
+    transcript_cache: dict[str, int] = field(default_factory=dict)  # hits, misses
+    cut_cache: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class RunInfo:
+    """The run as a whole: what ran it, where, and what it cost."""
+
+    command: str = ""
+    date: str = ""
+    pytest: str | None = None
+    python: str | None = None
+    platform: str | None = None
+    xdist_workers: int = 0
+    isolation: str | None = None
+    timings: Timings | None = None  # this process's (the controller's, under xdist)
+    workers: dict[str, Timings] = field(default_factory=dict)  # under xdist: each worker's, by its id
+    merged_from: list[RunInfo] = field(default_factory=list)  # `gotchas merge`: the runs of its inputs
+    file: str | None = None  # `gotchas merge`: the input report this run wrote

@@ -180,8 +180,10 @@ def plan_cut(tokenizer: Any, prompt: str, correct: str, wrong: str, bos: str = "
         if problem:
             raise untokenizable(problem)
 
-    correct_ids = a.ids[start : _chain_end(a, start, cut) + 1]
-    wrong_ids = b.ids[start : _chain_end(b, start, cut) + 1]
+    ends = _chain_end(a, start, cut), _chain_end(b, start, cut)
+    assert ends[0] is not None and ends[1] is not None  # _side_problem refused a side with none
+    correct_ids = a.ids[start : ends[0] + 1]
+    wrong_ids = b.ids[start : ends[1] + 1]
     context = a.ids[:start]
     single = len(correct_ids) == 1 and len(wrong_ids) == 1
     if single and context == t.ids:

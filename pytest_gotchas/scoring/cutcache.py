@@ -48,7 +48,7 @@ def plan_from_dict(data: dict[str, Any]) -> CutPlan:
     """Raises ValueError, KeyError or TypeError for anything that is not a plan as plan_to_dict writes it."""
     if set(data) != {f.name for f in fields(CutPlan)}:
         raise ValueError(f"not a cut plan: {sorted(data)}")
-    values = {f.name: tuple(v) if isinstance(v, list) else v for f in fields(CutPlan) for v in [data[f.name]]}
+    values: dict[str, Any] = {f.name: tuple(v) if isinstance(v, list) else v for f in fields(CutPlan) for v in [data[f.name]]}
     for name in ("context_ids", "correct_ids", "wrong_ids", "prompt_ids"):
         if not values[name] or not all(isinstance(i, int) and not isinstance(i, bool) for i in values[name]):
             raise ValueError(f"{name} is not a list of token ids")

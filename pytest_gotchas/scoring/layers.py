@@ -4,13 +4,14 @@ Each layer's logits come from lens.py (the model's own final norm, unembedding a
 residual stream at the last position: the logit lens). The reading after layer k is the run's own reading (text or
 token, plain, healed or a chain) computed by the same code as the final one, from layer k's probabilities at every
 context it needs; so the last layer's reading equals the final reading exactly (the last layer is the model's own
-logits, tests/test_layers.py checks it), and the chart shows the same quantity all the way down.
+logits, tests/plugin/test_layers.py checks it), and the chart shows the same quantity all the way down.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..results.schema import LayerReading
 from .cut import CutPlan
 from .lens import LayerLogits, layer_logits
 from .readings import Context, forward_groups
@@ -75,8 +76,8 @@ class LayerView:
 
 
 def layer_readings(model: Any, plan: CutPlan, texts: tuple[str, str, str], main: str, vocab: Vocab | None,
-                   softmax_dtype: str, batch_size: int, decode: Any) -> list[dict[str, float]]:
-    """[{layer, p_correct, p_wrong}, ...] of the run's main reading after each layer."""
+                   softmax_dtype: str, batch_size: int, decode: Any) -> list[LayerReading]:
+    """The run's main reading after each layer."""
     from .readings import text_reading, token_reading
 
     rows = LayerRows(model, softmax_dtype, batch_size)
@@ -90,6 +91,6 @@ def layer_readings(model: Any, plan: CutPlan, texts: tuple[str, str, str], main:
             view.need([plan.context_ids + chain[:i] for chain in (plan.correct_ids, plan.wrong_ids)
                        for i in range(len(chain))])
             reading = token_reading(plan, view, softmax_dtype)
-        out.append({"layer": layer, "p_correct": reading.p_correct, "p_wrong": reading.p_wrong})
+        out.append(LayerReading(layer, reading.p_correct, reading.p_wrong))
     return out
 

@@ -4,7 +4,8 @@ One forward pass per batch of equal-length contexts, with ``output_hidden_states
 ``logits_to_keep=1, use_cache=False``. Each layer's hidden state goes through the model's own final norm, its
 unembedding (``lm_head``) and the output scaling its forward applies after it (Gemma 2's final logit soft-capping,
 Cohere's ``logit_scale``, Granite's ``logits_scaling``), op for op as the model's forward does: layer k's logits are
-what the model truncated after layer k would compute (tests/test_lens.py checks this bit for bit at every layer).
+what the model truncated after layer k would compute (tests/unit/scoring/test_lens.py checks this bit for bit at
+every layer).
 
 Layer numbering: layer k is the reading after the k-th decoder layer, k = 1..N; the last one, N, is the model's own
 reading. With ``embeddings=True`` the embeddings read through the same norm and head are layer 0.
@@ -14,8 +15,8 @@ layers 1..N-1 (not normed), and entry N is already passed through the final norm
 ``last_hidden_state``): the final norm is applied to all entries but the last.
 
 The last layer's logits are recomputed from the hidden state and compared with the logits the same pass returned:
-bit-identical on every model tests/test_lens.py tries (tiny Gemma 3 with and without soft-capping, Llama, GPT-2,
-Cohere, Granite; gemma-3-270m and SmolLM2-135M).
+bit-identical on every model tests/unit/scoring/test_lens.py tries (tiny Gemma 3 with and without soft-capping,
+Llama, GPT-2, Cohere, Granite) and tests/e2e/test_layer_readings.py (gemma-3-270m and SmolLM2-135M).
 The returned last row is always the model's own logits, so that the last layer agrees with readings.py's reading;
 ``exact`` says whether the recomputation matched bit for bit. A recomputation that is not even close means the
 model does to its logits something this module does not know, and raises LensError rather than show wrong layers.
@@ -37,9 +38,6 @@ HEAD_PATHS = ("lm_head",)
 # How far a recomputed final logit may be from the model's before it is an unknown scaling, not a rounding
 # difference: relative to the largest logit (bfloat16 keeps 8 bits; a few roundings at most).
 CLOSE = 2.0**-5
-
-CORRECT, WRONG, TIE = "correct", "wrong", "tie"
-
 
 class LensError(Exception):
     """The layers of this model cannot be read; the message names the model's class and what is missing."""
@@ -211,76 +209,3 @@ def layer_probabilities(layers: LayerLogits, ids: Sequence[int], softmax_dtype: 
     with torch.inference_mode():
         probs = torch.softmax(logits, dim=-1)[:, list(ids)].tolist()
     return {layer: dict(zip(ids, row)) for layer, row in zip(layers.layers, probs)}
-
-
-# The pure part: who leads after each layer, and from which layer the final leader stays ahead.
-
-
-def leader(p_correct: float, p_wrong: float) -> str:
-    """CORRECT or WRONG when strictly ahead; an exact tie (equal probabilities) is nobody's lead: TIE."""
-    if p_correct > p_wrong:
-        return CORRECT
-    if p_wrong > p_correct:
-        return WRONG
-    return TIE
-
-
-@dataclass(frozen=True)
-class Stretch:
-    """Consecutive layers with the same leader (TIE: nobody ahead)."""
-
-    leader: str
-    first: int
-    last: int
-
-    def text(self) -> str:
-        who = "tied" if self.leader == TIE else f"{self.leader} ahead"
-        where = f"layer {self.first}" if self.first == self.last else f"layers {self.first}-{self.last}"
-        return f"{who} at {where}"
-
-
-@dataclass(frozen=True)
-class Lead:
-    """How the lead went over the layers."""
-
-    stretches: tuple[Stretch, ...]  # in layer order, covering every layer read
-    final: str  # the leader after the last layer: CORRECT, WRONG or TIE
-    decided_at: int | None  # the first layer from which the final leader is ahead at every later layer; None: a tie
-    changed_hands: bool  # the side that is behind at the end was ahead after some layer
-
-    @property
-    def last_layer(self) -> int:
-        return self.stretches[-1].last
-
-    def text(self) -> str:
-        """E.g. "decided at layer 12 of 18 (correct)",
-        "correct ahead at layers 1-13, then wrong from layer 14 of 18"."""
-        n = self.last_layer
-        if self.decided_at is None:
-            earlier = [s.text() for s in self.stretches[:-1]]
-            tied = f"tied after the last layer ({n})"
-            return tied + (f"; before: {', '.join(earlier)}" if earlier else "")
-        before = [s for s in self.stretches if s.last < self.decided_at]
-        if not self.changed_hands:
-            main = f"decided at layer {self.decided_at} of {n} ({self.final})"
-            return main + (f"; before: {', '.join(s.text() for s in before)}" if before else "")
-        return f"{', '.join(s.text() for s in before)}, then {self.final} from layer {self.decided_at} of {n}"
-
-
-def lead(readings: Sequence[tuple[float, float]], first_layer: int = 1) -> Lead:
-    """From (p_correct, p_wrong) after each layer, from ``first_layer`` on: who led where, and where it was decided."""
-    if not readings:
-        raise ValueError("lead needs the reading of at least one layer")
-    stretches: list[Stretch] = []
-    for layer, (p_correct, p_wrong) in enumerate(readings, start=first_layer):
-        who = leader(p_correct, p_wrong)
-        if stretches and stretches[-1].leader == who:
-            stretches[-1] = Stretch(who, stretches[-1].first, layer)
-        else:
-            stretches.append(Stretch(who, layer, layer))
-    final = stretches[-1].leader
-    if final == TIE:
-        return Lead(tuple(stretches), TIE, None, False)
-    other = WRONG if final == CORRECT else CORRECT
-    changed = any(s.leader == other for s in stretches)
-    return Lead(tuple(stretches), final, stretches[-1].first, changed)

@@ -37,12 +37,12 @@ inside the functions that need it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .cut import CutPlan
-from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, Reading
+from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, Reading, TopToken
 from ..results.verdict import run_verdict
 from .vocab import Vocab
 
@@ -59,7 +59,7 @@ class Scored:
     """What the passes gave for one plan: its readings by name, and the top-k at the token reading's context."""
 
     readings: dict[str, Reading]
-    top: list[list[Any]]  # [[decoded token, probability], ...]
+    top: list[TopToken]
     forward_passes: int  # full passes this run added (the main pass, and any a context could not be stepped to)
     incremental_steps: int = 0  # KV-cached steps this run added
     checked: dict[str, Reading] = field(default_factory=dict)  # --gotchas-one-pass-check: the readings recomputed
@@ -90,7 +90,7 @@ def forward_groups(contexts: list[Context], batch_size: int) -> list[list[Contex
     by_length: dict[int, list[Context]] = {}
     for context in contexts:
         by_length.setdefault(len(context), []).append(context)
-    groups = []
+    groups: list[list[Context]] = []
     for same in by_length.values():
         groups.extend(same[i : i + batch_size] for i in range(0, len(same), batch_size))
     return groups
@@ -398,7 +398,7 @@ def text_probability(rows: Probabilities, vocab: Vocab, context: Context, text: 
     """P(the output continues with `text` | context), breadth first along chains through shorter tokens."""
     budget = budget if budget is not None else [MAX_PASSES]
     out = _Text()
-    level = [(context, text, 1.0, ())]
+    level: list[tuple[Context, bytes, float, tuple[int, ...]]] = [(context, text, 1.0, ())]
     while level:
         rows.need([c for c, _, _, _ in level])
         following = []
@@ -447,7 +447,7 @@ class Batch(list):  # type: ignore[type-arg]
     """The Scored of each cut, in order, and what the passes cost (of the model, and of its float32 copy); the
     check's separate passes apart."""
 
-    def __init__(self, scored: list[Scored], rows: list[Rows], check: list[Rows] | None = None) -> None:
+    def __init__(self, scored: list[Scored], rows: Sequence[Rows], check: Sequence[Rows] | None = None) -> None:
         super().__init__(scored)
         self.passes = sum(r.full for r in rows)  # full forward passes
         self.calls = sum(r.calls for r in rows)  # model calls for them: fewer when batch_size grouped some
@@ -487,8 +487,9 @@ def score_batch(loaded: Any, cuts: list[Cut] | list[CutPlan], softmax_dtype: str
     earlier position, or an incremental step on its KV cache; see OnePassRows).
 
     With ``batch_size`` > 1 only prompts of identical length share a pass. Batched results were bit-identical to
-    ``batch_size=1`` on CPU (tests/test_score.py checks it on the tiny model; it held on gemma-3-270m too). GPU
-    kernels may pick a different reduction order for a different batch shape, which is why the default stays 1.
+    ``batch_size=1`` on CPU (tests/unit/scoring/test_token_reading.py checks it on the tiny model; it held on
+    gemma-3-270m too). GPU kernels may pick a different reduction order for a different batch shape, which is why
+    the default stays 1.
 
     ``decoded`` (token id -> text) is read before the tokenizer is asked, and extended with what it answers.
     ``vocab`` gives the token texts the text reading needs; without it there is no text reading. ``main`` names
@@ -528,7 +529,7 @@ def score_batch(loaded: Any, cuts: list[Cut] | list[CutPlan], softmax_dtype: str
         readings = read_cut(cut, rows, dtype, rows.other_dtype, table, decode, main, exact)
         checked = (read_cut(cut, separate, dtype, separate.other_dtype, table, decode, main, separate_exact)
                    if separate is not None else {})
-        top = [[decode(i), p] for i, p in rows.top[plan.context_ids]]
+        top = [TopToken(decode(i), p) for i, p in rows.top[plan.context_ids]]
         scored.append(Scored(readings, top, len(own) + rows.full - full, rows.steps - steps, checked))
     used = [rows] + ([exact] if exact is not None else [])
     return Batch(scored, used, [r for r in (separate, separate_exact) if r is not None])

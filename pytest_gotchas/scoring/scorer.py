@@ -1,7 +1,9 @@
 """Scoring one planned case: cut plans (from the cache or the tokenizer), the forward passes, the case verdict.
 
-The model comes from a ModelSlot (loaded on first use, a failure remembered so that it is reported once). Timings
-and counters of this process are kept in one Timings object, for the JSON report's run section.
+A Scorer is built from one ScoringConfig (plugin/wiring.py makes both, for the plugin and the command-line tools
+alike) and a ModelSlot, which loads its model on first use and remembers a failure so that it is reported once. The
+wall time of every phase and what the passes cost are kept in one Clock per process, for the JSON report's run
+section.
 """
 
 from __future__ import annotations
@@ -10,14 +12,14 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..truth.collect import Planned
 from ..results.onepass import judged_alone, separate
-from ..results.schema import CaseResult, Run
+from ..results.schema import CaseResult, LayerReading, ModelInfo, Run, Timings
 from ..results.verdict import case_verdict
+from ..truth.collect import Planned
 
 PHASES = ("collection", "model_load", "tokenizer_load", "cuts", "forward", "layers", "report")
 
@@ -30,8 +32,23 @@ class ModelUnavailable(GotchasError):
     """The model could not be loaded: the run stops after the first case that needed it."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class ScoringConfig:
+    """How every case of a run is read (the options of plugin/options.py that scoring needs)."""
+
+    softmax_dtype: str | None = None  # None: the model's dtype
+    top_k: int = 5
+    batch_size: int = 1
+    reading: str = "text"  # the reading verdicts come from: text | token
+    bos: str = "auto"
+    precision_check: bool = False
+    layers: bool = False
+    one_pass_check: bool = False  # also every reading with separate full passes, kept as "<name>/separate"
+    cache_dir: Path | None = None  # cut plans and token texts; None: none kept, and the tokenizer loads eagerly
+
+
 @dataclass
-class Timings:
+class Clock:
     """Wall seconds of this process per phase, and what the forward passes cost."""
 
     seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))
@@ -57,17 +74,17 @@ class Timings:
 class ModelSlot:
     """One model, loaded on first use and released on request."""
 
-    def __init__(self, load: Callable[[], Any], timings: Timings) -> None:
+    def __init__(self, load: Callable[[], Any], clock: Clock) -> None:
         self._load = load
         self._loaded: Any = None
         self._error: str | None = None
-        self.timings = timings
+        self.clock = clock
 
     def get(self) -> Any:
         from ..model.load import ModelLoadError
 
         if self._loaded is None and self._error is None:
-            with self.timings.phase("model_load", exclude=self.tokenizer_seconds):
+            with self.clock.phase("model_load", exclude=self.tokenizer_seconds):
                 try:
                     self._loaded = self._load()
                 except ModelLoadError as error:
@@ -94,8 +111,8 @@ class ModelSlot:
 
         loaded, self._loaded = self._loaded, None
         if loaded is not None:  # its tokenizer's cost stays counted
-            self.timings.seconds["tokenizer_load"] += loaded.tokenizer_seconds
-            self.timings.tokenizer_loaded |= loaded.tokenizer_loaded
+            self.clock.seconds["tokenizer_load"] += loaded.tokenizer_seconds
+            self.clock.tokenizer_loaded |= loaded.tokenizer_loaded
         del loaded
         gc.collect()
         torch = sys.modules.get("torch")
@@ -104,72 +121,37 @@ class ModelSlot:
 
 
 class Scorer:
-    def __init__(self, slot: ModelSlot, cache_dir: Path | None, softmax_dtype: str | None, top_k: int,
-                 batch_size: int, reading: str = "text", bos: str = "auto", model_id: str | None = None,
-                 precision_check: bool = False, layers: bool = False, one_pass_check: bool = False) -> None:
-        self.slot = slot
-        self.timings = slot.timings
-        # None: no cache of cut plans and token texts, and the tokenizer is loaded with the model
-        self.cache_dir = cache_dir
-        self.softmax_dtype, self.top_k, self.batch_size, self.reading = softmax_dtype, top_k, batch_size, reading
-        self.bos, self.model_id, self.precision_check, self.layers = bos, model_id, precision_check, layers
-        self.one_pass_check = one_pass_check
+    """One model of the run: scores planned cases, and describes the model once it has scored one."""
+
+    def __init__(self, *, model_id: str, slot: ModelSlot, config: ScoringConfig) -> None:
+        self.model_id, self.slot, self.config = model_id, slot, config
+        self.clock = slot.clock
         self.notes: list[str] = []  # said once per run: a convention of the model that looks wrong
+        self.model_info: ModelInfo | None = None
         self._cut_cache: Any = None
         self._vocab: Any = None
-        self._model_info: dict[str, Any] | None = None
 
     def score(self, plan: Planned) -> CaseResult:
-        from .cut import CutError
-        from .cutcache import CutCache
-        from ..model.load import ModelLoadError, describe
-        from .readings import Cut, score_batch
-        from .vocab import VocabCache, VocabError
-
         loaded = self.slot.get()
-        if self._cut_cache is None:
-            self._cut_cache = CutCache(self.cache_dir and self.cache_dir / "cuts", loaded.tokenizer_key, self.bos)
-            self._vocab = VocabCache(self.cache_dir and self.cache_dir / "vocab", loaded.tokenizer_key)
         texts = [(p.transcript.prompt, str(p.correct), str(p.wrong)) for p in plan.prompts]
-        cached = [self._cut_cache.get(*t) for t in texts]
-        decoded: dict[int, str] = {}  # token id -> text, for the top-k
-        for hit in cached:
-            decoded.update(hit[1] if hit else {})
-        known = len(decoded)
-        try:  # the tokenizer (lazy) is loaded here only if a cut or a top-k token is not in the cache
-            with self.timings.phase("cuts", exclude=self.slot.tokenizer_seconds):
-                cuts = [hit[0] if hit else self._plan(loaded, *t) for hit, t in zip(cached, texts)]
-            with self.timings.phase("forward", exclude=self.slot.tokenizer_seconds):
-                scores = score_batch(loaded, [Cut(c, *t) for c, t in zip(cuts, texts)],
-                                     softmax_dtype=self.softmax_dtype, top_k=self.top_k, batch_size=self.batch_size,
-                                     decoded=decoded, vocab=lambda: self._vocab.get(lambda: loaded.tokenizer),
-                                     main=self.reading, precision=loaded.float32() if self.precision_check else None,
-                                     check=self.one_pass_check)
-        except CutError as error:
-            raise GotchasError(f"{plan.where}: {error}") from None
-        except VocabError as error:
-            raise GotchasError(f"{plan.where}: the text reading {error}; read the cut token by token with "
-                               "--gotchas-reading token") from None
-        except ModelLoadError as error:
-            raise self.slot.fail(str(error)) from None
-        per_layer = self._layers(loaded, cuts, texts) if self.layers else [[] for _ in cuts]
-        if None in cached or len(decoded) > known:
-            for t, cut in zip(texts, cuts):
-                self._cut_cache.put(*t, cut, decoded)
-        if self._model_info is None:
-            self._model_info = {**describe(loaded), "bos": f"{self.bos}: {cuts[0].bos or 'none'}"}
-            self.notes.extend(loaded.notes + _conventions(loaded, cuts[0].bos, self.bos))
-        self.timings.forward_passes += scores.passes
-        self.timings.forward_calls += scores.calls
-        self.timings.prompt_tokens += scores.tokens
-        self.timings.incremental_steps += scores.steps
-        self.timings.incremental_tokens += scores.step_tokens
-        self.timings.check_passes += scores.check_passes
+        cuts, scores = self._read(loaded, plan, texts)
+        per_layer = self._layers(loaded, cuts, texts) if self.config.layers else [[] for _ in cuts]
+        if self.model_info is None:
+            assert loaded.info is not None
+            self.model_info = replace(loaded.info, id=self.model_id, bos=f"{self.config.bos}: {cuts[0].bos or 'none'}")
+            self.notes.extend(loaded.notes + _conventions(loaded, cuts[0].bos, self.config.bos))
+        self.clock.forward_passes += scores.passes
+        self.clock.forward_calls += scores.calls
+        self.clock.prompt_tokens += scores.tokens
+        self.clock.incremental_steps += scores.steps
+        self.clock.incremental_tokens += scores.step_tokens
+        self.clock.check_passes += scores.check_passes
         runs = [Run(primer=prompt.primer, prompt=prompt.transcript.prompt, correct=str(prompt.correct),
                     wrong=str(prompt.wrong),
                     readings={**s.readings, **{separate(name): r for name, r in s.checked.items()}},
-                    main=self.reading, top=s.top, batch_size=self.batch_size, forward_passes=s.forward_passes,
-                    incremental_steps=s.incremental_steps, variant=prompt.variant, layers=layers)
+                    main=self.config.reading, top=s.top, batch_size=self.config.batch_size,
+                    forward_passes=s.forward_passes, incremental_steps=s.incremental_steps, variant=prompt.variant,
+                    layers=layers)
                 for prompt, s, layers in zip(plan.prompts, scores, per_layer)]
         judgement = case_verdict([r.judged() for r in runs])
         # The case verdict by each reading every run has, its own included, none of them checked for precision:
@@ -177,20 +159,67 @@ class Scorer:
         alternatives = {name: case_verdict([r.judged(name) for r in runs]).verdict
                         for name in runs[0].readings if judged_alone(name) and all(name in r.readings for r in runs)}
         return plan.result(verdict=judgement.verdict, qualifiers=list(judgement.qualifiers), runs=runs,
-                           model=self._model_info, reading_verdicts=alternatives, model_id=self.model_id)
+                           reading_verdicts=alternatives, model=self.model_id)
 
-    def _layers(self, loaded: Any, cuts: list[Any], texts: list[tuple[str, str, str]]) -> list[list[dict[str, float]]]:
+    def _read(self, loaded: Any, plan: Planned, texts: list[tuple[str, str, str]]) -> tuple[list[Any], Any]:
+        """The cut plans (cached, or asked of the tokenizer) and the readings of every prompt of the case."""
+        from ..model.load import ModelLoadError
+        from .cut import CutError
+        from .readings import Cut, score_batch
+        from .vocab import VocabError
+
+        cut_cache, vocab = self._caches(loaded)
+        cached = [cut_cache.get(*t) for t in texts]
+        decoded: dict[int, str] = {}  # token id -> text, for the top-k
+        for hit in cached:
+            decoded.update(hit[1] if hit else {})
+        known = len(decoded)
+        config = self.config
+        try:  # the tokenizer (lazy) is loaded here only if a cut or a top-k token is not in the cache
+            with self.clock.phase("cuts", exclude=self.slot.tokenizer_seconds):
+                cuts = [hit[0] if hit else self._plan(loaded, *t) for hit, t in zip(cached, texts)]
+            with self.clock.phase("forward", exclude=self.slot.tokenizer_seconds):
+                scores = score_batch(loaded, [Cut(c, *t) for c, t in zip(cuts, texts)],
+                                     softmax_dtype=config.softmax_dtype, top_k=config.top_k,
+                                     batch_size=config.batch_size, decoded=decoded,
+                                     vocab=lambda: vocab.get(lambda: loaded.tokenizer), main=config.reading,
+                                     precision=loaded.float32() if config.precision_check else None,
+                                     check=config.one_pass_check)
+        except CutError as error:
+            raise GotchasError(f"{plan.where}: {error}") from None
+        except VocabError as error:
+            raise GotchasError(f"{plan.where}: the text reading {error}; read the cut token by token with "
+                               "--gotchas-reading token") from None
+        except ModelLoadError as error:
+            raise self.slot.fail(str(error)) from None
+        if None in cached or len(decoded) > known:
+            for t, cut in zip(texts, cuts):
+                cut_cache.put(*t, cut, decoded)
+        return cuts, scores
+
+    def _caches(self, loaded: Any) -> tuple[Any, Any]:
+        from .cutcache import CutCache
+        from .vocab import VocabCache
+
+        if self._cut_cache is None:
+            where = self.config.cache_dir
+            self._cut_cache = CutCache(where and where / "cuts", loaded.tokenizer_key, self.config.bos)
+            self._vocab = VocabCache(where and where / "vocab", loaded.tokenizer_key)
+        return self._cut_cache, self._vocab
+
+    def _layers(self, loaded: Any, cuts: list[Any], texts: list[tuple[str, str, str]]) -> list[list[LayerReading]]:
         """Each run's main reading after every layer (layers.py); a model whose layers cannot be read stops the
         session with one message that names its class."""
         from .layers import layer_readings
         from .lens import LensError
         from .readings import resolve_softmax_dtype
 
-        vocab = self._vocab.get(lambda: loaded.tokenizer) if self.reading == "text" else None
-        dtype = resolve_softmax_dtype(loaded.model, self.softmax_dtype)
+        config = self.config
+        vocab = self._vocab.get(lambda: loaded.tokenizer) if config.reading == "text" else None
+        dtype = resolve_softmax_dtype(loaded.model, config.softmax_dtype)
         try:
-            with self.timings.phase("layers"):
-                return [layer_readings(loaded.model, cut, t, self.reading, vocab, dtype, self.batch_size,
+            with self.clock.phase("layers"):
+                return [layer_readings(loaded.model, cut, t, config.reading, vocab, dtype, config.batch_size,
                                        lambda token: "") for cut, t in zip(cuts, texts)]
         except LensError as error:
             raise self.slot.fail(f"{error}; run without --gotchas-layers") from None
@@ -198,32 +227,32 @@ class Scorer:
     def _plan(self, loaded: Any, prompt: str, correct: str, wrong: str) -> Any:
         from .cut import plan_cut
 
-        return plan_cut(loaded.tokenizer, prompt, correct, wrong, bos=self.bos)
+        return plan_cut(loaded.tokenizer, prompt, correct, wrong, bos=self.config.bos)
 
     @property
     def cut_cache(self) -> Any:
         return self._cut_cache
 
 
-def process_report(timings: Timings, scorers: list[Scorer], transcripts: Any) -> dict[str, Any]:
-    """What this process spent, as plain values for the JSON report's run section: cheap counters only."""
-    seconds = dict(timings.seconds)
+def process_timings(clock: Clock, scorers: list[Scorer], transcripts: Any) -> Timings:
+    """What this process spent: cheap counters only."""
+    seconds = dict(clock.seconds)
     live = [s.slot.loaded for s in scorers if s.slot.loaded is not None]
     seconds["tokenizer_load"] += sum(loaded.tokenizer_seconds for loaded in live)
     caches = [s.cut_cache for s in scorers if s.cut_cache is not None]
-    return {
-        "seconds": {k: round(v, 4) for k, v in seconds.items()},
-        "forward_passes": timings.forward_passes,
-        "forward_calls": timings.forward_calls,
-        "prompt_tokens": timings.prompt_tokens,
-        "incremental_steps": timings.incremental_steps,
-        "incremental_tokens": timings.incremental_tokens,
-        "check_passes": timings.check_passes,
-        "tokenizer_loaded": timings.tokenizer_loaded or any(loaded.tokenizer_loaded for loaded in live),
-        "torch_threads": sys.modules["torch"].get_num_threads() if "torch" in sys.modules else None,
-        "transcript_cache": {"hits": transcripts.hits, "misses": transcripts.misses},
-        "cut_cache": {"hits": sum(c.hits for c in caches), "misses": sum(c.misses for c in caches)},
-    }
+    return Timings(
+        seconds={k: round(v, 4) for k, v in seconds.items()},
+        forward_passes=clock.forward_passes,
+        forward_calls=clock.forward_calls,
+        prompt_tokens=clock.prompt_tokens,
+        incremental_steps=clock.incremental_steps,
+        incremental_tokens=clock.incremental_tokens,
+        check_passes=clock.check_passes,
+        tokenizer_loaded=clock.tokenizer_loaded or any(loaded.tokenizer_loaded for loaded in live),
+        torch_threads=sys.modules["torch"].get_num_threads() if "torch" in sys.modules else None,
+        transcript_cache={"hits": transcripts.hits, "misses": transcripts.misses},
+        cut_cache={"hits": sum(c.hits for c in caches), "misses": sum(c.misses for c in caches)},
+    )
 
 
 def _conventions(loaded: Any, bos: str | None, mode: str) -> list[str]:

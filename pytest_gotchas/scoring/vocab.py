@@ -129,7 +129,7 @@ def build(tokenizer: Any) -> Vocab:
     else:
         known = {"Replace", "ByteFallback", "Fuse", "Strip"}
         if kinds - known - {None}:
-            raise VocabError(f"cannot read the text of its tokens: its decoder uses {sorted(kinds - known - {None})}")
+            raise VocabError(f"cannot read the text of its tokens: its decoder uses {sorted(str(k) for k in kinds - known - {None})}")
         replaces = [(d["pattern"].get("String"), d["content"]) for d in decoders if d.get("type") == "Replace"]
         if any(pattern is None for pattern, _ in replaces):
             raise VocabError("cannot read the text of its tokens: its decoder replaces by a regular expression")

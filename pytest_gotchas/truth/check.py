@@ -6,14 +6,12 @@ and actual text around the divergence (reprs, so that a whitespace-only differen
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from .execute import Run
-from ..cases.transcript import PS1, PS2, ShellCommand
+from ..cases.authoring import divergence
 
 CONTEXT = 30  # characters shown on each side of a divergence
-_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -100,41 +98,6 @@ def _runs_differ(a: Run, b: Run, runs: tuple[Run, ...]) -> str:
     return (f"  the runs first differ at line {a.text.count(chr(10), 0, at) + 1}, after {a.text[start:at]!r}:\n"
             f"    {first + ':':<{width}} {a.text[at:at + CONTEXT]!r}\n"
             f"    {second + ':':<{width}} {b.text[at:at + CONTEXT]!r}")
-
-
-def output_start(rendered: str, repl_input: tuple[str, ...] | None, command: ShellCommand | None) -> int:
-    """Where the output of the last input line (or of the command) starts in a rendered session."""
-    if command is not None:
-        return len(f"$ {command.text}\n")
-    pos = 0
-    for line in repl_input or ():
-        hits = []
-        for prompt in (PS1, PS2):
-            echo = prompt + line + "\n"
-            at = rendered.find(echo, pos)
-            while at > 0 and rendered[at - 1] != "\n":  # an echo starts a line
-                at = rendered.find(echo, at + 1)
-            if at != -1:
-                hits.append((at, len(echo)))
-        if not hits:
-            raise ValueError(f"the REPL never read the input line {line!r}; is the snippet complete?")
-        at, length = min(hits)
-        pos = at + length
-    return pos
-
-
-def natural(text: str) -> str:
-    """A candidate from the divergence on: the rest of a word or number, or one other character."""
-    match = _WORD.match(text)
-    return match.group() if match else text[0]
-
-
-def divergence(a: str, b: str) -> int:
-    """Where two texts first differ (the length of their common prefix)."""
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return n
 
 
 def _show(expected: str, actual: str, at: int) -> str:

@@ -15,7 +15,7 @@ from ..cases.chapter import Case, Chapter, Prompt, load_chapter
 from .execute import Cache, Limits, Request, Run
 from .check import Checked, check
 from .interpreters import Finder, Interpreter, Missing
-from ..results.schema import CaseResult, ChapterInfo
+from ..results.schema import CaseResult, ChapterInfo, SeedOutput
 from ..cases.transcript import Transcript
 from ..results.verdict import Status
 
@@ -31,7 +31,7 @@ class Planned:
     status: Status
     message: str | None = None
     interpreter: Interpreter | None = None
-    outputs: list[list[str]] = field(default_factory=list)
+    outputs: list[SeedOutput] = field(default_factory=list)
 
     @property
     def where(self) -> str:
@@ -40,27 +40,28 @@ class Planned:
 
     def result(self, **values: object) -> CaseResult:
         interpreter = f"{self.interpreter.version} {self.interpreter.path}" if self.interpreter else None
-        base = dict(id=self.case.id, chapter=self.info, status=self.status, verdict=None, interpreter=interpreter,
-                    outputs=self.outputs, message=self.message, note=self.case.note)
+        base = dict(id=self.case.id, chapter=self.info.name, status=str(self.status), verdict=None,
+                    interpreter=interpreter, outputs=self.outputs, message=self.message, note=self.case.note)
         return CaseResult(**{**base, **values})  # type: ignore[arg-type]
 
 
 @dataclass
 class ChapterPlan:
     chapter: Chapter
+    info: ChapterInfo  # what every result of the chapter records of it
     planned: list[Planned]
     refused: list[str]  # messages of cases whose ground truth contradicts them: the file fails to collect
     warnings: list[tuple[int, str]]  # (line, message) of implementation-defined mismatches
 
 
-def chapter_info(chapter: Chapter, display: str) -> ChapterInfo:
+def chapter_info(chapter: Chapter, display: str, from_file: bool = True) -> ChapterInfo:
     """What every result of the chapter records of it, with the sha256 of the file's bytes (which version of the
-    chapter it ran)."""
+    chapter it ran) when it is read from a file."""
     return ChapterInfo(
         name=chapter.name, label=chapter.label, title=chapter.title, path=display,
         implementation_defined=chapter.implementation_defined, case_ids=[c.id for c in chapter.cases],
         pairs={p.id: list(p.members) for p in chapter.pairs}, twins={t.id: list(t.members) for t in chapter.twins},
-        sha256=hashlib.sha256(Path(chapter.path).read_bytes()).hexdigest(),
+        sha256=hashlib.sha256(Path(chapter.path).read_bytes()).hexdigest() if from_file else None,
     )
 
 
@@ -90,8 +91,12 @@ class Collector:
         self.variants = variants  # whether the planned prompts include the cases' variants (all are checked)
 
     def plan_chapter(self, path: Path, display: str) -> ChapterPlan:
+        """A chapter file, loaded and planned."""
         chapter = load_chapter(path, display)
-        info = chapter_info(chapter, display)
+        return self.plan(chapter, chapter_info(chapter, display))
+
+    def plan(self, chapter: Chapter, info: ChapterInfo) -> ChapterPlan:
+        """Every case of a chapter executed and checked; `info` is what its results record of it."""
         planned: list[Planned] = []
         requests: list[tuple[Planned, Prompt, Request]] = []
         for case in chapter.cases:
@@ -111,7 +116,7 @@ class Collector:
         for (plan, prompt, _), runs in zip(requests, executed):
             checked = check(prompt.transcript.prompt, prompt.correct, prompt.wrong, runs)
             if plan.status == Status.UNSCORED:
-                plan.outputs = [[run.seed, shown(run.text)] for run in runs]
+                plan.outputs = [SeedOutput(run.seed, shown(run.text)) for run in runs]
             if checked.status == "ok" or plan.status in (Status.CRASH, Status.EXCLUDED):
                 continue
             body = self._describe(plan, prompt, checked, runs)
@@ -123,7 +128,7 @@ class Collector:
                                                  f"the case is left out of scoring)"))
             else:
                 refused.append(f"{plan.where}: {body}")
-        return ChapterPlan(chapter, planned, refused, warnings)
+        return ChapterPlan(chapter, info, planned, refused, warnings)
 
     def _describe(self, plan: Planned, prompt: Prompt, checked: Checked, runs: tuple[Run, ...]) -> str:
         interp = plan.interpreter

@@ -1,0 +1,41 @@
+"""The only private pytest API the plugin uses, in one place (tests/plugin/test_compat.py runs under every
+supported pytest, 8.x and 9.x, in .ci/run).
+
+pytest has no public way for a non-Python item to request fixtures or to carry a parameter: its own DoctestItem
+does the first exactly as `take_part_in_fixtures` does, and the second is what `metafunc.parametrize` gives a
+Python test's items (CallSpec since pytest 9.1, CallSpec2 before). pytest reorders items and sets up session
+fixtures by that parameter, which keeps one model in memory at a time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+
+def callspec(fixture: str, value: str, index: int) -> Any:
+    """The parameter `value` of session fixture `fixture`, as pytest gives a parametrized test's items."""
+    from _pytest import python
+    from _pytest.scope import Scope
+
+    kind = getattr(python, "CallSpec", None) or getattr(python, "CallSpec2")
+    return kind(params={fixture: value}, indices={fixture: index}, _arg2scope={fixture: Scope.Session},
+                _idlist=(value,), marks=[])
+
+
+def take_part_in_fixtures(item: pytest.Item) -> None:
+    """What pytest's doctest items do in their __init__ so that fixtures (usefixtures marks included) are set up
+    for them; `fill_fixtures` then fills them at setup."""
+    from _pytest.fixtures import TopRequest
+
+    item.obj = item.cls = None  # type: ignore[attr-defined]
+    info = item.session._fixturemanager.getfixtureinfo(node=item, func=None, cls=None)
+    item._fixtureinfo = info  # type: ignore[attr-defined]
+    item.fixturenames = info.names_closure  # type: ignore[attr-defined]
+    item.funcargs = {}  # type: ignore[attr-defined]
+    item._request = TopRequest(item, _ispytest=True)  # type: ignore[arg-type,attr-defined]
+
+
+def fill_fixtures(item: pytest.Item) -> None:
+    item._request._fillfixtures()  # type: ignore[attr-defined]

@@ -1,0 +1,109 @@
+"""The controller's role (the serial run's, or the xdist controller's): it gathers every case result from the test
+reports and, under xdist, each worker's chapters, models and timings once; at the end it compares with the
+baselines (and records them), writes the JSON and HTML reports, and prints the summary."""
+
+from __future__ import annotations
+
+import datetime
+import platform
+from typing import Any
+
+import pytest
+
+from ..report import html, json_report, terminal, wording
+from ..results.baselines import BaselineOutcome
+from ..results.report import Report, result_from_data
+from ..results.rollup import merged_infos
+from ..results.schema import CaseResult, RunInfo
+from ..truth import sandbox
+from . import worker
+from .session import GotchasSession
+
+RESULTS = "gotchas"  # the attribute of a test report that carries its case results, as plain values
+
+
+class Controller:
+    def __init__(self, session: GotchasSession) -> None:
+        self.session = session
+        self.results: list[CaseResult] = []
+        self.workers: dict[str, worker.WorkerData] = {}
+        self.outcomes: list[BaselineOutcome] = []
+        self.report: Report | None = None
+        self.errors: list[str] = []  # reports that could not be written, said after the summary
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call":
+            self.results.extend(result_from_data(data) for data in getattr(report, RESULTS, []))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        data = worker.receive(node)
+        if data is not None:
+            self.workers[str(node.gateway.id)] = data
+
+    def gathered(self) -> worker.WorkerData:
+        """Every chapter and model the run knows, from this process and from every worker."""
+        parts = [worker.local_data(self.session), *self.workers.values()]
+        models = {m.id: m for part in parts for m in part.models}
+        return worker.WorkerData([c for part in parts for c in part.chapters], list(models.values()))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        gate = self.session.gate
+        if gate is None:
+            return
+        known = self.gathered()
+        infos = merged_infos(known.chapters)
+        results = self.session.ordered(self.results, infos)
+        models = {m.id: m for m in known.models}
+        self.outcomes = gate.finish_all(results, models, infos)
+        for outcome in self.outcomes:
+            if outcome.update and outcome.now is not None and outcome.refusal is None:
+                gate.record(outcome, results, infos)
+                if outcome.write_error is not None:
+                    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        ordered_models = [models[m] for m in self.session.model_ids if m in models]
+        with self.session.clock.phase("report"):  # building it; not the writes that follow
+            self.report = Report(results, list(infos.values()), ordered_models, self.run_info(session.config),
+                                 self.outcomes)
+            _ = self.report.chapters
+        self.report.run.timings = self.session.timings()
+        self.write(session)
+
+    def run_info(self, config: pytest.Config) -> RunInfo:
+        return RunInfo(
+            command=" ".join(["pytest", *config.invocation_params.args]),
+            date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            pytest=pytest.__version__, python=platform.python_version(), platform=platform.platform(),
+            xdist_workers=getattr(config.option, "numprocesses", None) or 0,
+            isolation=sandbox.isolation().description,
+            workers={name: data.timings for name, data in sorted(self.workers.items()) if data.timings})
+
+    def write(self, session: pytest.Session) -> None:
+        """The JSON and HTML reports, each written whole or not at all; a path that cannot be written is said after
+        the summary and fails the run."""
+        settings, report = self.session.settings, self.report
+        if report is None or not report.results:
+            return
+        for path, write in ((settings.json, json_report.write), (settings.html, html.write)):
+            if path is None:
+                continue
+            try:
+                write(path, report)
+            except OSError as error:
+                self.errors.append(f"gotchas: cannot write the report {path}: {error.strerror or error}")
+                session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+    def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
+        report = self.report
+        if report is None or not report.results:
+            for error in self.errors:
+                terminalreporter.write_line(error, red=True)
+            return
+        terminalreporter.write_sep("=", "gotchas")
+        several = len(self.session.model_ids) > 1
+        lines = [line for outcome in self.outcomes for line in wording.outcome_lines(outcome, prefix=several)]
+        for line, markup in terminal.summary_lines(report, lines):
+            terminalreporter.write_line(line, **markup)
+        for error in self.errors:
+            terminalreporter.write_line(error, red=True)

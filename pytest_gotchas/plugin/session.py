@@ -1,0 +1,163 @@
+"""One process's gotchas state, shared by both roles (plugin/controller.py and plugin/worker.py): the settings, the
+steps wired from them, and what this process learned (the chapters it collected, the models it loaded).
+
+Nothing touches the disk until it is needed: a pytest run that collects no chapter and asks for no fixture of this
+plugin creates no cache folder, and a cache folder that cannot be written is one warning and a run without it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..baseline.gate import Gate, SettingsRefused, make_gate, update_command
+from ..baseline.store import BaselineError, checks_of
+from ..model.embedded import short_names
+from ..report import terminal, wording
+from ..results.schema import CaseResult, ChapterInfo, ModelInfo, Timings
+from ..scoring.scorer import Clock, Scorer, process_timings
+from ..truth import sandbox
+from ..truth.collect import Collector
+from . import wiring
+from .options import Settings
+from .warning import GotchasWarning
+
+def worker(config: pytest.Config) -> tuple[str | None, int]:
+    """(this xdist worker's id, the number of workers), or (None, 0) outside xdist."""
+    info = getattr(config, "workerinput", None)
+    return (info["workerid"], int(info.get("workercount") or 0)) if info else (None, 0)
+
+
+class GotchasSession:
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.config, self.settings = config, settings
+        self.worker_id, self.workers = worker(config)
+        names: list[str | None] = list(settings.models) or [None]
+        self.model_ids = short_names(names)
+        self.model_names = dict(zip(self.model_ids, names))
+        self.clock = Clock()
+        self.scorers: dict[str, Scorer] = {}
+        self.chapters: list[ChapterInfo] = []  # every chapter this process collected or recorded into
+        self.chapter_files: dict[str, Path] = {}  # chapter name -> the file that has it
+        self._said: set[str] = set()
+        self._cache_dir: Path | None = None
+        self._cache_asked = False
+        self._collector: Collector | None = None
+        self.isolation_before = sandbox.current()  # put back at unconfigure (pytester runs in the test process)
+        asking = config.getoption("help", False) or config.getoption("version", False)  # pytest --help: no probe
+        if settings.enabled and not asking:  # confinement is a decision: strong unless asked otherwise, else an error
+            try:
+                sandbox.choose(settings.isolation, project=config.rootpath)
+            except sandbox.Unavailable as error:
+                raise pytest.UsageError(str(error)) from None
+        self.gate: Gate | None = make_run_gate(config, settings, self.model_ids) if settings.enabled else None
+
+    @property
+    def cache_dir(self) -> Path | None:
+        """pytest's cache folder for this plugin, made on first use; None without a cache (-p no:cacheprovider) or
+        when it cannot be written (said once, as a warning)."""
+        if not self._cache_asked:
+            self._cache_asked = True
+            cache = getattr(self.config, "cache", None)
+            if cache is not None:
+                try:
+                    self._cache_dir = cache.mkdir("gotchas")
+                except OSError as error:
+                    warnings.warn(GotchasWarning(f"gotchas: the cache folder cannot be written ({error}); this run "
+                                                 "executes every snippet and tokenizes every cut again"))
+        return self._cache_dir
+
+    @property
+    def collector(self) -> Collector:
+        if self._collector is None:
+            cache = self.cache_dir
+            self._collector = wiring.collector(self.settings, cache / "transcripts" if cache else None)
+        return self._collector
+
+    def scorer(self, model: str) -> Scorer:
+        """The scorer of one model of the run (its model loads on first use)."""
+        if model not in self.scorers:
+            self.scorers[model] = wiring.scorer(self.settings, model, self.model_names[model], self.clock,
+                                                self.cache_dir, worker_id=self.worker_id, workers=self.workers,
+                                                log=_notice)
+        return self.scorers[model]
+
+    def take_notes(self, scorer: Scorer) -> list[str]:
+        """A model's notes not said yet in this process."""
+        fresh = [note for note in scorer.notes if note not in self._said]
+        self._said.update(fresh)
+        return fresh
+
+    def failure(self, result: CaseResult, scorer: Scorer, chapter: ChapterInfo) -> tuple[str | None, str | None]:
+        """(why a scored case fails its test, why the session must stop): a pair that passed in the baseline broke
+        (decided per member, where the case ran), or --gotchas-strict and a verdict that is not ok; a baseline of
+        another model stops the session."""
+        failures, stop = [], None
+        if self.gate is not None:
+            check = self.gate.check(result, scorer.model_info, chapter)
+            if check.refusal is not None:
+                failures.append(wording.refusal_text(check.refusal))
+                stop = "gotchas: the baseline cannot be used with this model"
+            if check.regression is not None:
+                failures.append(wording.regression_text(check.regression))
+        if self.settings.strict:
+            failures.append(terminal.strict_message(result) or "")
+        return "\n\n".join(f for f in failures if f) or None, stop
+
+    def know(self, chapter: ChapterInfo) -> None:
+        self.chapters.append(chapter)
+
+    def model_infos(self) -> list[ModelInfo]:
+        """The models this process scored with, in the run's order."""
+        return [s.model_info for m in self.model_ids if (s := self.scorers.get(m)) and s.model_info is not None]
+
+    def timings(self) -> Timings:
+        collector = self._collector
+        return process_timings(self.clock, list(self.scorers.values()), collector.cache if collector else _NoCache)
+
+    def ordered(self, results: list[CaseResult], chapters: dict[str, ChapterInfo]) -> list[CaseResult]:
+        """The results in the run's model order, then chapter and case order: under xdist they arrive as workers
+        finish them."""
+        rank = {model: n for n, model in enumerate(self.model_ids)}
+
+        def key(r: CaseResult) -> tuple[Any, ...]:
+            info = chapters[r.chapter]
+            return (rank.get(str(r.model), len(rank)), info.order,
+                    info.case_ids.index(r.id) if r.id in info.case_ids else 0)
+
+        return sorted(results, key=key)
+
+
+def make_run_gate(config: pytest.Config, values: Settings, models: list[str]) -> Gate:
+    """The baselines this run compares with (read now, so that a bad file is a usage error before anything runs).
+    A --gotchas-baseline path is relative to the current directory, the ini option's to the ini file."""
+    explicit = values.baseline
+    if explicit is not None and not explicit.is_absolute():
+        from_cli = config.getoption("gotchas_baseline") is not None
+        ini_dir = config.inipath.parent if config.inipath else config.rootpath
+        explicit = (config.invocation_params.dir if from_cli else ini_dir) / explicit
+    try:
+        return make_gate(config.rootpath, explicit, models, values.dtype, values.device, values.softmax_dtype,
+                         update=values.update_baseline, any_model=values.baseline_any_model,
+                         command=update_command(str(a) for a in config.invocation_params.args),
+                         checks=checks_of(values.precision_check, values.variants))
+    except SettingsRefused as refused:
+        raise pytest.UsageError(wording.refusal_text(refused.refusal)) from None
+    except BaselineError as error:
+        raise pytest.UsageError(str(error)) from None
+
+
+class _NoCache:
+    hits = misses = 0
+
+
+def _notice(line: str) -> None:
+    """Before slow one-time work (converting a GGUF), say why the run is waiting; stderr reaches the terminal
+    from xdist workers too."""
+    import sys
+
+    sys.stderr.write(f"gotchas: {line}\n")
+    sys.stderr.flush()

@@ -1,0 +1,151 @@
+"""The facts of a run against its baselines, typed: who recorded a baseline (Header), what it holds per case
+(Entry), what changed (Comparison), whether the kernels are the baseline's (Numerics), and what one model's use of
+its baseline came to (BaselineOutcome). baseline/ computes them and knows no words; report/ words them."""
+
+from __future__ import annotations
+
+from dataclasses import field
+
+from pydantic.dataclasses import dataclass
+
+Probability = float | dict[str, float]  # one run, or {run label: probability}
+PASS, FAIL = "pass", "fail"
+UPDATE_FLAG = "--gotchas-update-baseline"
+ANY_MODEL_FLAG = "--gotchas-baseline-any-model"
+
+
+@dataclass(frozen=True)
+class Header:
+    """Who produced the verdicts. `device` is the kind only (cpu, cuda, mps ...): xdist workers spread over GPUs.
+    `hardware` is what decides how the kernels round: "cpu AVX512", "cpu AVX2", "NVIDIA H200 (sm_90)"."""
+
+    name: str
+    weights_sha256: str
+    dtype: str
+    softmax_dtype: str
+    device: str
+    hardware: str
+    numerics: str  # model/numerics.fingerprint: the kernels' bits on fixed probes
+    torch: str
+    transformers: str
+    checks: str = ""  # baseline/store.checks_of(): the opt-in checks that can change a verdict, "" for none
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One case's recorded verdict and probabilities."""
+
+    verdict: str
+    p_correct: Probability
+    p_wrong: Probability
+
+
+@dataclass(frozen=True)
+class MemberChange:
+    case: str
+    old: str | None  # its verdict in the baseline; None: not recorded
+    new: str | None  # its verdict now; None: not scored in this run
+
+
+@dataclass(frozen=True)
+class PairChange:
+    key: str
+    old: str | None  # pass | fail | None (not in the baseline)
+    new: str | None  # pass | fail | None (not scored in this run)
+    members: list[MemberChange]
+
+
+@dataclass(frozen=True)
+class CaseChange:
+    key: str
+    old: Entry
+    new: Entry
+
+
+@dataclass
+class Comparison:
+    regressions: list[PairChange] = field(default_factory=list)  # pass -> fail: their members failed
+    improvements: list[PairChange] = field(default_factory=list)  # fail -> pass
+    unchecked: list[PairChange] = field(default_factory=list)  # passed in the baseline; a member not scored now
+    unchanged: int = 0
+    new_pairs: list[PairChange] = field(default_factory=list)
+    gone_pairs: dict[str, str] = field(default_factory=dict)  # key -> its state in the baseline; gone from its chapter
+    changed_cases: list[CaseChange] = field(default_factory=list)
+    new_cases: list[str] = field(default_factory=list)
+    gone_cases: list[str] = field(default_factory=list)
+    not_run: list[str] = field(default_factory=list)  # chapters in the baseline that did not run
+
+
+@dataclass
+class Numerics:
+    """A run against its baseline when the model, dtypes and libraries are the same: do the kernels give the same
+    bits? With the same fingerprint every probability must be equal; with another, differences are the kernels'."""
+
+    same_kernels: bool
+    differing: list[str] = field(default_factory=list)  # cases whose probabilities differ from the baseline's
+    changed: list[str] = field(default_factory=list)  # of those, the ones whose verdict changed
+    within_rounding: list[str] = field(default_factory=list)  # changed, and the margin is one the dtype can't resolve
+
+
+@dataclass
+class UpdateStats:
+    pairs: int = 0  # written from this run
+    verdicts: int = 0
+    changed: int = 0  # pair states and case verdicts that differ from the file's
+    removed: int = 0  # entries of pairs and cases their chapter no longer has
+    kept: int = 0  # entries of pairs and cases that did not run
+    fresh: bool = False  # the file was started afresh (it held another model's verdicts)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A baseline that cannot be compared with this run: what it was recorded with, what this run uses."""
+
+    path: str
+    recorded: Header
+    fields: list[str]
+    now: Header | None = None  # this run's; None when refused before the model loaded, from the settings alone
+    dtype: str = ""  # the settings this run asks for, when `now` is None
+    softmax_dtype: str = ""
+    checks: str = ""
+
+
+@dataclass(frozen=True)
+class BrokenPair:
+    pair: str  # "<chapter>/<pair id>"
+    others: dict[str, str]  # the other members, with their verdicts in the baseline
+
+
+@dataclass(frozen=True)
+class Regression:
+    """A member that broke pairs which passed in the baseline: its item fails with these facts."""
+
+    path: str
+    case: str
+    broken: list[BrokenPair]
+    old: Entry | None  # what the baseline recorded of the member (None: nothing, it was ok)
+    new: Entry
+    recorded_hardware: str | None  # set when the baseline was recorded on other hardware
+    hardware: str
+    command: str  # the command that records the change
+
+
+@dataclass
+class BaselineOutcome:
+    """One model's use of its baseline at the end of a run."""
+
+    model: str
+    path: str | None = None  # as reports name it; None when nothing was scored
+    update: bool = False
+    command: str = ""  # the command that records this run
+    nothing_scored: bool = False
+    missing: bool = False  # no baseline at `path`
+    recorded: Header | None = None  # the baseline's header
+    now: Header | None = None  # this run's
+    refusal: Refusal | None = None  # not comparable: not used
+    across: list[str] = field(default_factory=list)  # identity fields that differ, compared anyway (--any-model)
+    comparison: Comparison | None = None
+    numerics: Numerics | None = None
+    written: UpdateStats | None = None  # update mode: what was recorded
+    write_error: str | None = None  # update mode: why the file could not be written
+    report: str | None = None  # `gotchas merge`: the input report this outcome comes from
