@@ -2,20 +2,22 @@
 incremental step on its KV cache. On tiny models (the Gemma3 whose logits follow rules, its window and merges
 variants, a random Llama that does real arithmetic) the one-pass readings equal separate full passes bit for bit,
 passes and steps are counted per run, and the check (--gotchas-one-pass-check) lists a difference when there is one.
+Through the plugin: tests/plugin/test_one_pass.py.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import torch
-from tinymodel import DEFAULT_MERGES, build_tiny_model, build_tokenizer, save_folder
+from helpers.tinymodel import DEFAULT_MERGES, build_tiny_model, build_tokenizer, save_folder
 
 from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model
 from pytest_gotchas.results import onepass
+from pytest_gotchas.report.wording import one_pass_check_line, stepped_line
+from pytest_gotchas.results.report import Report, result_from_data, to_data
 from pytest_gotchas.results.schema import PLAIN, TEXT, TOKEN, CaseResult, ChapterInfo, Reading, Run
 from pytest_gotchas.scoring import readings as readings_mod
 from pytest_gotchas.scoring.cut import plan_cut
@@ -249,108 +251,39 @@ def reading(pc: float, pw: float, verdict: str) -> Reading:
 def test_the_check_counts_readings_and_case_verdicts() -> None:
     chapter = ChapterInfo("demo", "ch.0 demo", "demo", "cases/demo.yaml", False, ["a", "b"], {}, {})
     same = reading(0.5, 0.25, "ok")
-    a = CaseResult("a", chapter, "scored", "ok", runs=[run_of({TOKEN: same, onepass.separate(TOKEN): same})],
-                   reading_verdicts={TOKEN: "ok", onepass.separate(TOKEN): "ok"}, model_id="tiny")
+    a = CaseResult("a", "demo", "scored", "ok", runs=[run_of({TOKEN: same, onepass.separate(TOKEN): same})],
+                   reading_verdicts={TOKEN: "ok", onepass.separate(TOKEN): "ok"}, model="tiny")
     tie = reading(0.375, 0.375, "tie")
-    b = CaseResult("b", chapter, "scored", "ok", runs=[run_of({TOKEN: reading(0.5, 0.375, "ok"),
-                                                               onepass.separate(TOKEN): tie,
-                                                               PLAIN: same, onepass.separate(PLAIN): same})],
-                   reading_verdicts={TOKEN: "ok", onepass.separate(TOKEN): "tie"}, model_id="tiny")
+    b = CaseResult("b", "demo", "scored", "ok", runs=[run_of({TOKEN: reading(0.5, 0.375, "ok"),
+                                                             onepass.separate(TOKEN): tie,
+                                                             PLAIN: same, onepass.separate(PLAIN): same})],
+                   reading_verdicts={TOKEN: "ok", onepass.separate(TOKEN): "tie"}, model="tiny")
     checked = onepass.check([a, b])
-    assert (checked.readings, checked.cases) == (3, 2)
-    assert [(d.case, d.reading, d.one_pass, d.separate) for d in checked.differ] == [
-        ("demo/b", TOKEN, (0.5, 0.375, "ok"), (0.375, 0.375, "tie"))]
-    assert checked.verdicts_differ == [("demo/b", "tiny", "ok", "tie")]
-    assert checked.line() == ("one pass checked against separate full passes: 1 of 3 readings differ (token 1: "
-                              "demo/b token ok -> tie); 1 of 2 case verdicts would differ: demo/b ok -> tie")
-    assert json.loads(json.dumps(checked.to_dict()))["case_verdicts_differ"] == [
-        {"case": "demo/b", "model": "tiny", "one_pass": "ok", "separate": "tie"}]
-    assert onepass.check([CaseResult("c", chapter, "scored", "ok", runs=[run_of({TOKEN: same})])]) is None
-    assert onepass.method_line([a, b]) == (
+    assert checked is not None
+    assert (checked.readings, checked.case_verdicts) == (3, 2)
+    assert [(d.case, d.reading, d.one_pass, d.separate) for d in checked.readings_differ] == [
+        ("demo/b", TOKEN, reading(0.5, 0.375, "ok"), tie)]
+    assert checked.case_verdicts_differ == [onepass.VerdictDifference("demo/b", "tiny", "ok", "tie")]
+    assert one_pass_check_line(checked) == (
+        "one pass checked against separate full passes: 1 of 3 readings differ (token 1: demo/b token ok -> tie); "
+        "1 of 2 case verdicts would differ: demo/b ok -> tie")
+    assert one_pass_check_line(checked, several_models=True).endswith("would differ: tiny:demo/b ok -> tie")
+    assert onepass.check([CaseResult("c", "demo", "scored", "ok", runs=[run_of({TOKEN: same})])]) is None
+    stepped = onepass.stepped([a, b])
+    assert stepped is not None
+    assert stepped_line(stepped) == (
         "one pass per prompt: 2 full forward passes for 2 runs; 4 text-reading contexts in 2 runs read as incremental "
         "steps on a pass's KV cache, which can differ from separate passes in their last bits "
         "(--gotchas-one-pass-check lists what differs)")
+    # The JSON states the check as a computed section, typed; a report of unchecked runs has none.
+    data = to_data(Report([a, b], [chapter]))
+    assert data["one_pass_check"]["case_verdicts_differ"] == [
+        {"case": "demo/b", "model": "tiny", "one_pass": "ok", "separate": "tie"}]
+    assert data["one_pass_check"]["readings_differ"][0]["separate"]["p_correct"] == 0.375
+    assert to_data(Report([CaseResult("c", "demo", "scored", "ok", runs=[run_of({TOKEN: same})])],
+                          [chapter]))["one_pass_check"] is None
     # the JSON of a run keeps its steps, and an older one without them reads as none
-    data = b.runs[0].to_dict()
-    assert data["incremental_steps"] == 2
-    del data["incremental_steps"]
-    assert Run.from_dict(data).incremental_steps == 0
-
-
-CHAPTER = """\
-chapter: demo
-title: "one pass"
-interpreter: "3.11"
-env: {PYTHONHASHSEED: "0"}
-cases:
-  - id: plain
-    transcript: |-
-      >>> print("a7")
-      a█
-    correct: "7"
-    wrong: "8"
-  - id: healed
-    transcript: |-
-      >>> [(5, 6), (7, 8)]
-      [(5, 6)█
-    correct: ","
-    wrong: "]"
-"""
-
-# In the pytester run's own process: the check's separate passes read "7" 2**-8 higher than the one pass does.
-NUDGE = """\
-from pytest_gotchas.scoring import readings
-
-class Nudged(readings.Rows):
-    def p(self, context, token, other=False):
-        value = super().p(context, token, other)
-        return value + 2 ** -8 if token == %d and not other else value
-
-readings.Rows = Nudged
-"""
-
-
-@pytest.fixture(scope="module")
-def tiny_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    rules = {"a": {"7": 2.0, "8": 1.0}, "6": {"),": 2.0, ")]": 1.0}}
-    return build_tiny_model(tmp_path_factory.mktemp("plugin") / "model", rules)
-
-
-def run_plugin(pytester: pytest.Pytester, folder: Path, *args: str) -> tuple[pytest.RunResult, dict]:
-    (pytester.path / "demo.yaml").write_text(CHAPTER, encoding="utf-8")
-    result = pytester.runpytest_subprocess("--gotchas", "--gotchas-model", str(folder), "--gotchas-cache-dir",
-                                           str(pytester.path / "models"), "--gotchas-json", "out.json",
-                                           "--gotchas-reading", "token", "-p", "no:xdist", *args)
-    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-    return result, json.loads((pytester.path / "out.json").read_text())
-
-
-def test_the_plugin_counts_one_pass_per_run_and_checks_it(pytester: pytest.Pytester, tiny_folder: Path) -> None:
-    _, plain = run_plugin(pytester, tiny_folder)
-    runs = [r for c in plain["cases"] for r in c["runs"]]
-    assert [(r["forward_passes"], r["incremental_steps"]) for r in runs] == [(1, 0), (1, 0)]
-    timings = plain["run"]["timings"]
-    assert (timings["forward_passes"], timings["incremental_steps"], timings["check_passes"]) == (2, 0, 0)
-    assert "one_pass_check" not in plain["run"]
-    result, checked = run_plugin(pytester, tiny_folder, "--gotchas-one-pass-check")
-    assert checked["run"]["one_pass_check"]["readings_differ"] == []
-    assert checked["run"]["timings"]["check_passes"] == 3  # separate: plain 1, healed 2 (back-off and prompt)
-    # text, token, other-softmax; and the healed cut's plain reading
-    result.stdout.fnmatch_lines(["one pass checked against separate full passes: 0 of 7 readings differ; 0 of 2 "
-                                 "case verdicts would differ"])
-    for case in checked["cases"]:
-        for run in case["runs"]:
-            for name, reading in run["readings"].items():
-                if not onepass.is_separate(name):
-                    assert run["readings"][onepass.separate(name)] == reading
-
-
-def test_the_plugin_lists_what_the_check_finds(pytester: pytest.Pytester, tiny_folder: Path) -> None:
-    seven = build_tokenizer().convert_tokens_to_ids("7")
-    pytester.makeconftest(NUDGE % seven)
-    result, data = run_plugin(pytester, tiny_folder, "--gotchas-one-pass-check")
-    differ = data["run"]["one_pass_check"]["readings_differ"]
-    assert [(d["case"], d["reading"]) for d in differ] == [("demo/plain", TOKEN)]
-    assert differ[0]["separate"][0] == differ[0]["one_pass"][0] + 2 ** -8
-    result.stdout.fnmatch_lines(["one pass checked against separate full passes: 1 of 7 readings differ (token 1: "
-                                 "demo/plain token); 0 of 2 case verdicts would differ"])
+    case = data["cases"][1]
+    assert case["runs"][0]["incremental_steps"] == 2
+    del case["runs"][0]["incremental_steps"]
+    assert result_from_data(case).runs[0].incremental_steps == 0
