@@ -163,6 +163,9 @@ OPTIONS = (
            "surface-dep, which fails its pair", False, kind="flag"),
     Option("precision_check", "also run every prompt in float32 (weights upcast, float32 softmax): a run whose "
            "verdict differs is precision-dep, which fails its pair", False, kind="flag", cli=True),
+    Option("one_pass_check", "also compute every reading again with separate full forward passes (one per context, "
+           "as before one-pass scoring) and list every reading and case verdict that differs from the one-pass "
+           "reading (earlier positions of the prompt's pass, KV-cached steps)", False, kind="flag"),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 
@@ -192,6 +195,7 @@ class Settings:
     layers: bool = False
     variants: bool = False
     precision_check: bool = False
+    one_pass_check: bool = False
 
     @property
     def model_cache(self) -> Path:

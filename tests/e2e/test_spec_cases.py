@@ -101,6 +101,43 @@ def test_probabilities_agree_with_a_plain_forward_pass(full_run: tuple[dict, str
     assert checked == 5  # inexact-sum runs under both primers
 
 
+def test_every_token_reading_equals_separate_plain_passes(full_run: tuple[dict, str, int]) -> None:
+    """Every spec prompt's token reading (plain, healed and multi-token), recomputed here with plain transformers and
+    one separate full pass per context: back off to the longest token prefix both continuations share, then
+    multiply each side's chain of token probabilities. The plugin reads these from one pass per prompt (earlier
+    positions, KV-cached steps); the numbers must be the same bits."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    data, _, _ = full_run
+    folder = data["model"]["source"]
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.bfloat16).eval()
+
+    def probs(context: list[int]) -> torch.Tensor:
+        with torch.inference_mode():
+            return torch.softmax(model(input_ids=torch.tensor([context])).logits[0, -1], dim=-1)
+
+    kinds = []
+    for case in data["cases"]:
+        for run in case["runs"]:
+            token = run["readings"]["token"]
+            a = tokenizer(run["prompt"] + run["correct"])["input_ids"]
+            b = tokenizer(run["prompt"] + run["wrong"])["input_ids"]
+            shared = next(n for n, (x, y) in enumerate(zip(a + [None], b + [-1])) if x != y)
+            sides = []
+            for ids, tokens in ((a, token["correct_tokens"]), (b, token["wrong_tokens"])):
+                chain = tokenizer.convert_tokens_to_ids(tokens)
+                assert ids[shared:shared + len(chain)] == chain, case["id"]
+                p = 1.0
+                for i, t in enumerate(chain):
+                    p *= probs(ids[:shared + i])[t].item()
+                sides.append(p)
+            assert (token["p_correct"], token["p_wrong"]) == tuple(sides), case["id"]
+            kinds.append(token["kind"])
+    assert len(kinds) == 46 and {"plain", "healed", "chain"} <= set(kinds)
+
+
 def test_the_text_reading_equals_an_independent_sum(full_run: tuple[dict, str, int]) -> None:
     """Every spec prompt's text reading, recomputed here with plain transformers: back off to the longest token
     prefix both continuations share, then sum, over the whole vocabulary, every token whose text starts with the

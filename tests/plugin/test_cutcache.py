@@ -45,9 +45,9 @@ def test_a_warm_run_gives_the_same_numbers_without_the_tokenizer(run) -> None:
     assert again["seconds"]["tokenizer_load"] == 0.0
     assert again["transcript_cache"] == {"hits": 2, "misses": 0}
     assert set(again["seconds"]) == {"collection", "model_load", "tokenizer_load", "cuts", "forward", "layers", "report"}
-    # plain: one pass; healed: the backed-off context and the full prompt for the plain reading
-    assert again["forward_passes"] == 3 == sum(r["forward_passes"] for c in warm["cases"] for r in c["runs"])
-    assert again["forward_calls"] == 3  # batch size 1: one call per context
+    # one full pass per prompt: the healed cut's back-off is its prompt's pass one position earlier
+    assert again["forward_passes"] == 2 == sum(r["forward_passes"] for c in warm["cases"] for r in c["runs"])
+    assert again["forward_calls"] == 2  # batch size 1: one call per prompt
 
 
 def test_an_edited_entry_is_not_trusted(run, pytester: pytest.Pytester) -> None:
@@ -81,7 +81,7 @@ def test_xdist_reports_each_workers_timings(run) -> None:
     assert parallel["cases"] == serial["cases"]
     workers = parallel["run"]["timings"]["workers"]
     assert set(workers) <= {"gw0", "gw1"} and workers
-    assert sum(w["forward_passes"] for w in workers.values()) == 3
+    assert sum(w["forward_passes"] for w in workers.values()) == 2
 
 
 def test_device_auto_loads_with_a_device_map(run) -> None:
