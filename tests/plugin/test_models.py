@@ -99,8 +99,8 @@ def test_ground_truth_runs_once_whatever_the_number_of_models(run, pytester: pyt
     assert [m["id"] for m in data["models"]] == ["left", "right"]
     assert {(c["model"], c["id"]) for c in data["cases"]} == {(m, c) for m in ("left", "right") for c in ("one", "two")}
     assert {(p["model"], p["passed"]) for p in data["pairs"]} == {("left", True), ("right", False)}
-    assert [(c["model"], c["line"]) for c in data["chapters"]] == [("left", "two models: 1/1 pairs"),
-                                                                   ("right", "two models: 0/1 pairs")]
+    assert [(c["model"], c["chapter"], c["pairs_passed"], c["pairs_counted"]) for c in data["rollups"]] == [
+        ("left", "demo", 1, 1), ("right", "demo", 0, 1)]
     assert [(c["unit"], c["a"], c["b"], c["a_only"], c["b_only"]) for c in data["comparisons"]] == [
         ("pairs", "left", "right", 1, 0), ("cases", "left", "right", 1, 0)]
 
@@ -170,14 +170,15 @@ def test_a_python_test_and_a_chapter_share_the_model_and_the_report(pytester: py
     # The same transcript scores the same as a YAML case and as a Python test.
     assert cases["python-probes", "as-yaml"]["runs"][0]["readings"] == cases["demo", "one"]["runs"][0]["readings"]
     assert cases["python-probes", "py-one"]["runs"][0]["prompt"] == '>>> print(\'a7\')\na'
-    assert {p["key"]: p["passed"] for p in data["pairs"]} == {"demo/both": False, "python-probes/py-pair": False}
+    assert {f'{p["chapter"]}/{p["id"]}': p["passed"] for p in data["pairs"]} == {"demo/both": False,
+                                                                                "python-probes/py-pair": False}
     result.stdout.fnmatch_lines(["*python-probes: 0/1 pairs*"])
 
 
 def test_the_fixtures_are_documented(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--fixtures")
-    result.stdout.fnmatch_lines(["gotchas -- *fixtures.py*", "    Probe the model from a Python test*",
-                                 "gotchas_model [[]session scope] -- *fixtures.py*", "    The model under test*"])
+    result.stdout.fnmatch_lines(["gotchas_model [[]session scope] -- *fixtures.py*", "    The model under test*"])
+    result.stdout.fnmatch_lines(["gotchas -- *fixtures.py*", "    Probe the model from a Python test*"])
 
 
 def test_torch_stays_out_until_the_fixture_is_used(pytester: pytest.Pytester) -> None:

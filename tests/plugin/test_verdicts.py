@@ -122,7 +122,7 @@ def test_json_report_carries_every_number(run, pytester: pytest.Pytester) -> Non
     result = run("--gotchas-json", "out.json", chapters={"demo.yaml": CHAPTER, "primed.yaml": PRIMED})
     assert result.ret == pytest.ExitCode.OK
     data = json.loads((pytester.path / "out.json").read_text())
-    assert {"model", "cases", "pairs", "chapters"} <= set(data)
+    assert {"format", "models", "chapters", "cases", "pairs", "rollups"} <= set(data)
     assert data["models"][0]["dtype"] == "bfloat16" and data["models"][0]["device"] == "cpu"
     case = next(c for c in data["cases"] if c["id"] == "swayed")
     assert {"id", "chapter", "verdict", "runs"} <= set(case)
@@ -136,7 +136,7 @@ def test_json_report_carries_every_number(run, pytester: pytest.Pytester) -> Non
     token = healed["token"]
     assert (token["kind"], token["correct_tokens"], token["wrong_tokens"]) == ("healed", ["),"], [")]"])
     assert healed["plain"]["p_correct"] is not None
-    assert {p["key"]: p["passed"] for p in data["pairs"]} == {
+    assert {f'{p["chapter"]}/{p["id"]}': p["passed"] for p in data["pairs"]} == {
         "demo/good-pair": True, "demo/bad-pair": False, "primed/mixed": False}
     assert [c["line"] for c in data["chapters"]] == ["verdicts on a tiny model: 1/2 pairs",
                                                      "ch.1 primers decide: 0/1 pairs"]
