@@ -14,7 +14,7 @@ from ..plugin import wiring
 from ..plugin.options import OPTIONS, OptionError, Settings, settings
 from ..scoring.scorer import Clock
 
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def _checked(parse: Any) -> Any:
