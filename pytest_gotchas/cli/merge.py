@@ -35,6 +35,8 @@ from .errors import CLIError
 SHARED_RUN_FACTS = ("pytest", "python", "platform", "xdist_workers", "isolation")
 # A model's description may differ in where it was loaded from (a cache folder of each machine), nothing else.
 LOCAL_MODEL_FACTS = ("source",)
+# Levels of lists and objects a report may nest: format 3 needs about 10 (a run's readings' token lists).
+MAX_DEPTH = 64
 
 EXAMPLE = """\
 examples:
@@ -83,15 +85,31 @@ def read_source(path: Path | str) -> Source:
         raise CLIError(f"cannot read {name}: {error.strerror or error}") from None
     except UnicodeDecodeError:
         raise CLIError(f"{name} is not a gotchas report: it is not UTF-8 text") from None
+    too_deep = CLIError(f"{name} is not a gotchas report: it nests more than {MAX_DEPTH} levels deep (a report "
+                        f"needs about 10)")
     try:
         data = json.loads(text)
+    except RecursionError:  # the JSON decoder recurses per level: 100,000 levels end here
+        raise too_deep from None
     except ValueError as error:
         raise CLIError(f"{name} is not a gotchas report: it is not JSON ({error})") from None
+    if _depth(data) > MAX_DEPTH:  # before pydantic or anything else walks it recursively
+        raise too_deep
     if (not isinstance(data, dict) or not isinstance(data.get("format"), int) or isinstance(data["format"], bool)
             or not isinstance(data.get("cases"), list)):
         raise CLIError(f"{name} is not a gotchas report: a report written by --gotchas-json has a `format` number "
                        f"and a list of `cases`")
     return Source(name, data)
+
+
+def _depth(data: Any) -> int:
+    """How many levels of lists and objects `data` nests, found without recursion (stops past MAX_DEPTH)."""
+    deepest, level = 0, [data]
+    while level and deepest <= MAX_DEPTH:
+        deepest += 1
+        level = [child for value in level if isinstance(value, (dict, list))
+                 for child in (value.values() if isinstance(value, dict) else value)]
+    return deepest
 
 
 def check_formats(sources: list[Source]) -> None:
