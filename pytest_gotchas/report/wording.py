@@ -227,8 +227,11 @@ def comparison_lines(c: Comparison, command: str, update: bool) -> Iterator[Line
 
 def update_line(stats: UpdateStats, path: str) -> str:
     start = "started afresh, " if stats.fresh else ""
+    dropped = (f"; {len(stats.dropped)} entries it could not read were dropped ({'; '.join(stats.dropped)})"
+               if stats.dropped else "")
     return (f"baseline {path} written: {start}{stats.pairs} pairs and {stats.verdicts} verdicts recorded "
-            f"({stats.changed} changed), {stats.removed} removed, {stats.kept} kept from cases that did not run")
+            f"({stats.changed} changed), {stats.removed} removed, {stats.kept} kept from cases that did not run"
+            f"{dropped}")
 
 
 def numerics_lines(check: Numerics, recorded: Header, now: Header) -> Iterator[Line]:
