@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from . import merge, new, vary
+from ..report.escape import escape
 from .errors import CLIError
 from .tools import shared_parser
 
@@ -39,5 +40,6 @@ def main(argv: list[str] | None = None) -> int:
         return args.run(args, sys.stdout)
     except CLIError as error:
         sys.stdout.flush()
-        print(f"{PROG} {args.command}: error: {error}", file=sys.stderr)
+        # The message may quote a file's names and ids: escaped, as every view shows them.
+        print(escape(f"{PROG} {args.command}: error: {error}", lines=True), file=sys.stderr)
         return 1

@@ -24,6 +24,7 @@ from typing import Any, TextIO
 from pydantic import ValidationError
 
 from ..report import html, json_report
+from ..report.escape import escape
 from ..report.terminal import summary_lines
 from ..report.wording import Line, outcome_lines, pct
 from ..results.baselines import BaselineOutcome
@@ -290,7 +291,7 @@ def run_merge(args: argparse.Namespace, out: TextIO) -> int:
     sources = [read_source(path) for path in args.reports]
     report = merge(sources, command_line(args))
     models = ", ".join(report.model_ids) or "no model"
-    print(f"merged {len(report.results)} results ({models}) from {len(sources)} reports", file=out)
+    print(escape(f"merged {len(report.results)} results ({models}) from {len(sources)} reports"), file=out)
     writes = [(args.json, json_report.write), (args.html, html.write)]
     for target, write in writes:
         if target is None:
@@ -299,7 +300,7 @@ def run_merge(args: argparse.Namespace, out: TextIO) -> int:
             write(Path(target), report)
         except OSError as error:
             raise CLIError(f"cannot write {target}: {error.strerror or error}") from None
-        print(f"wrote {target}", file=out)
+        print(escape(f"wrote {target}"), file=out)
     if args.json is None and args.html is None:
         for text, _ in summary_lines(report, baseline_lines(report)):
             print(text, file=out)

@@ -151,5 +151,7 @@ def _notice(line: str) -> None:
     from xdist workers too."""
     import sys
 
-    sys.stderr.write(f"gotchas: {line}\n")
+    from ..report.escape import escape
+
+    sys.stderr.write(f"gotchas: {escape(line)}\n")
     sys.stderr.flush()
