@@ -8,7 +8,8 @@ only their results, their models' descriptions and their baseline sections are r
 It refuses, naming both files, whatever would make the merged numbers a mix that no single run could have given:
 two different results for one model and case (identical ones, from overlapping shards, are kept once), two versions
 of one chapter file (by the sha256 collection records), one model described two ways (other weights, dtype,
-hardware or library versions), and reports of another JSON format.
+hardware or library versions), one model under two names (the same weights run the same way: a report's names can
+be edited), reports of another JSON format, and files that nest deeper than any report.
 """
 
 from __future__ import annotations
@@ -60,8 +61,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                     "computed from all their results, as for one run of every model. Without --json or --html it "
                     "prints the terminal summary.\n\n"
                     "Refused: two different results for one model and case (identical duplicates are kept once), "
-                    "results of two versions of one chapter file, one model described two ways, and reports of "
-                    f"another JSON format (this version reads format {FORMAT}).",
+                    "results of two versions of one chapter file, one model described two ways, one model under two "
+                    "names (the same weights run the same way), and reports of another JSON format (this version "
+                    f"reads format {FORMAT}).",
     )
     merge.add_argument("reports", nargs="+", metavar="REPORT.json", help="JSON reports written by --gotchas-json")
     merge.add_argument("--json", metavar="OUT.json", help="write the merged JSON report here")
@@ -164,7 +166,37 @@ def _merged_models(reports: list[tuple[Source, Report]]) -> list[ModelInfo]:
                 raise CLIError(f"{first} and {source.name} describe {_model_name(model.id)} differently ({detail}): "
                                f"a merged report states one description per model, so its results must come from "
                                f"one set of weights, dtype, hardware and library versions")
+    _one_model_two_names(reports)
     return [model for _, model in seen.values()]
+
+
+# What makes one set of weights another model for a comparison: it was run another way.
+RUN_SETTINGS = ("dtype", "device", "numerics", "bos")
+
+
+def _softmax_dtypes(report: Report, model: str) -> set[str]:
+    return {r.runs[0].reading.softmax_dtype for r in report.results if r.model == model and r.runs}
+
+
+def _one_model_two_names(reports: list[tuple[Source, Report]]) -> None:
+    """Names are only labels (a report's model id and name can be edited): two ids with the same weights, run the
+    same way, are one model, and comparing them compares it with itself. Refused, naming both files and ids."""
+    seen: list[tuple[str, ModelInfo, set[str]]] = []
+    for source, report in reports:
+        for model in report.model_infos:
+            softmax = _softmax_dtypes(report, model.id)
+            for first, known, known_softmax in seen:
+                if (known.id == model.id or known.weights_sha256 != model.weights_sha256 or known_softmax != softmax
+                        or any(getattr(known, k) != getattr(model, k) for k in RUN_SETTINGS)):
+                    continue
+                files = f"{first} holds" if first == source.name else f"{first} and {source.name} hold"
+                raise CLIError(
+                    f"{files} one model under two names: {known.id!r} ({known.name}) and {model.id!r} ({model.name}) "
+                    f"have the same weights (sha256 {model.weights_sha256[:12]}...), dtype {model.dtype}, device "
+                    f"{model.device} and numerics {model.numerics or 'not recorded'}, so comparing them would compare "
+                    "the model with itself; merge reports of different models, or of one model run another way "
+                    "(another dtype or device)")
+            seen.append((source.name, model, softmax))
 
 
 def _versioned(info: ChapterInfo) -> bool:
