@@ -235,7 +235,8 @@ def process_timings(clock: Clock, scorers: list[Scorer], transcripts: Any) -> Ti
         forward_calls=clock.forward_calls,
         prompt_tokens=clock.prompt_tokens,
         tokenizer_loaded=clock.tokenizer_loaded or any(loaded.tokenizer_loaded for loaded in live),
-        torch_threads=sys.modules["torch"].get_num_threads() if "torch" in sys.modules else None,
+        # sys.modules["torch"] is None where an import of torch was blocked (a run without the model extras).
+        torch_threads=torch.get_num_threads() if (torch := sys.modules.get("torch")) is not None else None,
         transcript_cache={"hits": transcripts.hits, "misses": transcripts.misses},
         cut_cache={"hits": sum(c.hits for c in caches), "misses": sum(c.misses for c in caches)},
     )
