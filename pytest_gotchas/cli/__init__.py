@@ -8,6 +8,7 @@ import sys
 
 from . import merge, new, vary
 from ..report.escape import escape
+from ..truth.execute import ExecutionError
 from .errors import CLIError
 from .tools import shared_parser
 
@@ -38,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return args.run(args, sys.stdout)
-    except CLIError as error:
+    except (CLIError, ExecutionError) as error:
         sys.stdout.flush()
         # The message may quote a file's names and ids: escaped, as every view shows them.
         print(escape(f"{PROG} {args.command}: error: {error}", lines=True), file=sys.stderr)

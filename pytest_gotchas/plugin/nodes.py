@@ -20,6 +20,7 @@ from ..results.schema import CaseResult
 from ..results.verdict import Status
 from ..scoring.scorer import GotchasError
 from ..truth.collect import Planned
+from ..truth.execute import ExecutionError
 from . import compat
 from .state import MODEL_FIXTURE, PLUGIN, GotchasWarning
 
@@ -29,8 +30,11 @@ class ChapterFile(pytest.File):
         gotchas = self.config.stash[PLUGIN]
         try:
             plan = gotchas.collector.plan_chapter(self.path, _relative(self.path, self.config.rootpath))
-        except CaseFileError as error:
+        except (CaseFileError, ExecutionError) as error:
             raise self.CollectError(escape(str(error), lines=True)) from None
+        problem = gotchas.collector.cache.take_problem()
+        if problem is not None:  # said once, where it happened: a run without the cache goes on
+            warnings.warn_explicit(GotchasWarning(escape(problem)), category=None, filename=str(self.path), lineno=0)
         first = gotchas.chapter_files.setdefault(plan.chapter.name, self.path)
         if first != self.path:
             raise self.CollectError(escape(

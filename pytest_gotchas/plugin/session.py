@@ -58,8 +58,11 @@ class GotchasSession:
                 try:
                     self._cache_dir = cache.mkdir("gotchas")
                 except OSError as error:
-                    warnings.warn(GotchasWarning(f"gotchas: the cache folder cannot be written ({error}); this run "
-                                                 "executes every snippet and tokenizes every cut again"))
+                    # pytest's own cache folder (the error names a temporary file it tried to make there)
+                    folder = Path(getattr(cache, "_cachedir", self.config.rootpath / ".pytest_cache")) / "d" / "gotchas"
+                    warnings.warn(GotchasWarning(f"gotchas: the cache folder {folder} cannot be written "
+                                                 f"({error.strerror or error}); this run executes every snippet and "
+                                                 "tokenizes every cut again"))
         return self._cache_dir
 
     @property
