@@ -22,7 +22,8 @@ from ..scoring.scorer import GotchasError
 from ..truth.collect import Planned
 from ..truth.execute import ExecutionError
 from . import compat
-from .state import MODEL_FIXTURE, PLUGIN, GotchasWarning
+from .state import MODEL_FIXTURE, PLUGIN
+from .warning import GotchasWarning
 
 
 class ChapterFile(pytest.File):

@@ -19,6 +19,7 @@ from ..model.embedded import short_names
 from ..report import terminal, wording
 from ..results.schema import CaseResult, ChapterInfo, ModelInfo, Timings
 from ..scoring.scorer import Clock, Scorer, process_timings
+from ..truth import sandbox
 from ..truth.collect import Collector
 from . import wiring
 from .options import Settings
@@ -45,6 +46,13 @@ class GotchasSession:
         self._cache_dir: Path | None = None
         self._cache_asked = False
         self._collector: Collector | None = None
+        self.isolation_before = sandbox.current()  # put back at unconfigure (pytester runs in the test process)
+        asking = config.getoption("help", False) or config.getoption("version", False)  # pytest --help: no probe
+        if settings.enabled and not asking:  # confinement is a decision: strong unless asked otherwise, else an error
+            try:
+                sandbox.choose(settings.isolation, project=config.rootpath)
+            except sandbox.Unavailable as error:
+                raise pytest.UsageError(str(error)) from None
         self.gate: Gate | None = make_run_gate(config, settings, self.model_ids) if settings.enabled else None
 
     @property

@@ -9,7 +9,7 @@ from ..baseline.compare import entry_of
 from ..results.layers import lead
 from ..results.report import Report
 from ..results.rollup import ChapterRollup
-from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, CaseResult, Run
+from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, CaseResult, Run, RunInfo
 from ..results.verdict import Status, Verdict, colour
 from .escape import escape
 from .wording import Line, chapter_line, comparison_line, lead_text, pct, probabilities
@@ -119,6 +119,15 @@ def _summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
     if baseline:
         yield "", _PLAIN
         yield from baseline
+    yield from isolation_lines(report.run)
+
+
+def isolation_lines(run: RunInfo) -> Iterator[Line]:
+    """Snippets that ran without confinement of files and network say so at the end of the summary, never silently
+    (README: "What a snippet can do")."""
+    described = run.isolation or ""
+    if described.startswith("weak"):
+        yield f"snippets ran under {described}", {"yellow": True, "bold": True}
 
 
 def _decided_by(results: list[CaseResult], name: str) -> tuple[list[CaseResult], list[CaseResult], str]:

@@ -268,8 +268,9 @@ def score_batch(loaded: Any, cuts: list[Cut] | list[CutPlan], softmax_dtype: str
     """Every reading of several cuts; each context is run once even if several cuts need it.
 
     With ``batch_size`` > 1 only contexts of identical length share a pass. Batched results were bit-identical to
-    ``batch_size=1`` on CPU (tests/test_readings.py checks it on the tiny model; it held on gemma-3-270m too). GPU
-    kernels may pick a different reduction order for a different batch shape, which is why the default stays 1.
+    ``batch_size=1`` on CPU (tests/unit/scoring/test_token_reading.py checks it on the tiny model; it held on
+    gemma-3-270m too). GPU kernels may pick a different reduction order for a different batch shape, which is why
+    the default stays 1.
 
     ``decoded`` (token id -> text) is read before the tokenizer is asked, and extended with what it answers.
     ``vocab`` gives the token texts the text reading needs; without it there is no text reading. ``main`` names

@@ -1,0 +1,311 @@
+"""`gotchas merge`: JSON reports of one model each (or shards of one model) give the report a run of every model
+gives, and every merge that would mix what no single run could give is refused with one message naming both files.
+
+Two tiny models (helpers/tinymodel.py) score the chapters of helpers/reportdata.py (its score_models); the second
+reads `a`, `b` and the healed cut the other way round, so their verdicts and pairs differ. The command runs
+in-process (`main([...])`).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.reportdata import MODELS, RUN, score_models
+from helpers.results import make_case, make_run
+
+from pytest_gotchas.cli import main
+from pytest_gotchas.cli.merge import Source, merge
+from pytest_gotchas.report import html, json_report
+from pytest_gotchas.report.wording import pct
+from pytest_gotchas.results.report import FORMAT_VERSION, Report
+from pytest_gotchas.report.terminal import summary_lines
+from pytest_gotchas.results.schema import CaseResult, ChapterInfo
+
+RUNS = {model: {**RUN, "command": f"pytest --gotchas --gotchas-model {model} --gotchas-json {model}.json",
+                "date": f"2026-11-30T1{n}:00:00+00:00"} for n, model in enumerate(MODELS)}
+DATE = "2026-11-30T15:00:00+00:00"
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[CaseResult]]]:
+    folder = tmp_path_factory.mktemp("merge")
+    return folder, score_models(folder)
+
+
+@pytest.fixture(scope="module")
+def results(scored: tuple[Path, dict[str, list[CaseResult]]]) -> dict[str, list[CaseResult]]:
+    return scored[1]
+
+
+@pytest.fixture(scope="module")
+def direct(results: dict[str, list[CaseResult]]) -> Report:
+    """The report of one run of both models."""
+    return Report([r for model in MODELS for r in results[model]], dict(RUN))
+
+
+def plain(data: Any) -> Any:
+    """As a JSON file holds it."""
+    return json.loads(json.dumps(data))
+
+
+def one_model(results: dict[str, list[CaseResult]], model: str) -> dict[str, Any]:
+    return plain(Report(results[model], dict(RUNS[model])).to_dict())
+
+
+TABLES = ("model", "models", "cases", "pairs", "chapters", "comparisons")
+
+
+def assert_same_tables(got: dict[str, Any], want: dict[str, Any]) -> None:
+    for key in TABLES:
+        assert got[key] == want[key], key
+
+
+def write(folder: Path, name: str, data: Any) -> Path:
+    path = folder / name
+    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+    return path
+
+
+# -- what a merge gives ---------------------------------------------------------------------------------------------
+
+
+def test_the_two_models_disagree(results: dict[str, list[CaseResult]], direct: Report) -> None:
+    """The material below is worth comparing: the models differ in case verdicts and in pairs."""
+    verdicts = [{r.key: r.outcome for r in results[m]} for m in MODELS]
+    assert verdicts[0] != verdicts[1]
+    passed = [{p.key: p.passed for c in direct.chapters if c.model == m for p in c.pairs} for m in MODELS]
+    assert passed[0] != passed[1]
+    assert direct.comparisons
+
+
+def test_merge_equals_the_run_of_both_models(results: dict[str, list[CaseResult]], direct: Report) -> None:
+    merged = merge([Source(f"{m}.json", one_model(results, m)) for m in MODELS], "gotchas merge", DATE)
+    assert_same_tables(plain(merged.to_dict()), plain(direct.to_dict()))
+    assert merged.comparisons == direct.comparisons
+    assert [c.line() for c in merged.chapters] == [c.line() for c in direct.chapters]
+    assert list(summary_lines(merged, [])) == list(summary_lines(direct, []))
+    assert html.render(Report(merged.results, direct.run)) == html.render(direct)
+
+
+def test_the_command_writes_the_merged_json_and_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str],
+                                                     results: dict[str, list[CaseResult]], direct: Report) -> None:
+    monkeypatch.chdir(tmp_path)
+    for model in MODELS:
+        json_report.write(Path(f"{model}.json"), Report(results[model], dict(RUNS[model])))
+    argv = ["merge", "tiny-a.json", "tiny-b.json", "--json", "out/all.json", "--html", "out/all.html"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert captured.out == (f"merged {len(direct.results)} results (tiny-a, tiny-b) from 2 reports\n"
+                            "wrote out/all.json\nwrote out/all.html\n")
+    data = json.loads(Path("out/all.json").read_text(encoding="utf-8"))
+    assert data["format"] == FORMAT_VERSION
+    assert_same_tables(data, plain(direct.to_dict()))
+    run = data["run"]
+    assert run["command"] == shlex.join(["gotchas", *argv])
+    assert run["merged_from"] == [{"file": f"{m}.json", **RUNS[m]} for m in MODELS]
+    for fact in ("python", "pytest", "platform", "xdist_workers"):
+        assert run[fact] == RUN[fact]
+    page = Path("out/all.html").read_text(encoding="utf-8")
+    assert page == html.render(Report.from_dict(data))
+    for model in MODELS:
+        assert RUNS[model]["command"] in page
+        assert RUNS[model]["date"].replace("T", " ") in page
+
+
+def test_without_outputs_it_prints_the_terminal_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str],
+                                                        results: dict[str, list[CaseResult]], direct: Report) -> None:
+    monkeypatch.chdir(tmp_path)
+    for model in MODELS:
+        write(tmp_path, f"{model}.json", one_model(results, model))
+    assert main(["merge", "tiny-a.json", "tiny-b.json"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"merged {len(direct.results)} results (tiny-a, tiny-b) from 2 reports"
+    assert lines[1:] == [text for text, _ in summary_lines(direct, [])]
+    assert any("no difference shown" in line for line in lines)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny-a.json", "tiny-b.json"]
+
+
+def test_shards_of_one_model_and_an_overlap_merge_into_its_report(results: dict[str, list[CaseResult]]) -> None:
+    """A shard per chapter, and a third shard that ran both again: identical duplicates are kept once."""
+    own = results["tiny-a"]
+    shards = [[r for r in own if r.chapter.name == "demo"], [r for r in own if r.chapter.name == "primed"], own]
+    merged = merge([Source(f"shard-{n}.json", plain(Report(s, dict(RUN)).to_dict())) for n, s in enumerate(shards)])
+    assert len(merged.results) == len(own)
+    assert_same_tables(plain(merged.to_dict()), plain(Report(own, dict(RUN)).to_dict()))
+    assert merged.comparisons == []
+
+
+def test_a_merged_report_merges_again(results: dict[str, list[CaseResult]], direct: Report) -> None:
+    once = plain(merge([Source("tiny-a.json", one_model(results, "tiny-a"))], "gotchas merge tiny-a.json", DATE)
+                 .to_dict())
+    again = merge([Source("a-merged.json", once), Source("tiny-b.json", one_model(results, "tiny-b"))])
+    assert_same_tables(plain(again.to_dict()), plain(direct.to_dict()))
+    assert again.run["merged_from"][0]["merged_from"] == [{"file": "tiny-a.json", **RUNS["tiny-a"]}]
+
+
+def test_each_inputs_baseline_comparison_is_kept_with_its_report(results: dict[str, list[CaseResult]]) -> None:
+    baseline = {"model": "tiny-a", "path": "baselines/tiny-a.yaml", "recorded": None, "update": False,
+                "comparison": None, "lines": ["baseline baselines/tiny-a.yaml: 0 regressed"]}
+    data = {**one_model(results, "tiny-a"), "baselines": [baseline]}
+    merged = merge([Source("a.json", data), Source("a-again.json", data),
+                    Source("tiny-b.json", one_model(results, "tiny-b"))])
+    assert merged.baselines == [{**baseline, "report": "a.json"}]
+
+
+def test_collection_records_each_chapter_files_sha256(scored: tuple[Path, dict[str, list[CaseResult]]]) -> None:
+    folder, results = scored
+    for result in results["tiny-a"]:
+        expected = hashlib.sha256((folder / result.chapter.path).read_bytes()).hexdigest()
+        assert result.chapter.sha256 == expected
+    data = one_model(results, "tiny-a")
+    assert all(len(case["chapter_info"]["sha256"]) == 64 for case in data["cases"])
+
+
+def test_reports_written_before_chapter_hashes_still_merge(results: dict[str, list[CaseResult]],
+                                                          direct: Report) -> None:
+    older = [one_model(results, m) for m in MODELS]
+    for data in older:
+        for case in data["cases"]:
+            del case["chapter_info"]["sha256"]
+    merged = merge([Source(f"{m}.json", d) for m, d in zip(MODELS, older)])
+    assert all(r.chapter.sha256 is None for r in merged.results)
+    assert merged.comparisons == direct.comparisons
+
+
+def test_chapters_that_python_tests_record_into_are_not_checked_by_hash() -> None:
+    """gotchas.case(...) writes each test's case into a chapter file of its own: its hash names no version."""
+    def recorded(case_id: str, sha: str) -> dict[str, Any]:
+        info = ChapterInfo("python", "python", "python", "tests/test_probe.py", False, [case_id], {}, {}, sha)
+        return plain(Report([make_case(case_id, info, [make_run(0.6, 0.3)], model={"name": "m"})]).to_dict())
+
+    merged = merge([Source("a.json", recorded("one", "a" * 64)), Source("b.json", recorded("two", "b" * 64))])
+    assert [r.id for r in merged.results] == ["one", "two"]
+
+
+# -- refusals -------------------------------------------------------------------------------------------------------
+
+
+def refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+            *reports: Any) -> str:
+    """Merge `reports` (data, text or None: no such file) written as a.json, b.json ...: the message alone, exit
+    status 1, and nothing written."""
+    monkeypatch.chdir(tmp_path)
+    names = []
+    for name, data in zip("abcdef", reports):
+        names.append(f"{name}.json")
+        if data is not None:
+            write(tmp_path, f"{name}.json", data)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert main(["merge", *names, "--json", "out.json", "--html", "out.html"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("gotchas merge: error: ") and captured.err.count("\n") == 1, captured.err
+    assert "Traceback" not in captured.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    return captured.err[len("gotchas merge: error: "):-1]
+
+
+def find_case(data: dict[str, Any], key: str) -> dict[str, Any]:
+    return next(c for c in data["cases"] if f"{c['chapter']}/{c['id']}" == key)
+
+
+def test_different_results_for_one_model_and_case(tmp_path, monkeypatch, capsys, results) -> None:
+    a = one_model(results, "tiny-a")
+    b = copy.deepcopy(a)
+    reading = find_case(b, "demo/right")["runs"][0]["readings"]["text"]
+    old_correct, old_wrong = reading["p_correct"], reading["p_wrong"]
+    reading["p_correct"] = 0.5
+    assert refused(tmp_path, monkeypatch, capsys, a, b) == (
+        f"a.json and b.json hold different results for model 'tiny-a', case demo/right: P(correct) "
+        f"{pct(old_correct)} vs 50.00%, P(wrong) {pct(old_wrong)} vs {pct(old_wrong)}; only identical duplicates "
+        f"(an overlapping shard) can be merged")
+
+
+def test_different_verdicts_for_one_model_and_case(tmp_path, monkeypatch, capsys, results) -> None:
+    a = one_model(results, "tiny-a")
+    b = copy.deepcopy(a)
+    find_case(b, "demo/right")["verdict"] = "MISS"
+    assert refused(tmp_path, monkeypatch, capsys, one_model(results, "tiny-b"), a, b) == (
+        "b.json and c.json hold different results for model 'tiny-a', case demo/right: verdict ok vs MISS; only "
+        "identical duplicates (an overlapping shard) can be merged")
+
+
+def test_two_versions_of_a_chapter_file(tmp_path, monkeypatch, capsys, results) -> None:
+    a, b = one_model(results, "tiny-a"), one_model(results, "tiny-b")
+    sha = find_case(a, "demo/right")["chapter_info"]["sha256"]
+    for case in b["cases"]:
+        if case["chapter"] == "demo":
+            case["chapter_info"]["sha256"] = "0" * 64
+    assert refused(tmp_path, monkeypatch, capsys, a, b) == (
+        f"a.json and b.json ran different versions of chapter 'demo' (demo.yaml: sha256 {sha[:12]}... vs "
+        f"000000000000...): their results are not of the same cases; run both on the same chapter files")
+
+
+def test_one_model_described_two_ways(tmp_path, monkeypatch, capsys, results) -> None:
+    a = one_model(results, "tiny-a")
+    b = copy.deepcopy(a)
+    hardware = a["models"][0]["hardware"]
+    b["models"][0]["hardware"] = "cpu AMX"
+    b["models"][0]["source"] = "/elsewhere/tiny-a"  # where each machine loaded it from may differ
+    assert refused(tmp_path, monkeypatch, capsys, a, b) == (
+        f"a.json and b.json describe model 'tiny-a' differently (hardware {hardware!r} vs 'cpu AMX'): a merged report "
+        f"states one description per model, so its results must come from one set of weights, dtype, hardware and "
+        f"library versions")
+
+
+def test_reports_of_different_formats(tmp_path, monkeypatch, capsys, results) -> None:
+    older = {**one_model(results, "tiny-b"), "format": 1}
+    assert refused(tmp_path, monkeypatch, capsys, one_model(results, "tiny-a"), older) == (
+        f"a.json is JSON format {FORMAT_VERSION} and b.json is format 1: reports of different formats cannot be "
+        f"merged; write them again with one version of pytest-gotchas")
+
+
+def test_reports_of_a_format_this_version_does_not_read(tmp_path, monkeypatch, capsys, results) -> None:
+    newer = {**one_model(results, "tiny-a"), "format": FORMAT_VERSION + 1}
+    assert refused(tmp_path, monkeypatch, capsys, newer, newer) == (
+        f"both reports are JSON format {FORMAT_VERSION + 1}; this pytest-gotchas reads format {FORMAT_VERSION} only")
+    assert refused(tmp_path, monkeypatch, capsys, newer) == (
+        f"a.json is JSON format {FORMAT_VERSION + 1}; this pytest-gotchas reads format {FORMAT_VERSION} only")
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("<testsuites/>", "b.json is not a gotchas report: it is not JSON (Expecting value: line 1 column 1 (char 0))"),
+    ([1, 2], "b.json is not a gotchas report: a report written by --gotchas-json has a `format` number and a list "
+             "of `cases`"),
+    ({"format": "2", "cases": []}, "b.json is not a gotchas report: a report written by --gotchas-json has a "
+                                   "`format` number and a list of `cases`"),
+    (None, "cannot read b.json: No such file or directory"),
+])
+def test_a_file_that_is_not_a_gotchas_report(tmp_path, monkeypatch, capsys, results, content, message) -> None:
+    assert refused(tmp_path, monkeypatch, capsys, one_model(results, "tiny-a"), content) == message
+
+
+def test_a_file_that_is_not_text(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.json").write_bytes(b"\x89PNG\r\n\x1a\n\xff")
+    assert main(["merge", "a.json"]) == 1
+    assert capsys.readouterr().err == "gotchas merge: error: a.json is not a gotchas report: it is not UTF-8 text\n"
+
+
+def test_report_data_that_does_not_read_back(tmp_path, monkeypatch, capsys) -> None:
+    message = refused(tmp_path, monkeypatch, capsys, {"format": FORMAT_VERSION, "cases": [{"id": "x"}]})
+    assert message.startswith(f"a.json is not a gotchas report of format {FORMAT_VERSION}: its data does not read "
+                              f"back (KeyError: ")
+
+
+def test_help_names_the_refusals(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["merge", "--help"])
+    assert exit_info.value.code == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "gotchas merge gemma.json smollm.json --json all.json --html all.html" in shown
+    assert "identical duplicates are kept once" in shown
