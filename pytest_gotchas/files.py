@@ -40,7 +40,7 @@ def remove_stale_temporaries(path: Path | str) -> list[Path]:
     process is writing one of them. Returns what was removed."""
     path = Path(path)
     prefix = f".{path.name}."
-    removed = []
+    removed: list[Path] = []
     try:
         siblings = list(path.parent.iterdir())
     except OSError:

@@ -109,7 +109,7 @@ def loads(text: str, source: str = "<baseline>", lenient: bool = False) -> Basel
 
     unreadable: list[str] = []
 
-    def bad_entry(where: str, problem: str) -> BaselineError:
+    def bad_entry(where: str, problem: str) -> BaselineError | _Skip:
         """An entry that cannot be read: refused when comparing; when recording, dropped (the others are kept)."""
         if lenient:
             unreadable.append(f"{where}: {problem}")

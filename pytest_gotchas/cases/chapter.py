@@ -339,7 +339,7 @@ class _Chapter:
         if not isinstance(raw, Map):
             raise self.fail(data.lines.get(key, data.line), f"`{key}` maps an id to two case ids: `id: [a, b]`")
         ids = {c.id: c for c in cases}
-        pairs = []
+        pairs: list[Pair] = []
         for pair_id, members in raw.items():
             line = raw.lines[pair_id]
             name = str(pair_id) if isinstance(pair_id, int) and not isinstance(pair_id, bool) else pair_id

@@ -60,7 +60,7 @@ class Guard:
         guard = self
 
         def before(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-            ids = kwargs.get("input_ids", args[0] if args else None)
+            ids: Any = kwargs.get("input_ids", args[0] if args else None)
             length = int(ids.shape[-1]) if getattr(ids, "ndim", 0) else 0
             if guard.positions is not None and length > guard.positions:
                 raise TooLong(length, guard.positions)
