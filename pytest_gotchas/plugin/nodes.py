@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from ..cases.chapter import CaseFileError
+from ..report import wording
 from ..report.escape import escape
 from ..results.schema import CaseResult
 from ..results.verdict import Status
@@ -33,9 +34,10 @@ class ChapterFile(pytest.File):
             plan = gotchas.collector.plan_chapter(self.path, _relative(self.path, self.config.rootpath))
         except (CaseFileError, ExecutionError) as error:
             raise self.CollectError(escape(str(error), lines=True)) from None
-        problem = gotchas.collector.cache.take_problem()
-        if problem is not None:  # said once, where it happened: a run without the cache goes on
-            warnings.warn_explicit(GotchasWarning(escape(problem)), category=None, filename=str(self.path), lineno=0)
+        lost = gotchas.collector.cache.take_lost()
+        if lost is not None:  # said once, where it happened: a run without the cache goes on
+            warnings.warn_explicit(GotchasWarning(escape(wording.transcript_cache_lost(lost.directory, lost.reason))),
+                                   category=None, filename=str(self.path), lineno=0)
         first = gotchas.chapter_files.setdefault(plan.chapter.name, self.path)
         if first != self.path:
             raise self.CollectError(escape(

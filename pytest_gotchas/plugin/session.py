@@ -68,9 +68,7 @@ class GotchasSession:
                 except OSError as error:
                     # pytest's own cache folder (the error names a temporary file it tried to make there)
                     folder = Path(getattr(cache, "_cachedir", self.config.rootpath / ".pytest_cache")) / "d" / "gotchas"
-                    warnings.warn(GotchasWarning(f"gotchas: the cache folder {folder} cannot be written "
-                                                 f"({error.strerror or error}); this run executes every snippet and "
-                                                 "tokenizes every cut again"))
+                    warnings.warn(GotchasWarning(wording.cache_folder_lost(str(folder), error.strerror or str(error))))
         return self._cache_dir
 
     @property

@@ -195,30 +195,38 @@ def _stops(run: Run) -> bool:
     return run.timed_out or run.error is not None
 
 
+@dataclass(frozen=True)
+class CacheLost:
+    """The transcript cache was given up: its folder could not be written, for `reason` (the OSError's words)."""
+
+    directory: str
+    reason: str
+
+
 class Cache:
     """Executed transcripts on disk, one JSON file per key; a per-key file lock makes concurrent processes
     (xdist workers) wait for the one that executes instead of executing again.
 
     A folder that cannot be written (read-only, or a full disk) costs only the cache: what was executed is used, the
-    cache is given up for the rest of the run, and `problem` says why, naming the folder (take_problem, once)."""
+    cache is given up for the rest of the run, and `lost` says which folder and why (take_lost, once; the plugin
+    words it, report/wording.py)."""
 
     def __init__(self, directory: Path | None) -> None:
         self.directory = directory
         self.hits = self.misses = 0
-        self.problem: str | None = None
+        self.lost: CacheLost | None = None
         self._told = False
 
-    def take_problem(self) -> str | None:
+    def take_lost(self) -> CacheLost | None:
         """Why the cache was given up, the first time it is asked; None otherwise."""
-        if self.problem is None or self._told:
+        if self.lost is None or self._told:
             return None
         self._told = True
-        return self.problem
+        return self.lost
 
     def _give_up(self, directory: Path, error: OSError) -> None:
-        if self.problem is None:
-            self.problem = (f"gotchas: the transcript cache {directory} cannot be written ({error.strerror or error});"
-                            " this run executes every snippet afresh and keeps none of them")
+        if self.lost is None:
+            self.lost = CacheLost(str(directory), error.strerror or str(error))
         self.directory = None
 
     def get_or_execute(self, request: Request, runs: int, limits: Limits) -> tuple[Run, ...]:

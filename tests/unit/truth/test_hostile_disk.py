@@ -1,5 +1,5 @@
 """A disk that fills up (or a folder that cannot be written) while ground truth is executed: the transcript cache is
-given up with one message naming its folder, and the run goes on with what it executed; a snippet's temporary folder
+given up, once, naming its folder (the plugin words it, report/wording.py), and the run goes on with what it executed; a snippet's temporary folder
 that cannot be made is one error naming where it was to be made. A full disk is simulated at the writing seams
 (OSError ENOSPC), as no small filesystem can be mounted here unprivileged."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pytest_gotchas.truth import execute
-from pytest_gotchas.truth.execute import Cache, ExecutionError, Limits, Request, Run
+from pytest_gotchas.truth.execute import Cache, CacheLost, ExecutionError, Limits, Request, Run
 from pytest_gotchas.truth.interpreters import Interpreter
 
 REQUEST = Request(interpreter=Interpreter("3.11.7", "/usr/bin/python3", "CPython"), repl_input=("1 + 1",), args=None,
@@ -35,28 +35,24 @@ def executed(monkeypatch) -> list[Request]:
     return asked
 
 
-def test_a_full_disk_under_the_cache_is_one_message_naming_the_folder(tmp_path, monkeypatch, executed) -> None:
+def test_a_full_disk_under_the_cache_gives_it_up_once_naming_the_folder(tmp_path, monkeypatch, executed) -> None:
     def full(*args: object) -> None:
         raise FULL
 
     monkeypatch.setattr(execute, "write_sealed", full)
     cache = Cache(tmp_path / "transcripts")
     assert cache.get_or_execute(REQUEST, 1, Limits()) == RUNS  # what was executed is used
-    assert cache.take_problem() == (
-        f"gotchas: the transcript cache {tmp_path / 'transcripts'} cannot be written (No space left on device); this "
-        "run executes every snippet afresh and keeps none of them")
-    assert cache.take_problem() is None  # said once
+    assert cache.take_lost() == CacheLost(str(tmp_path / "transcripts"), "No space left on device")
+    assert cache.take_lost() is None  # said once
     assert cache.get_or_execute(REQUEST, 1, Limits()) == RUNS and len(executed) == 2  # no cache now, no lock
     assert cache.directory is None and (cache.hits, cache.misses) == (0, 2)
 
 
-def test_a_cache_folder_that_cannot_be_made_is_the_same_message(tmp_path, executed) -> None:
+def test_a_cache_folder_that_cannot_be_made_is_given_up_the_same_way(tmp_path, executed) -> None:
     (tmp_path / "file").write_text("")
     cache = Cache(tmp_path / "file" / "transcripts")  # a folder inside a file: even root cannot make it
     assert cache.execute_all([REQUEST, REQUEST], 1, Limits()) == [RUNS, RUNS]
-    assert cache.take_problem() == (
-        f"gotchas: the transcript cache {tmp_path / 'file' / 'transcripts'} cannot be written (Not a directory); this "
-        "run executes every snippet afresh and keeps none of them")
+    assert cache.take_lost() == CacheLost(str(tmp_path / "file" / "transcripts"), "Not a directory")
 
 
 def test_no_room_for_a_snippets_temporary_folder_is_one_error_naming_it(monkeypatch) -> None:
