@@ -1,6 +1,7 @@
-"""A model's numbers that no verdict may come from: a prompt longer than the model's positions, and non-finite logits
-or probabilities at the cut. Each is an error for its case, naming the model and the case, raised before (or instead
-of) a verdict; a tiny model (tests/tinymodel.py) with 1,024 positions and hand-set logits shows each."""
+"""guard.py, through the scorer: a model's numbers that no verdict may come from: a prompt longer than the model's
+positions, and non-finite logits or probabilities at the cut. Each is an error for its case, naming the model and the
+case, raised before (or instead of) a verdict; a tiny model (helpers/tinymodel.py) with 1,024 positions and hand-set
+logits shows each."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from gotchas_helpers import chapter_text
-from tinymodel import build_tiny_model
+from helpers.chapters import chapter_text
+from helpers.tinymodel import build_tiny_model
 
 from pytest_gotchas.cases.chapter import load_chapter
 from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model

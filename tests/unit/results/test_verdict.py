@@ -1,5 +1,5 @@
-"""No verdict comes from a probability that is NaN or infinite: every comparison with NaN is false, so the rules
-would fall through to MISS (a silent wrong verdict). run_verdict refuses, and the scorer words it for the case."""
+"""verdict.py: no verdict comes from a probability that is NaN or infinite: every comparison with NaN is false, so the
+rules would fall through to MISS (a silent wrong verdict). run_verdict refuses, and the scorer words it for the case."""
 
 from __future__ import annotations
 
