@@ -59,3 +59,95 @@ def hostile_report() -> Report:
                           message="why " + HOSTILE, outputs=[SeedOutput("1", ">>> s\n{'b', 'a'} " + HOSTILE + "\n"),
                                                              SeedOutput("2", ">>> s\n{'a', 'b'} " + HOSTILE + "\n")])
     return Report([scored, unscored], [chapter])
+
+
+# -- the hostile runs of tests/plugin/test_hostile.py ----------------------------------------------------------------
+
+# The tiny model of the hostile runs reads "1" after "[" and "3" after "(".
+MODEL_RULES = {"[": {"1": 2.0, "2": 1.0}, "(": {"3": 2.0, "4": 1.0}}
+# The characters of HOSTILE_CHAPTER that would act on a terminal: no output or file may hold one.
+IN_HOSTILE_CHAPTER = ("\x1b", "\x07", "\u202e")
+
+# One case the tiny model reads ok.
+OK_CHAPTER = """\
+chapter: demo
+title: "demo chapter"
+interpreter: "3.11"
+cases:
+  - id: a
+    transcript: |-
+      >>> [1, 2]
+      [█
+    correct: "1"
+    wrong: "2"
+"""
+
+# A conftest.py whose disk is full at one seam of truth/execute.py, and only there: `FULL_DISK % "write_sealed"` (the
+# transcript cache) or `FULL_DISK % "TemporaryDirectory"` (a snippet's temporary folder; execute.py gets a tempfile of
+# its own, so that the isolation's probe still finds room).
+FULL_DISK = """
+import errno, os, tempfile, types
+from pytest_gotchas.truth import execute
+
+SAVED = {}
+
+def full(*args, **kwargs):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+def pytest_configure(config):
+    SAVED.update(write_sealed=execute.write_sealed, tempfile=execute.tempfile)
+    if "%s" == "write_sealed":
+        execute.write_sealed = full
+    else:
+        execute.tempfile = types.SimpleNamespace(TemporaryDirectory=full, gettempdir=tempfile.gettempdir)
+
+def pytest_unconfigure(config):
+    execute.write_sealed = SAVED["write_sealed"]
+    execute.tempfile = SAVED["tempfile"]
+"""
+
+# A title with colour codes, an OSC window title and U+202E; a case whose prompt is longer than the tiny model's
+# 1,024 positions; an unscored case whose output holds control characters; a pair.
+HOSTILE_CHAPTER = """\
+chapter: demo
+title: "demo \\e[31mred\\e[0m \\e]0;pwned\\a \\u202egnp.exe"
+interpreter: "3.11"
+cases:
+  - id: a
+    transcript: |-
+      >>> [1, 2]
+      [█
+    correct: "1"
+    wrong: "2"
+  - id: b
+    transcript: |-
+      >>> (3, 4)
+      (█
+    correct: "3"
+    wrong: "4"
+  - id: long
+    transcript: |-
+      >>> print('a' * 1100 + '[1')
+      %s[█
+    correct: "1"
+    wrong: "2"
+  - id: shown
+    transcript: |-
+      >>> print('\\x1b]0;pwned\\x07\\u202e', set('abcdefgh'))
+      █
+    unscored: "the set's order changes with the hash seed"
+pairs:
+  ab: [a, b]
+""" % ("a" * 1100)
+# Recorded by an older version: chapter `old` had a pair id with a `/`, which the reader now refuses.
+OLDER_BASELINE = """\
+format: 2
+count: {pairs: 2, verdicts: 2}
+pairs:
+  old/kept: pass
+  old/x/y: pass
+verdicts:
+  old/one: {p_correct: 0.75, p_wrong: 0.125, verdict: ok}
+  old/two: {p_correct: 0.75, p_wrong: 0.125, verdict: ok}
+"""
+STALE_TEMPORARY = ".tiny-bfloat16-cpu.yaml.k1ll3d00.tmp"  # what a killed update leaves
