@@ -16,7 +16,7 @@ def write_atomic(path: Path | str, text: str, mode: int = 0o644, durable: bool =
     `durable` also flushes it to disk first (for files a person keeps, such as baselines)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=_TMP)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as stream:
             stream.write(text)
@@ -28,6 +28,32 @@ def write_atomic(path: Path | str, text: str, mode: int = 0o644, durable: bool =
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+_TMP = ".tmp"
+_RANDOM = 8  # the characters tempfile.mkstemp puts between prefix and suffix
+
+
+def remove_stale_temporaries(path: Path | str) -> list[Path]:
+    """Remove the temporary files write_atomic left beside `path` when its process was killed mid-write (a SIGKILL
+    runs no cleanup). Only safe where every writer of `path` holds one lock, held now by the caller: then no other
+    process is writing one of them. Returns what was removed."""
+    path = Path(path)
+    prefix = f".{path.name}."
+    removed: list[Path] = []
+    try:
+        siblings = list(path.parent.iterdir())
+    except OSError:
+        return removed
+    for other in siblings:
+        name = other.name
+        if name.startswith(prefix) and name.endswith(_TMP) and len(name) == len(prefix) + _RANDOM + len(_TMP):
+            try:
+                other.unlink()
+                removed.append(other)
+            except OSError:
+                pass
+    return removed
 
 
 def _seal(key: str, payload: Any) -> str:

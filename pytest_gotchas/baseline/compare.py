@@ -128,7 +128,7 @@ def update(baseline: Baseline | None, results: list[CaseResult], infos: Mapping[
     other chapters); entries of pairs and cases that a chapter which ran no longer has are removed."""
     old = Baseline(None) if baseline is None or fresh else baseline
     pairs, verdicts = dict(old.pairs), dict(old.verdicts)
-    stats = UpdateStats(fresh=fresh)
+    stats = UpdateStats(fresh=fresh, dropped=list(baseline.unreadable) if baseline is not None else [])
     written: set[str] = set()
     for chapter in rollup(results, infos):
         for key in _gone(pairs, chapter, chapter.info.pairs):

@@ -162,7 +162,8 @@ def make_gate(root: Path, explicit: Path | None, models: list[str], dtype: str, 
     else:
         kinds = [device_kind(device)] if device else ["cpu", "cuda"]  # the default device is cuda when there is one
         candidates = [default_path(root, model, dtype, kind, checks) for model in models for kind in kinds]
-    files = {path: read(path) for path in candidates if path.is_file()}
+    # Recording reads leniently: an entry it cannot read is dropped (and said), never a reason to lose the others.
+    files = {path: read(path, lenient=update) for path in candidates if path.is_file()}
     for path, baseline in files.items():
         fields = settings_mismatch(baseline.header, dtype, softmax_dtype, checks) if baseline.header else []
         if fields and not any_model and baseline.header is not None:

@@ -16,6 +16,10 @@ and probabilities. The file is small, sorted and diff-friendly, one line per pai
 Probabilities are stored exactly (the shortest repr that reads back to the same float); a case run under several
 primer orders stores one probability per primer. There is no top-level `cases:` or `chapter:` key, so the file is
 never collected as a chapter even when it sits among the chapter files.
+
+A run that compares refuses a file with any entry it cannot read. A run that records reads it leniently: an entry it
+cannot read (a key such as `demo/a/b` that an older version wrote, a probability of .nan) is dropped and named, and
+every other entry is kept, so that one bad line never costs the other chapters their baseline.
 """
 
 from __future__ import annotations
@@ -28,7 +32,9 @@ from typing import Any, TypeVar
 
 import yaml
 
-from ..files import write_atomic
+from ..cases.chapter import CASE_ID
+from ..cases.yamlfile import MAX_DEPTH, SafeLoader, TooDeep
+from ..files import remove_stale_temporaries, write_atomic
 from ..results.baselines import FAIL, PASS, UPDATE_FLAG, Entry, Header, Probability
 from ..results.verdict import Verdict
 
@@ -59,6 +65,7 @@ class Baseline:
     header: Header | None
     pairs: dict[str, str] = field(default_factory=dict)  # "<chapter>/<pair id>" -> pass | fail
     verdicts: dict[str, Entry] = field(default_factory=dict)  # "<chapter>/<case id>" -> Entry
+    unreadable: list[str] = field(default_factory=list)  # read leniently: the entries dropped, each with why
 
 
 # -- where it lives ---------------------------------------------------------------------------------------------
@@ -84,23 +91,38 @@ def default_path(root: Path, model: str, dtype: str, device: str, checks: str = 
 # -- reading and writing ----------------------------------------------------------------------------------------
 
 
-def read(path: Path) -> Baseline:
+def read(path: Path, lenient: bool = False) -> Baseline:
+    """The baseline at `path`; `lenient` (recording): entries that cannot be read are dropped into `unreadable`."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise BaselineError(f"cannot read baseline {path}: {error}") from None
-    return loads(text, str(path))
+    return loads(text, str(path), lenient)
 
 
-def loads(text: str, source: str = "<baseline>") -> Baseline:
+def loads(text: str, source: str = "<baseline>", lenient: bool = False) -> Baseline:
     def bad(where: str, problem: str) -> BaselineError:
         return BaselineError(
             f"baseline {source} is not a pytest-gotchas baseline: {where}: {problem}. Fix or delete the file, "
             f"then record it again with {UPDATE_FLAG}."
         )
 
+    unreadable: list[str] = []
+
+    def bad_entry(where: str, problem: str) -> BaselineError | _Skip:
+        """An entry that cannot be read: refused when comparing; when recording, dropped (the others are kept)."""
+        if lenient:
+            unreadable.append(f"{where}: {problem}")
+            return _Skip()
+        return BaselineError(
+            f"baseline {source} is not a pytest-gotchas baseline: {where}: {problem}. Fix or delete that entry, or "
+            f"record again with {UPDATE_FLAG}, which drops the entries it cannot read and keeps every other."
+        )
+
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=SafeLoader)
+    except TooDeep as error:
+        raise bad(f"line {error.line}", f"it nests more than {MAX_DEPTH} levels deep (a baseline needs 5)") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "the file"
@@ -118,19 +140,33 @@ def loads(text: str, source: str = "<baseline>") -> Baseline:
             isinstance(v, int) and not isinstance(v, bool) for v in count.values()):
         raise bad("count", f"expected {{pairs: N, verdicts: N}}, got {count!r}")
     header = _read_header(data.get("model"), bad)
-    pairs = _mapping(data.get("pairs"), "pairs", bad)
-    for key, value in pairs.items():
-        _check_key(key, "pairs", bad)
-        if value not in (PASS, FAIL):
-            raise bad(f"pairs: {key}", f"expected pass or fail, got {value!r}")
+    raw_pairs = _mapping(data.get("pairs"), "pairs", bad)
+    pairs = {}
+    for key, value in raw_pairs.items():
+        try:
+            _check_key(key, "pairs", bad_entry)
+            if value not in (PASS, FAIL):
+                raise bad_entry(f"pairs: {key}", f"expected pass or fail, got {value!r}")
+        except _Skip:
+            continue
+        pairs[key] = value
+    raw_verdicts = _mapping(data.get("verdicts"), "verdicts", bad)
     verdicts = {}
-    for key, value in _mapping(data.get("verdicts"), "verdicts", bad).items():
-        _check_key(key, "verdicts", bad)
-        verdicts[key] = _read_entry(value, f"verdicts: {key}", bad)
-    if (len(pairs), len(verdicts)) != (count["pairs"], count["verdicts"]):
+    for key, value in raw_verdicts.items():
+        try:
+            _check_key(key, "verdicts", bad_entry)
+            verdicts[key] = _read_entry(value, f"verdicts: {key}", bad_entry)
+        except _Skip:
+            continue
+    if (len(raw_pairs), len(raw_verdicts)) != (count["pairs"], count["verdicts"]):
         raise bad("count", f"the file says {count['pairs']} pairs and {count['verdicts']} verdicts but holds "
-                           f"{len(pairs)} pairs and {len(verdicts)} verdicts: it was cut short or edited by hand")
-    return Baseline(header, dict(pairs), verdicts)
+                           f"{len(raw_pairs)} pairs and {len(raw_verdicts)} verdicts: it was cut short or edited by "
+                           "hand")
+    return Baseline(header, dict(pairs), verdicts, unreadable)
+
+
+class _Skip(Exception):
+    """An entry dropped by a lenient read."""
 
 
 def _kind(value: Any) -> str:
@@ -146,8 +182,8 @@ def _mapping(value: Any, where: str, bad: Any) -> dict[Any, Any]:
 
 
 def _check_key(key: Any, where: str, bad: Any) -> None:
-    if not isinstance(key, str) or key.count("/") != 1 or not all(key.split("/")):
-        raise bad(f"{where}: {key!r}", "keys are \"<chapter>/<id>\"")
+    if not isinstance(key, str) or key.count("/") != 1 or not all(CASE_ID.fullmatch(part) for part in key.split("/")):
+        raise bad(f"{where}: {key!r}", "keys are \"<chapter>/<id>\", each of letters, digits, `-`, `_` and `.`")
 
 
 def _read_header(value: Any, bad: Any) -> Header | None:
@@ -230,6 +266,8 @@ def rewrite(path: Path, change: Callable[[Baseline | None], tuple[Baseline, T]])
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(path) + ".lock"):
-        new, outcome = change(read(path) if path.exists() else None)
+        # Every writer of this file holds its lock: a temporary file of it found now is a killed writer's.
+        remove_stale_temporaries(path)
+        new, outcome = change(read(path, lenient=True) if path.exists() else None)
         write(path, new)
     return outcome

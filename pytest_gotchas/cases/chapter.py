@@ -20,10 +20,11 @@ CHAPTER_KEYS = {"chapter", "number", "title", "interpreter", "env", "implementat
                 "primers", "cases", "pairs", "twins"}
 CASE_KEYS = {"id", "transcript", "correct", "wrong", "unscored", "note", "interpreter", "env", "variants"}
 VARIANT_KEYS = {"id", "transcript", "correct", "wrong", "note"}
-CASE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # case, pair and chapter ids
-VERSION = re.compile(r"^3\.\d+$")
+# `\Z`, not `$`: `$` also matches before a final newline, which let the id "one\n" through.
+CASE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")  # case, pair, twin, variant and chapter ids
+VERSION = re.compile(r"3\.\d+\Z")
 DEFAULT_INTERPRETER = "3.11"  # of a chapter that names none
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _LOOKS_LIKE_CHAPTER = re.compile(r"^(chapter|cases)\s*:", re.MULTILINE)
 
 
@@ -163,7 +164,7 @@ class _Chapter:
             raise self.fail(1, "a chapter file is a mapping with `chapter`, `title` and `cases`")
         self._unknown(data, CHAPTER_KEYS, "chapter", None)
         name = data.get("chapter")
-        if not isinstance(name, str) or not CASE_ID.match(name):
+        if not isinstance(name, str) or not CASE_ID.fullmatch(name):
             raise self.fail(data.lines.get("chapter", data.line), "`chapter` must be a short name such as `sets`")
         number = data.get("number")
         if number is not None and (not isinstance(number, int) or isinstance(number, bool)):
@@ -213,7 +214,7 @@ class _Chapter:
         if value is None:
             return None
         value = str(value)
-        if not VERSION.match(value):
+        if not VERSION.fullmatch(value):
             raise self.fail(data.lines["interpreter"], f"`interpreter` is a version such as \"3.12\", got {value!r}", case)
         return value
 
@@ -224,7 +225,7 @@ class _Chapter:
         if not isinstance(value, Map):
             raise self.fail(data.lines["env"], "`env` maps variable names to values", case)
         for name, item in value.items():
-            if not isinstance(name, str) or not ENV_NAME.match(name):
+            if not isinstance(name, str) or not ENV_NAME.fullmatch(name):
                 raise self.fail(value.lines[name], f"`env`: {name!r} is not a variable name", case)
             if not isinstance(item, (str, int)) or isinstance(item, bool):
                 raise self.fail(value.lines[name],
@@ -246,7 +247,7 @@ class _Chapter:
         if not isinstance(raw, Map):
             raise self.fail(getattr(raw, "line", 1), "each case is a mapping with `id` and `transcript`")
         case_id = raw.get("id")
-        if not isinstance(case_id, str) or not CASE_ID.match(case_id):
+        if not isinstance(case_id, str) or not CASE_ID.fullmatch(case_id):
             raise self.fail(raw.line, "every case needs an `id` (letters, digits, `-`, `_`, `.`)")
         self._unknown(raw, CASE_KEYS, "case", case_id)
         text = raw.get("transcript")
@@ -306,7 +307,7 @@ class _Chapter:
         variants: list[Variant] = []
         for item in items:
             variant_id = item.get("id")
-            if not isinstance(variant_id, str) or not CASE_ID.match(variant_id):
+            if not isinstance(variant_id, str) or not CASE_ID.fullmatch(variant_id):
                 raise self.fail(item.line, "every variant needs an `id` (letters, digits, `-`, `_`, `.`)", case_id)
             if any(v.id == variant_id for v in variants):
                 raise self.fail(item.line, f"duplicate variant id {variant_id!r}", case_id)
@@ -338,9 +339,17 @@ class _Chapter:
         if not isinstance(raw, Map):
             raise self.fail(data.lines.get(key, data.line), f"`{key}` maps an id to two case ids: `id: [a, b]`")
         ids = {c.id: c for c in cases}
-        pairs = []
+        pairs: list[Pair] = []
         for pair_id, members in raw.items():
             line = raw.lines[pair_id]
+            name = str(pair_id) if isinstance(pair_id, int) and not isinstance(pair_id, bool) else pair_id
+            if not isinstance(name, str) or not CASE_ID.fullmatch(name):
+                # Baselines key a pair as "<chapter>/<id>": an id with `/` (or a control character) could not be
+                # read back from the baseline this run records.
+                raise self.fail(line, f"{key[:-1]} id {pair_id!r} must be letters, digits, `-`, `_` and `.` (it "
+                                      f"names the {key[:-1]} in reports and baselines)")
+            if any(p.id == name for p in pairs):
+                raise self.fail(line, f"duplicate {key[:-1]} id {name!r}")
             if not isinstance(members, list) or len(members) != 2:
                 raise self.fail(line, f"{key[:-1]} {pair_id!r} must list exactly two case ids")
             for member in members:
@@ -348,5 +357,5 @@ class _Chapter:
                     raise self.fail(line, f"{key[:-1]} {pair_id!r} names unknown case {member!r}")
                 if not ids[member].scored:
                     raise self.fail(line, f"{key[:-1]} {pair_id!r} names unscored case {member!r}")
-            pairs.append(Pair(id=str(pair_id), members=(members[0], members[1]), line=line))
+            pairs.append(Pair(id=name, members=(members[0], members[1]), line=line))
         return tuple(pairs)

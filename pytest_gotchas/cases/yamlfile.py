@@ -1,5 +1,7 @@
-"""Reading a YAML file someone else wrote: UTF-8 or a clear error, bounded in size and in alias expansion, and
-every mapping remembering the line of each of its keys (so that every error can name file:line)."""
+"""Reading a YAML file someone else wrote: UTF-8 or a clear error, bounded in size, in alias expansion and in
+nesting depth, and every mapping remembering the line of each of its keys (so that every error can name file:line).
+The depth bound (DepthLimit) serves every YAML file the project reads: chapters here, baselines in baseline/store.py.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +12,9 @@ import yaml
 
 MAX_BYTES = 1 << 20  # a chapter of 150 cases is about 40 kB
 MAX_NODES = 100_000  # after expanding aliases: a "billion laughs" file is refused before it is built
+# Nesting levels, aliases followed: a chapter needs 6 (chapter, cases, case, variants, variant, value) and a baseline
+# 5. PyYAML composes and constructs recursively, so 10,000 levels would end in a RecursionError.
+MAX_DEPTH = 100
 
 
 class YamlFileError(Exception):
@@ -67,7 +72,47 @@ class Map(dict):  # type: ignore[type-arg]
         return value
 
 
-class _Loader(yaml.SafeLoader):
+class TooDeep(yaml.YAMLError):
+    """The document nests more than MAX_DEPTH levels; `line` is where the level too many starts (1-based)."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(f"line {line}: nests more than {MAX_DEPTH} levels deep")
+        self.line = line
+
+
+class DepthLimit:
+    """A YAML loader mixin that refuses a document deeper than MAX_DEPTH levels while composing it, before PyYAML's
+    recursive composer or constructor can overflow the stack. Depth through aliases counts too: a chain of anchors,
+    each nesting the one before, is as deep as it would be written out."""
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node:
+        depth = self.__dict__.get("_depth", 0)
+        if depth >= MAX_DEPTH:
+            raise TooDeep(self.peek_event().start_mark.line + 1)  # type: ignore[attr-defined]
+        self._depth = depth + 1
+        try:
+            node = super().compose_node(parent, index)  # type: ignore[misc]
+        finally:
+            self._depth = depth
+        heights = self.__dict__.setdefault("_heights", {})
+        if id(node) not in heights:  # an alias is the node it names, whose height is known (or being found)
+            if isinstance(node, yaml.SequenceNode):
+                children = list(node.value)
+            elif isinstance(node, yaml.MappingNode):
+                children = [child for pair in node.value for child in pair]
+            else:
+                children = []
+            heights[id(node)] = 1 + max((heights.get(id(child), 0) for child in children), default=0)
+            if heights[id(node)] > MAX_DEPTH:
+                raise TooDeep(node.start_mark.line + 1)
+        return node
+
+
+class SafeLoader(DepthLimit, yaml.SafeLoader):
+    """yaml.SafeLoader with the depth bound."""
+
+
+class _Loader(DepthLimit, yaml.SafeLoader):
     """Keeps the line of every mapping and of each of its keys."""
 
 
@@ -122,6 +167,9 @@ def load(text: str, where: str) -> object:
             loader.dispose()
     except YamlFileError as error:
         raise YamlFileError(str(error).replace("{where}", where)) from None
+    except TooDeep as error:
+        raise YamlFileError(f"{where}:{error.line}: the file nests more than {MAX_DEPTH} levels deep (a chapter "
+                            "needs 6); write the values out flat") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = f":{mark.line + 1}" if mark else ""

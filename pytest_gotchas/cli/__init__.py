@@ -8,6 +8,8 @@ import sys
 
 from ..truth import sandbox
 from . import merge, new, vary
+from ..report.escape import escape
+from ..truth.execute import ExecutionError
 from .errors import CLIError
 from .tools import shared_parser
 
@@ -39,9 +41,10 @@ def main(argv: list[str] | None = None) -> int:
     before = sandbox.current()  # a command chooses its isolation; a caller in the same process keeps its own
     try:
         return args.run(args, sys.stdout)
-    except CLIError as error:
+    except (CLIError, ExecutionError) as error:
         sys.stdout.flush()
-        print(f"{PROG} {args.command}: error: {error}", file=sys.stderr)
+        # The message may quote a file's names and ids: escaped, as every view shows them.
+        print(escape(f"{PROG} {args.command}: error: {error}", lines=True), file=sys.stderr)
         return 1
     finally:
         sandbox.use(before)

@@ -8,7 +8,8 @@ only their results, their models' descriptions and their baseline sections are r
 It refuses, naming both files, whatever would make the merged numbers a mix that no single run could have given:
 two different results for one model and case (identical ones, from overlapping shards, are kept once), two versions
 of one chapter file (by the sha256 collection records), one model described two ways (other weights, dtype,
-hardware or library versions), and reports of another JSON format.
+hardware or library versions), one model under two names (the same weights run the same way: a report's names can
+be edited), reports of another JSON format, and files that nest deeper than any report.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any, TextIO
 from pydantic import ValidationError
 
 from ..report import html, json_report
+from ..report.escape import escape
 from ..report.terminal import summary_lines
 from ..report.wording import Line, outcome_lines, pct
 from ..results.baselines import BaselineOutcome
@@ -35,6 +37,8 @@ from .errors import CLIError
 SHARED_RUN_FACTS = ("pytest", "python", "platform", "xdist_workers", "isolation")
 # A model's description may differ in where it was loaded from (a cache folder of each machine), nothing else.
 LOCAL_MODEL_FACTS = ("source",)
+# Levels of lists and objects a report may nest: format 3 needs about 10 (a run's readings' token lists).
+MAX_DEPTH = 64
 
 EXAMPLE = """\
 examples:
@@ -57,8 +61,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                     "computed from all their results, as for one run of every model. Without --json or --html it "
                     "prints the terminal summary.\n\n"
                     "Refused: two different results for one model and case (identical duplicates are kept once), "
-                    "results of two versions of one chapter file, one model described two ways, and reports of "
-                    f"another JSON format (this version reads format {FORMAT}).",
+                    "results of two versions of one chapter file, one model described two ways, one model under two "
+                    "names (the same weights run the same way), and reports of another JSON format (this version "
+                    f"reads format {FORMAT}).",
     )
     merge.add_argument("reports", nargs="+", metavar="REPORT.json", help="JSON reports written by --gotchas-json")
     merge.add_argument("--json", metavar="OUT.json", help="write the merged JSON report here")
@@ -87,15 +92,31 @@ def read_source(path: Path | str) -> Source:
         raise CLIError(f"cannot read {name}: {error.strerror or error}") from None
     except UnicodeDecodeError:
         raise CLIError(f"{name} is not a gotchas report: it is not UTF-8 text") from None
+    too_deep = CLIError(f"{name} is not a gotchas report: it nests more than {MAX_DEPTH} levels deep (a report "
+                        f"needs about 10)")
     try:
         data = json.loads(text, parse_constant=_not_a_number)  # NaN is no JSON: the merged report could not hold it
+    except RecursionError:  # the JSON decoder recurses per level: 100,000 levels end here
+        raise too_deep from None
     except ValueError as error:
         raise CLIError(f"{name} is not a gotchas report: it is not JSON ({error})") from None
+    if _depth(data) > MAX_DEPTH:  # before pydantic or anything else walks it recursively
+        raise too_deep
     if (not isinstance(data, dict) or not isinstance(data.get("format"), int) or isinstance(data["format"], bool)
             or not isinstance(data.get("cases"), list)):
         raise CLIError(f"{name} is not a gotchas report: a report written by --gotchas-json has a `format` number "
                        f"and a list of `cases`")
     return Source(name, data)
+
+
+def _depth(data: Any) -> int:
+    """How many levels of lists and objects `data` nests, found without recursion (stops past MAX_DEPTH)."""
+    deepest, level = 0, [data]
+    while level and deepest <= MAX_DEPTH:
+        deepest += 1
+        level = [child for value in level if isinstance(value, (dict, list))
+                 for child in (value.values() if isinstance(value, dict) else value)]
+    return deepest
 
 
 def check_formats(sources: list[Source]) -> None:
@@ -149,7 +170,37 @@ def _merged_models(reports: list[tuple[Source, Report]]) -> list[ModelInfo]:
                 raise CLIError(f"{first} and {source.name} describe {_model_name(model.id)} differently ({detail}): "
                                f"a merged report states one description per model, so its results must come from "
                                f"one set of weights, dtype, hardware and library versions")
+    _one_model_two_names(reports)
     return [model for _, model in seen.values()]
+
+
+# What makes one set of weights another model for a comparison: it was run another way.
+RUN_SETTINGS = ("dtype", "device", "numerics", "bos")
+
+
+def _softmax_dtypes(report: Report, model: str) -> set[str]:
+    return {r.runs[0].reading.softmax_dtype for r in report.results if r.model == model and r.runs}
+
+
+def _one_model_two_names(reports: list[tuple[Source, Report]]) -> None:
+    """Names are only labels (a report's model id and name can be edited): two ids with the same weights, run the
+    same way, are one model, and comparing them compares it with itself. Refused, naming both files and ids."""
+    seen: list[tuple[str, ModelInfo, set[str]]] = []
+    for source, report in reports:
+        for model in report.model_infos:
+            softmax = _softmax_dtypes(report, model.id)
+            for first, known, known_softmax in seen:
+                if (known.id == model.id or known.weights_sha256 != model.weights_sha256 or known_softmax != softmax
+                        or any(getattr(known, k) != getattr(model, k) for k in RUN_SETTINGS)):
+                    continue
+                files = f"{first} holds" if first == source.name else f"{first} and {source.name} hold"
+                raise CLIError(
+                    f"{files} one model under two names: {known.id!r} ({known.name}) and {model.id!r} ({model.name}) "
+                    f"have the same weights (sha256 {model.weights_sha256[:12]}...), dtype {model.dtype}, device "
+                    f"{model.device} and numerics {model.numerics or 'not recorded'}, so comparing them would compare "
+                    "the model with itself; merge reports of different models, or of one model run another way "
+                    "(another dtype or device)")
+            seen.append((source.name, model, softmax))
 
 
 def _versioned(info: ChapterInfo) -> bool:
@@ -276,7 +327,7 @@ def run_merge(args: argparse.Namespace, out: TextIO) -> int:
     sources = [read_source(path) for path in args.reports]
     report = merge(sources, command_line(args))
     models = ", ".join(report.model_ids) or "no model"
-    print(f"merged {len(report.results)} results ({models}) from {len(sources)} reports", file=out)
+    print(escape(f"merged {len(report.results)} results ({models}) from {len(sources)} reports"), file=out)
     writes = [(args.json, json_report.write), (args.html, html.write)]
     for target, write in writes:
         if target is None:
@@ -285,7 +336,7 @@ def run_merge(args: argparse.Namespace, out: TextIO) -> int:
             write(Path(target), report)
         except OSError as error:
             raise CLIError(f"cannot write {target}: {error.strerror or error}") from None
-        print(f"wrote {target}", file=out)
+        print(escape(f"wrote {target}"), file=out)
     if args.json is None and args.html is None:
         for text, _ in summary_lines(report, baseline_lines(report)):
             print(text, file=out)

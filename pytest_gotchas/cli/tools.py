@@ -16,7 +16,7 @@ from .errors import CLIError
 from ..plugin.options import OPTIONS, OptionError, Settings, settings
 from ..scoring.scorer import Clock
 
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def _checked(parse: Any) -> Any:

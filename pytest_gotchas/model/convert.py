@@ -47,12 +47,23 @@ def convert_gguf(get_gguf: Callable[[Path], Path], out: Path, shown: str, log: L
 
     ``get_gguf(scratch)`` returns the .gguf path; it may write it into the scratch folder,
     which is deleted afterwards. A file lock makes parallel pytest-xdist workers wait for
-    one conversion, and the folder appears by an atomic rename, so it is complete or absent.
+    one conversion, and the folder appears by an atomic rename, so it is complete or absent:
+    a folder that is there is complete, and is used without the lock (a read-only cache of
+    converted models loads; taking the lock would need to write).
     """
     from filelock import FileLock
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(out) + ".lock"):
+    if out.is_dir():
+        return out
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(out) + ".lock")
+        lock.acquire()
+    except OSError as error:
+        raise ConversionError(f"cannot convert model {shown!r}: the model cache {out.parent} cannot be written "
+                              f"({error.strerror or error}); point --gotchas-cache-dir at a folder that can "
+                              "be") from None
+    with lock:
         if out.is_dir():
             return out
         log(f"pytest-gotchas: converting {shown} into {out} (once; about a minute)")

@@ -65,21 +65,26 @@ def weights_sha256(files: list[Path], cache_dir: Path) -> str:
 
 
 def file_sha256(path: Path, cache_dir: Path) -> str:
-    """sha256 of a file, remembered in cache_dir/sha256.json by (absolute path, size, mtime_ns)."""
+    """sha256 of a file, remembered in cache_dir/sha256.json by (absolute path, size, mtime_ns). A remembered one is
+    read without the lock; a cache that cannot be written (read-only) only costs hashing the file again next time."""
     from filelock import FileLock
 
     key = str(Path(path).absolute())
     stat = os.stat(key)
     cache_file = Path(cache_dir) / SHA256_CACHE
     entry = _read_json(cache_file).get(key)
-    if entry and entry.get("size") == stat.st_size and entry.get("mtime_ns") == stat.st_mtime_ns:
+    if isinstance(entry, dict) and entry.get("size") == stat.st_size and entry.get("mtime_ns") == stat.st_mtime_ns \
+            and isinstance(entry.get("sha256"), str):
         return entry["sha256"]
     digest = _hash_file(Path(key))
-    cache_file.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(cache_file) + ".lock"):
-        cache = _read_json(cache_file)
-        cache[key] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": digest}
-        _write_json_atomic(cache_file, cache)
+    try:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(cache_file) + ".lock"):
+            cache = _read_json(cache_file)
+            cache[key] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": digest}
+            _write_json_atomic(cache_file, cache)
+    except OSError:
+        pass  # remembered next time the cache can be written
     return digest
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from ..report import html, json_report, terminal, wording
+from ..report.escape import escape
 from ..results.baselines import BaselineOutcome
 from ..results.report import Report, result_from_data
 from ..results.rollup import merged_infos
@@ -98,7 +99,7 @@ class Controller:
         report = self.report
         if report is None or not report.results:
             for error in self.errors:
-                terminalreporter.write_line(error, red=True)
+                terminalreporter.write_line(escape(error), red=True)
             return
         terminalreporter.write_sep("=", "gotchas")
         several = len(self.session.model_ids) > 1
@@ -106,4 +107,4 @@ class Controller:
         for line, markup in terminal.summary_lines(report, lines):
             terminalreporter.write_line(line, **markup)
         for error in self.errors:
-            terminalreporter.write_line(error, red=True)
+            terminalreporter.write_line(escape(error), red=True)

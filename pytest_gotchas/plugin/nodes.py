@@ -15,10 +15,13 @@ from typing import Any
 import pytest
 
 from ..cases.chapter import CaseFileError
+from ..report import wording
+from ..report.escape import escape
 from ..results.schema import CaseResult
 from ..results.verdict import Status
 from ..scoring.scorer import GotchasError
 from ..truth.collect import Planned
+from ..truth.execute import ExecutionError
 from . import compat
 from .state import MODEL_FIXTURE, PLUGIN
 from .warning import GotchasWarning
@@ -29,18 +32,23 @@ class ChapterFile(pytest.File):
         gotchas = self.config.stash[PLUGIN]
         try:
             plan = gotchas.collector.plan_chapter(self.path, _relative(self.path, self.config.rootpath))
-        except CaseFileError as error:
-            raise self.CollectError(str(error)) from None
+        except (CaseFileError, ExecutionError) as error:
+            raise self.CollectError(escape(str(error), lines=True)) from None
+        lost = gotchas.collector.cache.take_lost()
+        if lost is not None:  # said once, where it happened: a run without the cache goes on
+            warnings.warn_explicit(GotchasWarning(escape(wording.transcript_cache_lost(lost.directory, lost.reason))),
+                                   category=None, filename=str(self.path), lineno=0)
         first = gotchas.chapter_files.setdefault(plan.chapter.name, self.path)
         if first != self.path:
-            raise self.CollectError(
+            raise self.CollectError(escape(
                 f"{plan.chapter.path.name}: chapter name {plan.chapter.name!r} is already the name of "
                 f"{_relative(first, self.config.rootpath)}; give each chapter file its own `chapter:` name (pairs, "
-                "reports and baselines are keyed by it)")
+                "reports and baselines are keyed by it)"))
         for line, message in plan.warnings:
-            warnings.warn_explicit(GotchasWarning(message), category=None, filename=str(self.path), lineno=line)
+            warnings.warn_explicit(GotchasWarning(escape(message, lines=True)), category=None, filename=str(self.path),
+                                   lineno=line)
         if plan.refused:
-            raise self.CollectError("ground truth refuses these cases:\n" + "\n".join(plan.refused))
+            raise self.CollectError(escape("ground truth refuses these cases:\n" + "\n".join(plan.refused), lines=True))
         gotchas.know(plan.info)
         items = []
         several = len(gotchas.model_ids) > 1
@@ -75,12 +83,13 @@ class GotchaItem(pytest.Item):
             self.result = planned.result(model=self.model)
             if planned.status in (Status.SKIPPED, Status.EXCLUDED, Status.CRASH):
                 # Located at the case, not at this line, in `-rs` output: as pytest's own skip marks do.
-                raise pytest.skip.Exception(planned.message or planned.status, _use_item_location=True)
+                raise pytest.skip.Exception(escape(planned.message or planned.status, lines=True),
+                                            _use_item_location=True)
             return
         scorer = self.funcargs[MODEL_FIXTURE]  # type: ignore[attr-defined]
         self.result = scorer.score(planned)
         for note in gotchas.take_notes(scorer):
-            warnings.warn_explicit(GotchasWarning(note), category=None, filename=str(self.path),
+            warnings.warn_explicit(GotchasWarning(escape(note, lines=True)), category=None, filename=str(self.path),
                                    lineno=planned.case.line)
         failure, stop = gotchas.failure(self.result, scorer, planned.info)
         if stop:
@@ -90,11 +99,11 @@ class GotchaItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, GotchasError):
-            return str(excinfo.value)
+            return escape(str(excinfo.value), lines=True)
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, self.planned.case.line - 1, f"{self.planned.info.label}: {self.name}"
+        return self.path, self.planned.case.line - 1, escape(f"{self.planned.info.label}: {self.name}")
 
 
 def _relative(path: Path, root: Path) -> str:

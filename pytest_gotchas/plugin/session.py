@@ -66,8 +66,9 @@ class GotchasSession:
                 try:
                     self._cache_dir = cache.mkdir("gotchas")
                 except OSError as error:
-                    warnings.warn(GotchasWarning(f"gotchas: the cache folder cannot be written ({error}); this run "
-                                                 "executes every snippet and tokenizes every cut again"))
+                    # pytest's own cache folder (the error names a temporary file it tried to make there)
+                    folder = Path(getattr(cache, "_cachedir", self.config.rootpath / ".pytest_cache")) / "d" / "gotchas"
+                    warnings.warn(GotchasWarning(wording.cache_folder_lost(str(folder), error.strerror or str(error))))
         return self._cache_dir
 
     @property
@@ -159,5 +160,7 @@ def _notice(line: str) -> None:
     from xdist workers too."""
     import sys
 
-    sys.stderr.write(f"gotchas: {line}\n")
+    from ..report.escape import escape
+
+    sys.stderr.write(f"gotchas: {escape(line)}\n")
     sys.stderr.flush()

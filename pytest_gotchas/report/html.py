@@ -3,7 +3,9 @@
 The page has inline CSS only (templates/report.css): no scripts, fonts, images or any other fetch, so it opens
 offline and can be mailed around as one file. What it shows is built in Python first (report/page.py, the view
 model: one layout for any number of models, one model being the case N = 1); the templates (page.html.j2 and its
-includes) only lay that out, with the `pct` and `width` filters for numbers.
+includes) only lay that out, with the `pct` and `width` filters for numbers. Autoescaping makes text safe as HTML;
+every text the page shows also goes through report/escape.py (the environment's `finalize`), so that a control or
+bidirectional character from a chapter or a snippet's output is shown as its escape, not obeyed.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from ..files import write_atomic
 from ..results.report import Report
+from .escape import escape
 from .page import build_page
 from .page_runs import pct, width
 
@@ -24,9 +27,17 @@ def _environment() -> Any:
 
     env = jinja2.Environment(loader=jinja2.PackageLoader("pytest_gotchas.report", "templates"),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True,
-                             undefined=jinja2.StrictUndefined)
+                             undefined=jinja2.StrictUndefined, finalize=_shown)
     env.filters.update(pct=pct, width=width)
     return env
+
+
+def _shown(value: Any) -> Any:
+    """Every `{{ }}` of the page, before autoescaping: text with its control characters escaped (newlines stay,
+    for the blocks of output). Markup (the CSS) stays markup: escapes add no HTML."""
+    if isinstance(value, str):
+        return type(value)(escape(str(value), lines=True))
+    return value
 
 
 def render(report: Report) -> str:

@@ -1,4 +1,5 @@
-"""The terminal view: one line per case under -v, per-chapter tables in the summary, and the strict failure text."""
+"""The terminal view: one line per case under -v, per-chapter tables in the summary, and the strict failure text.
+Every line leaves here escaped (report/escape.py): titles, ids, reasons and outputs come from other people's files."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from ..results.report import Report
 from ..results.rollup import ChapterRollup
 from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, CaseResult, Run, RunInfo
 from ..results.verdict import Status, Verdict, colour
+from .escape import escape
 from .wording import (Line, chapter_line, comparison_line, lead_text, one_pass_check_line, pct, probabilities,
                       stepped_line)
 
@@ -72,6 +74,10 @@ def layer_note(run: Run) -> str:
 
 def verbose_word(result: CaseResult) -> str:
     """The word after the test id under -v: the verdict and every number behind it."""
+    return escape(_verbose_word(result))
+
+
+def _verbose_word(result: CaseResult) -> str:
     if any(run.variant for run in result.runs):
         return f"{result.verdict}  [{variant_counts(result)} over {len(result.runs)} runs with variants]"
     if len(result.runs) == 1:
@@ -92,6 +98,12 @@ def strict_message(result: CaseResult) -> str | None:
 
 
 def summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
+    """The summary, each line escaped: the chapter tables, the rollups and comparisons, then `baseline`'s lines."""
+    for text, style in _summary_lines(report, baseline):
+        yield escape(text), style
+
+
+def _summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
     several = len(report.model_ids) > 1
     if several:
         for name in dict.fromkeys(c.info.name for c in report.chapters):
@@ -255,12 +267,13 @@ def _comparison_lines(report: Report) -> Iterator[Line]:
 
 
 def _unscored(case: CaseResult, width: int) -> Iterator[Line]:
-    first = (case.message or case.status).splitlines()[0]
+    # Lines end at "\n" only: splitlines() would also break at "\r" and "\x1c", hiding them from the escaping.
+    first = (case.message or case.status).split("\n")[0]
     yield f"  {case.id:<{width}}  {case.status:<9}  {first}", markup(case.status)
     if case.status == Status.UNSCORED:
         for output in case.outputs:
-            last = [line for line in output.text.splitlines() if line.strip()][-1:]
+            last = [line for line in output.text.split("\n") if line.strip()][-1:]
             yield f"  {'':<{width}}  PYTHONHASHSEED={output.seed}: {''.join(last)}", _PLAIN
     elif case.message:
-        for extra in case.message.splitlines()[1:]:
+        for extra in case.message.split("\n")[1:]:
             yield f"  {'':<{width}}  {extra}", _PLAIN

@@ -261,10 +261,25 @@ def comparison_lines(c: Comparison, command: str, update: bool) -> Iterator[Line
         yield f"  if the regressions are intended, record them with: {command}", PLAIN
 
 
+def cache_folder_lost(folder: str, reason: str) -> str:
+    """The plugin's cache folder cannot be made: the run goes on without it."""
+    return (f"gotchas: the cache folder {folder} cannot be written ({reason}); this run executes every snippet and "
+            "tokenizes every cut again")
+
+
+def transcript_cache_lost(folder: str, reason: str) -> str:
+    """The transcript cache was given up mid-run (truth/execute.py's CacheLost): what ran is used, nothing is kept."""
+    return (f"gotchas: the transcript cache {folder} cannot be written ({reason}); this run executes every snippet "
+            "afresh and keeps none of them")
+
+
 def update_line(stats: UpdateStats, path: str) -> str:
     start = "started afresh, " if stats.fresh else ""
+    dropped = (f"; {len(stats.dropped)} entries it could not read were dropped ({'; '.join(stats.dropped)})"
+               if stats.dropped else "")
     return (f"baseline {path} written: {start}{stats.pairs} pairs and {stats.verdicts} verdicts recorded "
-            f"({stats.changed} changed), {stats.removed} removed, {stats.kept} kept from cases that did not run")
+            f"({stats.changed} changed), {stats.removed} removed, {stats.kept} kept from cases that did not run"
+            f"{dropped}")
 
 
 def numerics_lines(check: Numerics, recorded: Header, now: Header) -> Iterator[Line]:

@@ -95,6 +95,7 @@ class UpdateStats:
     removed: int = 0  # entries of pairs and cases their chapter no longer has
     kept: int = 0  # entries of pairs and cases that did not run
     fresh: bool = False  # the file was started afresh (it held another model's verdicts)
+    dropped: list[str] = field(default_factory=list)  # entries of the file that could not be read, each with why
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ report (a verdict, or the reason a case was not scored) has one pytest category,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -66,8 +67,15 @@ def colour(key: str | None) -> str:
     return outcome.colour if outcome else "yellow"
 
 
+class NonFiniteProbability(ValueError):
+    """A probability that is NaN or infinite: no verdict can come from it (every comparison with NaN is false, so it
+    would fall through to MISS)."""
+
+
 def run_verdict(p_correct: float, p_wrong: float) -> Verdict:
     """In the write-up's order. The margin is never thresholded, and a tie is never broken by candidate order."""
+    if not (math.isfinite(p_correct) and math.isfinite(p_wrong)):
+        raise NonFiniteProbability(f"P(correct) {p_correct}, P(wrong) {p_wrong}")
     if max(p_correct, p_wrong) < NOISE_FLOOR:
         return Verdict.NOISE
     if p_correct == p_wrong:

@@ -4,10 +4,15 @@ A Scorer is built from one ScoringConfig (plugin/wiring.py makes both, for the p
 alike) and a ModelSlot, which loads its model on first use and remembers a failure so that it is reported once. The
 wall time of every phase and what the passes cost are kept in one Clock per process, for the JSON report's run
 section.
+
+A case whose prompt needs more tokens than the model has positions, or at whose cut the model gives a non-finite
+logit or probability, is an error for that case naming the model and the case (guard.py): never a verdict, so
+nothing of it reaches a report or a baseline.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -18,7 +23,7 @@ from typing import Any
 
 from ..results.onepass import judged_alone, separate
 from ..results.schema import CaseResult, LayerReading, ModelInfo, Run, Timings
-from ..results.verdict import case_verdict
+from ..results.verdict import NonFiniteProbability, case_verdict
 from ..truth.collect import Planned
 
 PHASES = ("collection", "model_load", "tokenizer_load", "cuts", "forward", "layers", "report")
@@ -130,12 +135,26 @@ class Scorer:
         self.model_info: ModelInfo | None = None
         self._cut_cache: Any = None
         self._vocab: Any = None
+        self._guard: Any = None
 
     def score(self, plan: Planned) -> CaseResult:
+        from .guard import TooLong
+
         loaded = self.slot.get()
+        guard = self._guarded(loaded)
         texts = [(p.transcript.prompt, str(p.correct), str(p.wrong)) for p in plan.prompts]
-        cuts, scores = self._read(loaded, plan, texts)
-        per_layer = self._layers(loaded, cuts, texts) if self.config.layers else [[] for _ in cuts]
+        try:
+            cuts, scores = self._read(loaded, plan, texts)
+            per_layer = self._layers(loaded, cuts, texts) if self.config.layers else [[] for _ in cuts]
+        except NonFiniteProbability as error:
+            raise GotchasError(_non_finite(plan, loaded, guard, str(error))) from None
+        except TooLong as error:
+            raise GotchasError(f"{plan.where}: a forward pass of {error.tokens} tokens would run past the "
+                               f"{error.positions} positions of model {_name(loaded)!r} (max_position_embeddings in "
+                               "its config), so the case has no verdict; shorten its transcript") from None
+        found = _not_finite(scores, per_layer)
+        if guard.non_finite or found:
+            raise GotchasError(_non_finite(plan, loaded, guard, found))
         if self.model_info is None:
             assert loaded.info is not None
             self.model_info = replace(loaded.info, id=self.model_id, bos=f"{self.config.bos}: {cuts[0].bos or 'none'}")
@@ -161,6 +180,35 @@ class Scorer:
         return plan.result(verdict=judgement.verdict, qualifiers=list(judgement.qualifiers), runs=runs,
                            reading_verdicts=alternatives, model=self.model_id)
 
+    def _guarded(self, loaded: Any) -> Any:
+        """The guard on this model (guard.py), installed once per model, reset for each case."""
+        from .guard import Guard
+
+        self._guard = Guard.of(loaded.model)
+        self._guard.reset()
+        return self._guard
+
+    def _fits(self, loaded: Any, plan: Planned, cuts: list[Any], texts: list[tuple[str, str, str]]) -> None:
+        """Every context the case's readings can pass fits the model's positions, or the case is refused before any
+        forward pass."""
+        from .guard import longest_context
+
+        positions = self._guard.positions if self._guard is not None else None
+        if positions is None:
+            return
+        for prompt, cut, text in zip(plan.prompts, cuts, texts):
+            need = longest_context(cut, *text)
+            if need <= positions:
+                continue
+            tokens = len(cut.prompt_ids)
+            which = "".join(f" {kind} {name!r}" for kind, name in (("of variant", prompt.variant),
+                                                                    ("under primer", prompt.primer)) if name)
+            needs = f" and reading it needs contexts of up to {need}" if need != tokens else ""
+            raise GotchasError(
+                f"{plan.where}: the prompt{which} is {tokens} tokens{needs}, more than the {positions} positions of "
+                f"model {_name(loaded)!r} (max_position_embeddings in its config): no forward pass is run and the "
+                "case has no verdict; shorten its transcript (the chapter's primer and prelude count too)")
+
     def _read(self, loaded: Any, plan: Planned, texts: list[tuple[str, str, str]]) -> tuple[list[Any], Any]:
         """The cut plans (cached, or asked of the tokenizer) and the readings of every prompt of the case."""
         from ..model.load import ModelLoadError
@@ -178,6 +226,7 @@ class Scorer:
         try:  # the tokenizer (lazy) is loaded here only if a cut or a top-k token is not in the cache
             with self.clock.phase("cuts", exclude=self.slot.tokenizer_seconds):
                 cuts = [hit[0] if hit else self._plan(loaded, *t) for hit, t in zip(cached, texts)]
+            self._fits(loaded, plan, cuts, texts)
             with self.clock.phase("forward", exclude=self.slot.tokenizer_seconds):
                 scores = score_batch(loaded, [Cut(c, *t) for c, t in zip(cuts, texts)],
                                      softmax_dtype=config.softmax_dtype, top_k=config.top_k,
@@ -249,10 +298,39 @@ def process_timings(clock: Clock, scorers: list[Scorer], transcripts: Any) -> Ti
         incremental_tokens=clock.incremental_tokens,
         check_passes=clock.check_passes,
         tokenizer_loaded=clock.tokenizer_loaded or any(loaded.tokenizer_loaded for loaded in live),
-        torch_threads=sys.modules["torch"].get_num_threads() if "torch" in sys.modules else None,
+        # sys.modules["torch"] is None where an import of torch was blocked (a run without the model extras).
+        torch_threads=torch.get_num_threads() if (torch := sys.modules.get("torch")) is not None else None,
         transcript_cache={"hits": transcripts.hits, "misses": transcripts.misses},
         cut_cache={"hits": sum(c.hits for c in caches), "misses": sum(c.misses for c in caches)},
     )
+
+
+def _name(loaded: Any) -> str:
+    return loaded.info.name if loaded.info is not None else "the model"
+
+
+def _not_finite(scores: list[Any], layers: list[list[LayerReading]]) -> str:
+    """The first number of the readings, the top-k or the layers that is NaN or infinite, in words; "" if none."""
+    for scored in scores:
+        for name, reading in scored.readings.items():
+            if not (math.isfinite(reading.p_correct) and math.isfinite(reading.p_wrong)):
+                return f"{name} reading: P(correct) {reading.p_correct}, P(wrong) {reading.p_wrong}"
+        for top in scored.top:
+            if not math.isfinite(top.p):
+                return f"top-k: P({top.token!r}) {top.p}"
+    for run in layers:
+        for layer in run:
+            if not (math.isfinite(layer.p_correct) and math.isfinite(layer.p_wrong)):
+                return f"layer {layer.layer}: P(correct) {layer.p_correct}, P(wrong) {layer.p_wrong}"
+    return ""
+
+
+def _non_finite(plan: Planned, loaded: Any, guard: Any, found: str) -> str:
+    what = "logits" if guard.non_finite else "probabilities"
+    detail = f" ({found})" if found else " (NaN or infinity)"
+    return (f"{plan.where}: model {_name(loaded)!r} gave non-finite {what} at the cut{detail}: no verdict can come "
+            "from them, so the case has none and nothing of it is recorded. Check the model's weights, or its dtype "
+            "(float16 overflows past 65504: try --gotchas-dtype bfloat16 or float32)")
 
 
 def _conventions(loaded: Any, bos: str | None, mode: str) -> list[str]:

@@ -15,6 +15,7 @@ in (this machine exports PYTHONUNBUFFERED=1, which changes how stdout and stderr
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -40,6 +41,20 @@ sys.ps1 = {_MARK1!r}
 sys.ps2 = {_MARK2!r}
 sys.stdout.reconfigure(line_buffering=True)
 """
+
+
+class ExecutionError(Exception):
+    """The machine cannot execute snippets (no room for a snippet's temporary folder): one message naming the
+    folder, for the whole run."""
+
+
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def _no_room(folder: str, error: OSError) -> ExecutionError:
+    return ExecutionError(f"cannot execute the snippets: their temporary folder in {folder} cannot be "
+                          f"written ({error.strerror or error}); free space there, or point TMPDIR at a folder with "
+                          "room")
 
 
 @dataclass(frozen=True)
@@ -108,29 +123,43 @@ def render_repl(raw: str, lines: tuple[str, ...]) -> str:
 
 
 def run_once(request: Request, seed: str, limits: Limits) -> Run:
-    with tempfile.TemporaryDirectory(prefix="gotchas-") as tmp:
-        env = {"PATH": f"{Path(request.interpreter.path).parent}:/usr/bin:/bin", "HOME": tmp, "LANG": "C.UTF-8",
-               "PYTHONHASHSEED": seed, **dict(request.env)}
-        env["PYTHONHASHSEED"] = seed
-        if request.repl_input is not None:
-            startup = Path(tmp, ".gotchas_startup.py")
-            startup.write_text(_STARTUP)
-            env.update(PYTHONSTARTUP=str(startup), PYTHON_BASIC_REPL="1")
-            argv = [request.interpreter.path, "-q", "-i", "-s"]
-            stdin = "".join(line + "\n" for line in request.repl_input)
-        else:
-            # A terminal line-buffers stdout, a pipe does not: without this, a program's stderr overtakes its
-            # stdout. sitecustomize (which -s does not skip) does what the REPL's startup file does.
-            startup = Path(tmp, ".gotchas")
-            startup.mkdir()
-            startup.joinpath("sitecustomize.py").write_text("import sys\nsys.stdout.reconfigure(line_buffering=True)\n")
-            env["PYTHONPATH"] = os.pathsep.join(p for p in (str(startup), env.get("PYTHONPATH")) if p)
-            argv = [request.interpreter.path, "-s", *(request.args or ())]
-            stdin = ""
-        outcome = sandbox.run(argv, env, stdin.encode(), tmp, timeout=limits.timeout, memory=limits.memory,
-                              cpu=max(1, int(limits.timeout) * 2), file_size=limits.file_size,
-                              support=[str(startup)],
-                              readable=[request.interpreter.path, *_folders(request.interpreter.path)])
+    try:
+        folder = tempfile.TemporaryDirectory(prefix="gotchas-")
+    except OSError as error:
+        raise _no_room(tempfile.gettempdir(), error) from None
+    try:
+        with folder as tmp:
+            return _run_in(request, seed, limits, tmp)
+    except OSError as error:
+        if error.errno in (*_FULL, errno.EROFS):  # writing the startup files: the folder filled up
+            raise _no_room(tempfile.gettempdir(), error) from None
+        raise
+
+
+def _run_in(request: Request, seed: str, limits: Limits, tmp: str) -> Run:
+    """One run inside the snippet's temporary folder `tmp`."""
+    env = {"PATH": f"{Path(request.interpreter.path).parent}:/usr/bin:/bin", "HOME": tmp, "LANG": "C.UTF-8",
+           "PYTHONHASHSEED": seed, **dict(request.env)}
+    env["PYTHONHASHSEED"] = seed
+    if request.repl_input is not None:
+        startup = Path(tmp, ".gotchas_startup.py")
+        startup.write_text(_STARTUP)
+        env.update(PYTHONSTARTUP=str(startup), PYTHON_BASIC_REPL="1")
+        argv = [request.interpreter.path, "-q", "-i", "-s"]
+        stdin = "".join(line + "\n" for line in request.repl_input)
+    else:
+        # A terminal line-buffers stdout, a pipe does not: without this, a program's stderr overtakes its
+        # stdout. sitecustomize (which -s does not skip) does what the REPL's startup file does.
+        startup = Path(tmp, ".gotchas")
+        startup.mkdir()
+        startup.joinpath("sitecustomize.py").write_text("import sys\nsys.stdout.reconfigure(line_buffering=True)\n")
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(startup), env.get("PYTHONPATH")) if p)
+        argv = [request.interpreter.path, "-s", *(request.args or ())]
+        stdin = ""
+    outcome = sandbox.run(argv, env, stdin.encode(), tmp, timeout=limits.timeout, memory=limits.memory,
+                          cpu=max(1, int(limits.timeout) * 2), file_size=limits.file_size,
+                          support=[str(startup)],
+                          readable=[request.interpreter.path, *_folders(request.interpreter.path)])
     # A byte that is not UTF-8 stays one character that no chapter can hold (a lone surrogate), never the text
     # `\xff`, so that no prompt can be cut inside what would only be its escape.
     output = outcome.output.decode("utf-8", errors="surrogateescape")
@@ -166,32 +195,73 @@ def _stops(run: Run) -> bool:
     return run.timed_out or run.error is not None
 
 
+@dataclass(frozen=True)
+class CacheLost:
+    """The transcript cache was given up: its folder could not be written, for `reason` (the OSError's words)."""
+
+    directory: str
+    reason: str
+
+
 class Cache:
     """Executed transcripts on disk, one JSON file per key; a per-key file lock makes concurrent processes
-    (xdist workers) wait for the one that executes instead of executing again."""
+    (xdist workers) wait for the one that executes instead of executing again.
+
+    A folder that cannot be written (read-only, or a full disk) costs only the cache: what was executed is used, the
+    cache is given up for the rest of the run, and `lost` says which folder and why (take_lost, once; the plugin
+    words it, report/wording.py)."""
 
     def __init__(self, directory: Path | None) -> None:
         self.directory = directory
         self.hits = self.misses = 0
+        self.lost: CacheLost | None = None
+        self._told = False
+
+    def take_lost(self) -> CacheLost | None:
+        """Why the cache was given up, the first time it is asked; None otherwise."""
+        if self.lost is None or self._told:
+            return None
+        self._told = True
+        return self.lost
+
+    def _give_up(self, directory: Path, error: OSError) -> None:
+        if self.lost is None:
+            self.lost = CacheLost(str(directory), error.strerror or str(error))
+        self.directory = None
 
     def get_or_execute(self, request: Request, runs: int, limits: Limits) -> tuple[Run, ...]:
-        if self.directory is None:
+        directory = self.directory
+        if directory is None:
             self.misses += 1
             return execute(request, runs, limits)
         key = request.key(runs, limits)
-        path = self.directory / f"{key}.json"
+        path = directory / f"{key}.json"
         stored = _read(path, key)
-        if stored is None:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            with FileLock(str(path) + ".lock"):
-                stored = _read(path, key)
-                if stored is None:
-                    self.misses += 1
-                    result = execute(request, runs, limits)
-                    write_sealed(path, key, [asdict(r) for r in result])
-                    return result
-        self.hits += 1
-        return stored
+        if stored is not None:
+            self.hits += 1
+            return stored
+        lock = FileLock(str(path) + ".lock")
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            lock.acquire()
+        except OSError as error:
+            self._give_up(directory, error)
+            self.misses += 1
+            return execute(request, runs, limits)
+        try:
+            stored = _read(path, key)
+            if stored is not None:
+                self.hits += 1
+                return stored
+            self.misses += 1
+            result = execute(request, runs, limits)
+            try:
+                write_sealed(path, key, [asdict(r) for r in result])
+            except OSError as error:
+                self._give_up(directory, error)
+            return result
+        finally:
+            lock.release()
 
     def execute_all(self, requests: list[Request], runs: int, limits: Limits, workers: int | None = None
                     ) -> list[tuple[Run, ...]]:

@@ -52,3 +52,36 @@ def infos(*chapters: ChapterInfo) -> dict[str, ChapterInfo]:
 def recorded(results: list[CaseResult] | None = None, chapters: dict[str, ChapterInfo] | None = None) -> store.Baseline:
     new, _ = cmp.update(None, results or all_ok(), chapters or infos(), HEADER)
     return new
+
+
+# -- a baseline with entries its reader refuses (hostile input round two) --------------------------------------------
+
+# The model section of a baseline file recorded with HEADER.
+HEADER_YAML = """\
+model: {device: cpu, dtype: bfloat16, hardware: cpu AVX512, name: tiny, numerics: '0000000000000000',
+  softmax_dtype: bfloat16, torch: 2.13.0, transformers: 5.24.0, weights_sha256: %s}
+""" % ("a" * 64)
+# A baseline whose chapter `sets` ran before this version, with a pair id that had a `/`; chapter `floats` is fine.
+PARTLY_UNREADABLE = """\
+format: 2
+count: {pairs: 2, verdicts: 3}
+%spairs:
+  floats/ab: pass
+  sets/x/y: pass
+verdicts:
+  floats/a: {p_correct: 0.75, p_wrong: 0.125, verdict: ok}
+  floats/b: {p_correct: 0.75, p_wrong: 0.125, verdict: ok}
+  sets/c: {p_correct: .nan, p_wrong: 0.125, verdict: MISS}
+""" % HEADER_YAML
+# What a lenient read of PARTLY_UNREADABLE drops, each with why.
+DROPPED = ["pairs: 'sets/x/y': keys are \"<chapter>/<id>\", each of letters, digits, `-`, `_` and `.`",
+           "verdicts: sets/c: p_correct must be a probability or a mapping from primer to probability, got nan"]
+
+
+def sets_chapter() -> ChapterInfo:
+    return ChapterInfo(name="sets", label="ch sets", title="sets", path="sets.yaml", implementation_defined=False,
+                       case_ids=["c", "d"], pairs={"cd": ["c", "d"]}, twins={})
+
+
+def sets_results() -> list[CaseResult]:
+    return [make_case(case_id, "sets", [make_run(0.75, 0.125)]) for case_id in ("c", "d")]

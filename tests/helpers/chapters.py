@@ -47,6 +47,22 @@ ONE_CASE = """
   wrong: "3"
 """
 
+# Two scored cases a pair or twin can name: `one` and `two`.
+TWO_CASES = """
+- id: one
+  transcript: |-
+    >>> [1, 2]
+    [█
+  correct: "1"
+  wrong: "2"
+- id: two
+  transcript: |-
+    >>> [2, 1]
+    [█
+  correct: "2"
+  wrong: "1"
+"""
+
 MISSING = """
 - id: nowhere
   interpreter: "3.99"

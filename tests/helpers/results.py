@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from pytest_gotchas.results import schema as results
-from pytest_gotchas.results.schema import TOKEN, CaseResult, Reading, Run
+from pytest_gotchas.results.report import Report
+from pytest_gotchas.results.schema import TOKEN, CaseResult, ChapterInfo, ModelInfo, Reading, Run, RunInfo
 from pytest_gotchas.results.verdict import Status, case_verdict, run_verdict
 from pytest_gotchas.scoring.readings import Scored
 
@@ -49,3 +50,19 @@ def comparable_report(path: Path) -> dict:
     for baseline in data["baselines"]:
         baseline.pop("command")
     return data
+
+
+# A chapter file of two cases in a pair, and a model, described by hand; report_of makes their report.
+SETS_CHAPTER = ChapterInfo(name="sets", label="ch sets", title="sets", path="sets.yaml", implementation_defined=False,
+                           case_ids=["a", "b"], pairs={"ab": ["a", "b"]}, twins={}, sha256="c" * 64)
+TINY_MODEL = ModelInfo(id="tiny", name="/m/tiny", source="/m/tiny", weights_sha256="a" * 64, dtype="bfloat16",
+                       device="cpu", hardware="cpu AVX512", torch_version="2.13.0", transformers_version="5.24.0",
+                       numerics="0" * 16, threads=2, bos="auto: <bos>")
+
+
+def report_of(model: ModelInfo, verdicts: tuple[tuple[float, float], ...] = ((0.75, 0.125), (0.125, 0.75))
+              ) -> Report:
+    """A report of `model` on SETS_CHAPTER: case a and case b with these (P(correct), P(wrong))."""
+    results = [make_case(case_id, "sets", [make_run(*p)], model=model.id) for case_id, p in zip("ab", verdicts)]
+    run = RunInfo(command="pytest --gotchas", date="2026-12-01T00:00:00+00:00")
+    return Report(results, [SETS_CHAPTER], [model], run)

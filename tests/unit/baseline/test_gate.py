@@ -5,12 +5,11 @@ hand (helpers/baselines.py); the gate returns facts, and these tests read them a
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from dataclasses import replace
-
-from helpers.baselines import HEADER, MISS_, MODEL, SHA, all_ok, case, info, infos, recorded
+from helpers.baselines import DROPPED, HEADER, MISS_, MODEL, PARTLY_UNREADABLE, SHA, all_ok, case, info, infos, recorded
 
 from pytest_gotchas.baseline import gate, store
 from pytest_gotchas.report import wording
@@ -195,3 +194,17 @@ def test_a_comparison_across_hardware_or_library_versions_says_so(tmp_path: Path
     assert f"  ({note})" in failure.splitlines()
     texts = lines(finish(g, [case("a", *MISS_), case("b")], elsewhere))
     assert texts[1:3] == [f"  {note}", "  recorded with other library versions: torch 2.13.0 -> 2.14.0"]
+
+
+# -- a baseline with entries its reader refuses (hostile input round two) --------------------------------------------
+
+
+def test_the_gate_reads_leniently_only_when_recording(tmp_path) -> None:
+    path = tmp_path / "baselines" / "tiny-bfloat16-cpu.yaml"
+    path.parent.mkdir()
+    path.write_text(PARTLY_UNREADABLE, encoding="utf-8")
+    recording = gate.make_gate(tmp_path, None, ["tiny"], "bfloat16", "cpu", None, update=True)
+    assert recording.files[path].unreadable == DROPPED
+    with pytest.raises(store.BaselineError, match="^baseline .* is not a pytest-gotchas baseline: pairs: 'sets/x/y'"
+                                                  ": keys are"):
+        gate.make_gate(tmp_path, None, ["tiny"], "bfloat16", "cpu", None)

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers.baselines import MISS_, SHA, case, recorded, run
+from helpers.baselines import (DROPPED, HEADER, MISS_, PARTLY_UNREADABLE, SHA, case, recorded, run, sets_chapter,
+                               sets_results)
 
-from pytest_gotchas.baseline import store
+from pytest_gotchas.baseline import compare, store
 from pytest_gotchas.cases.chapter import looks_like_chapter
+from pytest_gotchas.report import wording
 
 
 def test_dumps_is_sorted_one_line_per_entry_and_reads_back_exactly() -> None:
@@ -122,3 +124,105 @@ def test_the_module_is_pure() -> None:
             "print(sorted(m for m in ('torch', 'transformers', 'pytest') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# -- entries it cannot read (hostile input round two) ----------------------------------------------------------------
+
+
+def test_comparing_with_an_unreadable_entry_is_refused_with_the_way_out(tmp_path) -> None:
+    path = tmp_path / "b.yaml"
+    path.write_text(PARTLY_UNREADABLE, encoding="utf-8")
+    with pytest.raises(store.BaselineError) as error:
+        store.read(path)
+    assert str(error.value) == (
+        f"baseline {path} is not a pytest-gotchas baseline: pairs: 'sets/x/y': keys are \"<chapter>/<id>\", each of "
+        "letters, digits, `-`, `_` and `.`. Fix or delete that entry, or record again with --gotchas-update-baseline, "
+        "which drops the entries it cannot read and keeps every other.")
+
+
+def test_a_nan_probability_is_refused_when_comparing(tmp_path) -> None:
+    path = tmp_path / "b.yaml"
+    text = PARTLY_UNREADABLE.replace("  sets/x/y: pass\n", "").replace("pairs: 2", "pairs: 1")
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(store.BaselineError) as error:
+        store.read(path)
+    assert str(error.value) == (
+        f"baseline {path} is not a pytest-gotchas baseline: verdicts: sets/c: p_correct must be a probability or a "
+        "mapping from primer to probability, got nan. Fix or delete that entry, or record again with "
+        "--gotchas-update-baseline, which drops the entries it cannot read and keeps every other.")
+
+
+def test_recording_drops_the_unreadable_entries_and_keeps_every_other(tmp_path) -> None:
+    path = tmp_path / "b.yaml"
+    path.write_text(PARTLY_UNREADABLE, encoding="utf-8")
+    assert store.read(path, lenient=True).unreadable == DROPPED
+    stats = store.rewrite(path, lambda old: compare.update(old, sets_results(), {"sets": sets_chapter()}, HEADER))
+    again = store.read(path)  # what was written reads back whole
+    assert again.pairs == {"floats/ab": "pass", "sets/cd": "pass"}
+    assert sorted(again.verdicts) == ["floats/a", "floats/b", "sets/c", "sets/d"]
+    assert stats.dropped == DROPPED
+    assert wording.update_line(stats, "b.yaml") == (
+        "baseline b.yaml written: 1 pairs and 2 verdicts recorded (0 changed), 0 removed, 3 kept from cases that did "
+        "not run; 2 entries it could not read were dropped (pairs: 'sets/x/y': keys are \"<chapter>/<id>\", each of "
+        "letters, digits, `-`, `_` and `.`; verdicts: sets/c: p_correct must be a probability or a mapping from "
+        "primer to probability, got nan)")
+
+
+def test_a_file_cut_short_is_still_refused_when_recording(tmp_path) -> None:
+    """Leniency is for entries: a count that does not add up means lost lines, which recording cannot bring back."""
+    path = tmp_path / "b.yaml"
+    cut = PARTLY_UNREADABLE.replace("  floats/b: {p_correct: 0.75, p_wrong: 0.125, verdict: ok}\n", "")
+    path.write_text(cut, encoding="utf-8")
+    with pytest.raises(store.BaselineError, match="the file says 2 pairs and 3 verdicts but holds 2 pairs and 2 "
+                                                  "verdicts: it was cut short or edited by hand"):
+        store.read(path, lenient=True)
+
+
+# -- depth (hostile input round two) ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("deep", ["[" * 10_000 + "]" * 10_000, "{a: " * 10_000 + "1" + "}" * 10_000])
+def test_ten_thousand_levels_are_one_error(tmp_path, deep: str) -> None:
+    path = tmp_path / "b.yaml"
+    path.write_text(PARTLY_UNREADABLE + f"  floats/z: {deep}\n", encoding="utf-8")
+    with pytest.raises(store.BaselineError) as error:
+        store.read(path)
+    assert str(error.value) == (
+        f"baseline {path} is not a pytest-gotchas baseline: line {PARTLY_UNREADABLE.count(chr(10)) + 1}: it nests "
+        "more than 100 levels deep (a baseline needs 5). Fix or delete the file, then record it again with "
+        "--gotchas-update-baseline.")
+
+
+# -- temporary files of a killed update (hostile input round two) ----------------------------------------------------
+
+
+def test_an_update_removes_the_temporary_files_a_killed_update_left(tmp_path) -> None:
+    path = tmp_path / "baselines" / "tiny-bfloat16-cpu.yaml"
+    path.parent.mkdir()
+    stale = [path.parent / ".tiny-bfloat16-cpu.yaml.k1ll3d_x.tmp", path.parent / ".tiny-bfloat16-cpu.yaml.abcdefgh.tmp"]
+    others = [path.parent / ".other-bfloat16-cpu.yaml.abcdefgh.tmp",  # another file's: its own lock guards it
+              path.parent / ".tiny-bfloat16-cpu.yaml.notmine.tmp", path.parent / "notes.tmp"]
+    for file in stale + others:
+        file.write_text("half a baseline", encoding="utf-8")
+    store.rewrite(path, lambda old: compare.update(old, sets_results(), {"sets": sets_chapter()}, HEADER))
+    assert sorted(p.name for p in path.parent.iterdir()) == sorted(
+        [path.name, path.name + ".lock", *(p.name for p in others)])
+
+
+def test_a_killed_write_leaves_a_temporary_file_that_only_its_own_name_matches(tmp_path, monkeypatch) -> None:
+    """What write_atomic leaves when its process dies mid-write is exactly what the next update removes."""
+    from pytest_gotchas import files
+
+    path = tmp_path / "b.yaml"
+
+    def killed(fd: int, *args: object, **kwargs: object):
+        raise SystemExit  # as if the process died here: the except clause of write_atomic does not run for a SIGKILL
+
+    monkeypatch.setattr(files.os, "fdopen", killed)
+    monkeypatch.setattr(files.Path, "unlink", lambda self, missing_ok=False: None)  # no cleanup, as under SIGKILL
+    with pytest.raises(SystemExit):
+        files.write_atomic(path, "x")
+    monkeypatch.undo()
+    left = list(tmp_path.iterdir())
+    assert len(left) == 1 and left[0].name.startswith(".b.yaml.") and left[0].name.endswith(".tmp")
+    assert files.remove_stale_temporaries(path) == left and not list(tmp_path.iterdir())

@@ -21,11 +21,11 @@ from typing import Any
 import jsonschema
 import pytest
 from helpers.reportdata import MODELS, RUN, Scored, score_models
-from helpers.results import make_case, make_run
+from helpers.results import SETS_CHAPTER, TINY_MODEL, make_case, make_run, report_of
 
 from pytest_gotchas.cli import main
 from pytest_gotchas.cli import merge as merge_command
-from pytest_gotchas.cli.merge import Source, merge
+from pytest_gotchas.cli.merge import MAX_DEPTH, Source, _depth, merge
 from pytest_gotchas.report import html, json_report
 from pytest_gotchas.report.terminal import summary_lines
 from pytest_gotchas.report.wording import chapter_line, pct
@@ -457,3 +457,73 @@ def test_help_names_the_refusals(capsys: pytest.CaptureFixture[str]) -> None:
     assert "gotchas merge gemma.json smollm.json --json all.json --html all.html" in shown
     assert "identical duplicates are kept once" in shown
     assert f"this version reads format {FORMAT}" in shown
+
+
+# -- files it must not trust: deep nesting, one model under two names, control characters ----------------------------
+
+
+def input_file(tmp_path: Path, name: str, report: Report) -> str:
+    path = tmp_path / name
+    json_report.write(path, report)
+    return str(path)
+
+
+def merged(argv: list[str], capsys) -> tuple[int, str, str]:
+    code = main(["merge", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("levels", [100_000, MAX_DEPTH + 1])
+def test_json_nested_deeper_than_a_report_is_one_error(tmp_path, capsys, levels: int) -> None:
+    """100,000 levels overflow the JSON decoder; a few more than the limit would overflow what reads it next."""
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"format": 3, "cases": ' + "[" * levels + "]" * levels + "}", encoding="utf-8")
+    code, out, err = merged([str(deep)], capsys)
+    assert (code, out) == (1, "")
+    assert err == (f"gotchas merge: error: {deep} is not a gotchas report: it nests more than {MAX_DEPTH} levels deep "
+                   "(a report needs about 10)\n")
+
+
+def test_a_real_report_is_well_within_the_depth_limit(tmp_path, capsys) -> None:
+    path = input_file(tmp_path, "a.json", report_of(TINY_MODEL))
+    assert _depth(json.loads(Path(path).read_text())) <= MAX_DEPTH // 4
+    assert merged([path], capsys)[0] == 0
+
+
+def test_one_model_under_two_names_is_refused(tmp_path, capsys) -> None:
+    """The original report and a copy edited to another model id and name: the same weights, run the same way."""
+    a = input_file(tmp_path, "a.json", report_of(TINY_MODEL))
+    b = input_file(tmp_path, "b.json", report_of(dataclasses.replace(TINY_MODEL, id="other", name="/m/other"),
+                                                 ((0.125, 0.75),) * 2))
+    code, out, err = merged([a, b, "--json", str(tmp_path / "all.json")], capsys)
+    assert (code, out) == (1, "")
+    assert err == (
+        f"gotchas merge: error: {a} and {b} hold one model under two names: 'tiny' (/m/tiny) and 'other' (/m/other) "
+        f"have the same weights (sha256 aaaaaaaaaaaa...), dtype bfloat16, device cpu and numerics 0000000000000000, "
+        "so comparing them would compare the model with itself; merge reports of different models, or of one model "
+        "run another way (another dtype or device)\n")
+    assert not (tmp_path / "all.json").exists()
+
+
+@pytest.mark.parametrize("change", [{"dtype": "float32"}, {"device": "cuda:0", "hardware": "NVIDIA H200 (sm_90)"},
+                                    {"numerics": "1" * 16}])
+def test_one_set_of_weights_run_another_way_is_another_model(tmp_path, capsys, change: dict[str, str]) -> None:
+    a = input_file(tmp_path, "a.json", report_of(TINY_MODEL))
+    b = input_file(tmp_path, "b.json",
+                   report_of(dataclasses.replace(TINY_MODEL, id="other", name="/m/other", **change)))
+    code, out, err = merged([a, b], capsys)
+    assert (code, err) == (0, "")
+    assert out.startswith("merged 4 results (tiny, other) from 2 reports\n")
+
+
+def test_names_from_a_report_are_printed_escaped(tmp_path, capsys) -> None:
+    hostile = dataclasses.replace(TINY_MODEL, id="tiny\x1b]0;pwned\x07", weights_sha256="b" * 64)
+    chapter = dataclasses.replace(SETS_CHAPTER, label="ch sets \x1b[2J\u202e")
+    report = report_of(hostile)
+    report = Report(report.results, [chapter], [hostile], report.run)
+    code, out, err = merged([input_file(tmp_path, "a.json", report)], capsys)
+    assert (code, err) == (0, "")
+    assert "\x1b" not in out and "\u202e" not in out and "\x07" not in out
+    assert out.startswith("merged 2 results (tiny\\x1b]0;pwned\\x07) from 1 reports\n")
+    assert "\nch sets \\x1b[2J\\u202e\n" in out

@@ -73,3 +73,25 @@ def test_parallel_conversions_wait_for_one(tmp_path: Path, monkeypatch: pytest.M
         results = list(pool.map(lambda _: convert_gguf(lambda scratch: gguf, out, "m", print), range(3)))
     assert results == [out, out, out]
     assert started == [gguf]
+
+
+# -- a model cache that cannot be written (hostile input round two) --------------------------------------------------
+
+
+def test_a_converted_model_is_used_without_the_lock(tmp_path, no_locks) -> None:
+    out = tmp_path / "models" / "m-0123456789ab"
+    out.mkdir(parents=True)
+
+    def never(scratch: Path) -> Path:
+        raise AssertionError("converted again")
+
+    assert convert_gguf(never, out, "m", print) == out
+
+
+def test_a_conversion_into_a_cache_that_cannot_be_written_is_one_error(tmp_path) -> None:
+    (tmp_path / "file").write_text("")
+    out = tmp_path / "file" / "models" / "m-0123456789ab"
+    with pytest.raises(ConversionError) as error:
+        convert_gguf(lambda scratch: scratch / "m.gguf", out, "m", print)
+    assert str(error.value) == (f"cannot convert model 'm': the model cache {out.parent} cannot be written (Not a "
+                                "directory); point --gotchas-cache-dir at a folder that can be")

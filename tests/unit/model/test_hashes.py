@@ -41,3 +41,22 @@ def test_sharded_weights_hash_their_digests_in_name_order(tmp_path: Path) -> Non
     b.write_bytes(b"second")
     digests = hashlib.sha256(b"first").hexdigest() + hashlib.sha256(b"second").hexdigest()
     assert weights_sha256([b, a], tmp_path / "cache") == hashlib.sha256(digests.encode()).hexdigest()
+
+
+# -- a model cache that cannot be written (hostile input round two) --------------------------------------------------
+
+
+def test_a_remembered_sha256_is_read_without_the_lock(tmp_path, no_locks) -> None:
+    weights = tmp_path / "w.bin"
+    weights.write_bytes(b"weights")
+    stat = weights.stat()
+    (tmp_path / hashes_module.SHA256_CACHE).write_text(json.dumps({str(weights): {
+        "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": "remembered"}}))
+    assert hashes_module.file_sha256(weights, tmp_path) == "remembered"
+
+
+def test_a_sha256_that_cannot_be_remembered_is_still_computed(tmp_path) -> None:
+    weights = tmp_path / "w.bin"
+    weights.write_bytes(b"weights")
+    (tmp_path / "file").write_text("")
+    assert hashes_module.file_sha256(weights, tmp_path / "file" / "cache") == hashlib.sha256(b"weights").hexdigest()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import asdict
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 import transformers
-from helpers.loading import RULES, load_error, spec
+from helpers.loading import LOAD_SCRIPT, RULES, listing, load_error, spec
 from helpers.results import token
 from helpers.tinymodel import build_tiny_model
 
@@ -202,3 +203,32 @@ def test_left_alone(threads: pytest.MonkeyPatch, device: str, workers: int, omp:
         threads.setenv("OMP_NUM_THREADS", omp)
     assert share_cpu_threads(device, workers) is None
     assert torch.get_num_threads() == 8
+
+
+# -- a model cache that cannot be written (hostile input round two) --------------------------------------------------
+
+
+BWRAP = shutil.which("bwrap")
+
+
+@pytest.mark.skipif(BWRAP is None, reason="bubblewrap is needed to make a folder read-only for root")
+def test_a_read_only_cache_with_the_model_converted_loads_it(tmp_path) -> None:
+    gguf = tmp_path / "tiny.gguf"
+    gguf.write_bytes(b"a GGUF file, converted before")
+    full, bare = tmp_path / "full", tmp_path / "bare"
+    for cache in (full, bare):
+        build_tiny_model(cache / "models" / f"tiny-{hashlib.sha256(gguf.read_bytes()).hexdigest()[:12]}",
+                         {"[": {"1": 2.0}})
+    env = {"PYTHONPATH": str(Path(hashes_module.__file__).parents[2]), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    warm = subprocess.run([sys.executable, "-c", LOAD_SCRIPT, str(gguf), str(full)], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert warm.returncode == 0, warm.stderr
+    assert (full / hashes_module.SHA256_CACHE).is_file() and not (bare / hashes_module.SHA256_CACHE).exists()
+    before = {cache: listing(cache) for cache in (full, bare)}
+    read_only = [BWRAP, "--dev-bind", "/", "/", "--ro-bind", str(full), str(full), "--ro-bind", str(bare), str(bare)]
+    cold = subprocess.run([*read_only, sys.executable, "-c", LOAD_SCRIPT, str(gguf), str(full), str(bare)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert cold.returncode == 0, cold.stderr
+    answers = [json.loads(line) for line in cold.stdout.splitlines()]
+    assert [a[1:] for a in answers] == [json.loads(warm.stdout)[1:]] * 2  # the same fingerprints from both caches
+    assert {cache: listing(cache) for cache in (full, bare)} == before  # no lock file, no sha256.json written

@@ -15,6 +15,7 @@ from pathlib import Path
 import markupsafe
 import pytest
 from helpers.browser import CHROMIUM, article, between, row, screenshot, text_of, words_of
+from helpers.hostile import ESCAPED, UNSAFE, hostile_report
 from helpers.results import make_case, make_run
 
 from helpers.reportdata import build_report
@@ -443,3 +444,16 @@ def test_a_model_that_did_not_run_a_case_gets_an_empty_cell() -> None:
     unscored = chapter.cases[2]
     assert [(c.ran, c.unscored is not None) for c in unscored.cells] == [(True, True), (False, False)]
     assert [v.outcome for v in unscored.verdicts] == ["unscored", None]
+
+
+# -- text from other people's files, escaped (hostile input round two) -----------------------------------------------
+
+
+@pytest.mark.parametrize("seen", ["title", "note", "reason", "output"])
+def test_the_page_shows_them_escaped_too(seen: str) -> None:
+    """Autoescaping makes them safe as HTML, not as text: the page escapes the control characters as well."""
+    page = html.render(hostile_report())
+    assert not any(char in page for char in UNSAFE)
+    expected = {"title": f"ch.1 {ESCAPED}", "note": f"note {ESCAPED}", "reason": f"why {ESCAPED}",
+                "output": f"{{&#39;b&#39;, &#39;a&#39;}} {ESCAPED}"}[seen]
+    assert expected in page

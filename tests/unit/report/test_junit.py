@@ -4,6 +4,7 @@ helpers/reportdata.py. tests/plugin/test_html.py finds them in the junit XML the
 from __future__ import annotations
 
 import pytest
+from helpers.hostile import ESCAPED, hostile_report
 from helpers.reportdata import build_report
 
 from pytest_gotchas.results.report import Report
@@ -29,3 +30,11 @@ def test_junit_properties_of_the_cases(report: Report) -> None:
         assert props[f"{run.primer}.p_correct"] == run.p_correct
         assert props[f"{run.primer}.margin"] == run.margin
     assert properties(unscored) == [("verdict", "unscored")]
+
+
+# -- text from other people's files, escaped (hostile input round two) -----------------------------------------------
+
+
+def test_junit_properties_are_escaped() -> None:
+    names = [name for name, _ in properties(hostile_report().results[0])]
+    assert names[1] == f"p{ESCAPED}.verdict"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from helpers.baselines import case
+from helpers.hostile import ESCAPED, HOSTILE, UNSAFE, hostile_report
 
 from pytest_gotchas.report import terminal
 
@@ -11,3 +12,23 @@ def test_strict_fails_every_verdict_that_is_not_ok() -> None:
     assert terminal.strict_message(case("a")) is None
     assert terminal.strict_message(case("a", 0.25, 0.25)) == (
         "--gotchas-strict: verdict tie is not ok: P(correct) 25.00%  P(wrong) 25.00%")
+
+
+# -- text from other people's files, escaped (hostile input round two) -----------------------------------------------
+
+
+def test_the_terminal_summary_shows_titles_primers_reasons_and_outputs_escaped() -> None:
+    lines = [text for text, _ in terminal.summary_lines(hostile_report(), [("baseline " + HOSTILE, {})])]
+    shown = "\n".join(lines)
+    assert not any(char in shown for char in UNSAFE)
+    assert f"ch.1 {ESCAPED}" in lines  # the chapter's heading
+    assert f"  shown  unscored   why {ESCAPED}" in lines
+    assert f"         PYTHONHASHSEED=1: {{'b', 'a'}} {ESCAPED}" in lines
+    assert any(line.startswith(f"  a      p{ESCAPED}  ok") for line in lines)  # the primer column
+    assert f"baseline {ESCAPED}" in lines
+
+
+def test_the_verbose_word_is_escaped() -> None:
+    result = hostile_report().results[0]
+    word = terminal.verbose_word(result)
+    assert f"[p{ESCAPED}: ok 75.00%/12.50% | q: ok 75.00%/12.50%]" in word

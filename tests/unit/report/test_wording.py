@@ -50,3 +50,15 @@ def test_summary_lines_say_what_to_run() -> None:
     assert "  improvement sets/cd: fail -> pass (c ok, d MISS -> ok)" in lines
     assert lines[-1] == "  record these changes with: CMD"
     assert "0 regressed, 1 improved, 1 unchanged" in lines[-2]
+
+
+# -- a cache that cannot be written (hostile input round two) --------------------------------------------------------
+
+
+def test_a_cache_that_cannot_be_written_is_one_sentence_naming_its_folder() -> None:
+    assert text.cache_folder_lost("/r/.pytest_cache/d/gotchas", "Read-only file system") == (
+        "gotchas: the cache folder /r/.pytest_cache/d/gotchas cannot be written (Read-only file system); this run "
+        "executes every snippet and tokenizes every cut again")
+    assert text.transcript_cache_lost("/r/t", "No space left on device") == (
+        "gotchas: the transcript cache /r/t cannot be written (No space left on device); this run executes every "
+        "snippet afresh and keeps none of them")

@@ -1,1 +1,1 @@
-"""Unit tests of results/: the layers' lead."""
+"""Unit tests of pytest_gotchas/results/: the verdicts, the schema the views read, the layers' lead."""

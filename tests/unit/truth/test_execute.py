@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import pty
 import re
 import select
 import subprocess
+import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -17,8 +19,8 @@ from helpers.execution import assert_none_running, repl, shell, text_of
 from helpers.interpreters import interpreter
 
 from pytest_gotchas.truth import execute as execute_mod
-from pytest_gotchas.truth.execute import (_MARK1, _MARK2, RENDERER_VERSION, Cache, Limits, Request, Run, execute,
-                                          render_repl, run_once, seeds)
+from pytest_gotchas.truth.execute import (_MARK1, _MARK2, RENDERER_VERSION, Cache, CacheLost, ExecutionError, Limits,
+                                          Request, Run, execute, render_repl, run_once, seeds)
 from pytest_gotchas.truth.interpreters import Interpreter
 
 FAKE = Interpreter(version="3.12.1", path="/opt/python3.12", implementation="CPython")
@@ -407,3 +409,77 @@ def test_cached_runs_equal_fresh_ones(tmp_path: Path, py312) -> None:
     cached = Cache(tmp_path).get_or_execute(request, 2, Limits())
     assert fresh == cached
     assert fresh[0].text == ">>> for i in range(2):\n...     print(i)\n... \n0\n1\n"
+
+
+# -- a full disk, a folder that cannot be written (hostile input round two) ------------------------------------------
+
+
+# A disk that fills up (or a folder that cannot be written) while ground truth is executed; a full disk is simulated
+# at the writing seams (OSError ENOSPC), as no small filesystem can be mounted here unprivileged.
+REQUEST = Request(interpreter=Interpreter("3.11.7", "/usr/bin/python3", "CPython"), repl_input=("1 + 1",), args=None,
+                  shell_text=None, env=())
+
+
+RUNS = (Run(text=">>> 1 + 1\n2\n", seed="1", returncode=0, timed_out=False),)
+
+
+FULL = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+@pytest.fixture
+def executed(monkeypatch) -> list[Request]:
+    """execute() without subprocesses: what it was asked to run."""
+    asked: list[Request] = []
+
+    def fake(request: Request, runs: int, limits: Limits) -> tuple[Run, ...]:
+        asked.append(request)
+        return RUNS
+
+    monkeypatch.setattr(execute_mod, "execute", fake)
+    return asked
+
+
+def test_a_full_disk_under_the_cache_gives_it_up_once_naming_the_folder(tmp_path, monkeypatch, executed) -> None:
+    def full(*args: object) -> None:
+        raise FULL
+
+    monkeypatch.setattr(execute_mod, "write_sealed", full)
+    cache = Cache(tmp_path / "transcripts")
+    assert cache.get_or_execute(REQUEST, 1, Limits()) == RUNS  # what was executed is used
+    assert cache.take_lost() == CacheLost(str(tmp_path / "transcripts"), "No space left on device")
+    assert cache.take_lost() is None  # said once
+    assert cache.get_or_execute(REQUEST, 1, Limits()) == RUNS and len(executed) == 2  # no cache now, no lock
+    assert cache.directory is None and (cache.hits, cache.misses) == (0, 2)
+
+
+def test_a_cache_folder_that_cannot_be_made_is_given_up_the_same_way(tmp_path, executed) -> None:
+    (tmp_path / "file").write_text("")
+    cache = Cache(tmp_path / "file" / "transcripts")  # a folder inside a file: even root cannot make it
+    assert cache.execute_all([REQUEST, REQUEST], 1, Limits()) == [RUNS, RUNS]
+    assert cache.take_lost() == CacheLost(str(tmp_path / "file" / "transcripts"), "Not a directory")
+
+
+def test_no_room_for_a_snippets_temporary_folder_is_one_error_naming_it(monkeypatch) -> None:
+    def full(*args: object, **kwargs: object) -> None:
+        raise FULL
+
+    monkeypatch.setattr(execute_mod.tempfile, "TemporaryDirectory", full)
+    with pytest.raises(ExecutionError) as error:
+        execute_mod.run_once(REQUEST, "1", Limits())
+    assert str(error.value) == (
+        f"cannot execute the snippets: their temporary folder in {tempfile.gettempdir()} cannot be written (No space "
+        "left on device); free space there, or point TMPDIR at a folder with room")
+
+
+def test_a_disk_that_fills_while_the_startup_file_is_written_is_the_same_error(monkeypatch) -> None:
+    written = Path.write_text
+
+    def full(self: Path, *args: object, **kwargs: object) -> int:
+        if self.name == ".gotchas_startup.py":
+            raise FULL
+        return written(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full)
+    with pytest.raises(ExecutionError, match=r"^cannot execute the snippets: their temporary folder in .* cannot be "
+                                             r"written \(No space left on device\)"):
+        execute_mod.run_once(REQUEST, "1", Limits())
