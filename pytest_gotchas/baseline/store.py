@@ -119,26 +119,8 @@ def loads(text: str, source: str = "<baseline>", lenient: bool = False) -> Basel
             f"record again with {UPDATE_FLAG}, which drops the entries it cannot read and keeps every other."
         )
 
-    try:
-        data = yaml.load(text, Loader=SafeLoader)
-    except TooDeep as error:
-        raise bad(f"line {error.line}", f"it nests more than {MAX_DEPTH} levels deep (a baseline needs 5)") from None
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else "the file"
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise bad(where, f"invalid YAML ({problem})") from None
-    if not isinstance(data, dict):
-        raise bad("the file", f"expected a mapping with keys {', '.join(TOP_KEYS)}; got {_kind(data)}")
-    unknown = sorted(str(k) for k in data if k not in TOP_KEYS)
-    if unknown:
-        raise bad("top level", f"unknown key(s) {', '.join(unknown)} (expected {', '.join(TOP_KEYS)})")
-    if data.get("format") != FORMAT:
-        raise bad("format", f"expected {FORMAT}, got {data.get('format')!r}")
-    count = data.get("count")
-    if not isinstance(count, dict) or set(count) != {"pairs", "verdicts"} or not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in count.values()):
-        raise bad("count", f"expected {{pairs: N, verdicts: N}}, got {count!r}")
+    data = _top_level(text, bad)
+    count = data["count"]
     header = _read_header(data.get("model"), bad)
     raw_pairs = _mapping(data.get("pairs"), "pairs", bad)
     pairs = {}
@@ -163,6 +145,31 @@ def loads(text: str, source: str = "<baseline>", lenient: bool = False) -> Basel
                            f"{len(raw_pairs)} pairs and {len(raw_verdicts)} verdicts: it was cut short or edited by "
                            "hand")
     return Baseline(header, dict(pairs), verdicts, unreadable)
+
+
+def _top_level(text: str, bad: Callable[[str, str], BaselineError]) -> dict[Any, Any]:
+    """The parsed file, its top-level keys, format and counts checked."""
+    try:
+        data = yaml.load(text, Loader=SafeLoader)
+    except TooDeep as error:
+        raise bad(f"line {error.line}", f"it nests more than {MAX_DEPTH} levels deep (a baseline needs 5)") from None
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "the file"
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise bad(where, f"invalid YAML ({problem})") from None
+    if not isinstance(data, dict):
+        raise bad("the file", f"expected a mapping with keys {', '.join(TOP_KEYS)}; got {_kind(data)}")
+    unknown = sorted(str(k) for k in data if k not in TOP_KEYS)
+    if unknown:
+        raise bad("top level", f"unknown key(s) {', '.join(unknown)} (expected {', '.join(TOP_KEYS)})")
+    if data.get("format") != FORMAT:
+        raise bad("format", f"expected {FORMAT}, got {data.get('format')!r}")
+    count = data.get("count")
+    if not isinstance(count, dict) or set(count) != {"pairs", "verdicts"} or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in count.values()):
+        raise bad("count", f"expected {{pairs: N, verdicts: N}}, got {count!r}")
+    return data
 
 
 class _Skip(Exception):

@@ -10,7 +10,7 @@ represent (unknown tokens, a normalising tokenizer, a chain longer than MAX_CHAI
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -144,6 +144,15 @@ def _first_token(tokenizer: Any, candidate: str, label: str) -> int:
     return ids[0]
 
 
+def _kind(context: Sequence[int], correct_ids: Sequence[int], wrong_ids: Sequence[int],
+          prompt_ids: Sequence[int]) -> str:
+    """plain: one token a side after the prompt's own tokens; healed: one token a side after a shorter context;
+    chain: a side needs more than one token."""
+    if len(correct_ids) == 1 and len(wrong_ids) == 1:
+        return "plain" if context == prompt_ids else "healed"
+    return "chain"
+
+
 def plan_cut(tokenizer: Any, prompt: str, correct: str, wrong: str, bos: str = "auto") -> CutPlan:
     """Decide which tokens stand for each candidate at the cut after ``prompt``.
 
@@ -185,15 +194,8 @@ def plan_cut(tokenizer: Any, prompt: str, correct: str, wrong: str, bos: str = "
     correct_ids = a.ids[start : ends[0] + 1]
     wrong_ids = b.ids[start : ends[1] + 1]
     context = a.ids[:start]
-    single = len(correct_ids) == 1 and len(wrong_ids) == 1
-    if single and context == t.ids:
-        kind = "plain"
-    elif single:
-        kind = "healed"
-    else:
-        kind = "chain"
     return CutPlan(
-        kind=kind,
+        kind=_kind(context, correct_ids, wrong_ids, t.ids),
         context_ids=context,
         correct_ids=correct_ids,
         wrong_ids=wrong_ids,

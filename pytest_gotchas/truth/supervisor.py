@@ -129,6 +129,62 @@ def _make_file(path):
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
+def _make_dev(m, devices, size):
+    """A fresh /dev of the few devices a program needs, bound through the host's /proc/self/fd (so before /proc)."""
+    fd = lambda n: "/proc/self/fd/%d" % n
+    m.tmpfs("/dev", 0o755, 1 << 20)
+    for name, source in devices.items():
+        _make_file("/dev/" + name)
+        m.mount(fd(source), "/dev/" + name, None, m.MS_BIND)
+    for name, target in (("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2"),
+                         ("fd", "/proc/self/fd"), ("core", "/proc/kcore"), ("ptmx", "pts/ptmx")):
+        os.symlink(target, "/dev/" + name)
+    for name in ("shm", "pts"):
+        os.mkdir("/dev/" + name, 0o755)
+    try:
+        m.mount("devpts", "/dev/pts", "devpts", m.MS_NOSUID | m.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620")
+    except OSError:
+        pass  # no pseudo-terminals then, as under bubblewrap where the kernel refuses them
+    m.tmpfs("/dev/shm", 0o1777, size)
+
+
+def _apply_steps(m, plan, sources):
+    """The plan's steps, in its order: hide, make private, show, link, seal."""
+    fd = lambda n: "/proc/self/fd/%d" % n
+    for step in plan["steps"]:
+        kind, path = step[0], step[1]
+        if kind == "hide-dir":
+            m.tmpfs(path, step[2], plan["hidden_size"])
+        elif kind == "hide-file":
+            m.bind(fd(sources[plan["empty"]]), path)
+        elif kind == "private":
+            m.tmpfs(path, step[2], plan["size"])
+        elif kind == "dir":
+            _make_dir(path, step[2])
+        elif kind == "show":
+            if step[2]:
+                _make_dir(path, 0o755) if not os.path.isdir(path) else None
+            else:
+                _make_file(path)
+            m.bind(fd(sources[path]), path)
+        elif kind == "link":
+            os.symlink(step[2], path)
+        elif kind == "seal":
+            m.read_only(path)
+        else:
+            raise ValueError("unknown step %r" % (kind,))
+
+
+def _mount_proc(m, plan):
+    """A fresh /proc for the PID namespace; what in it could change the machine stays read-only."""
+    m.mount("proc", "/proc", "proc", m.MS_NOSUID | m.MS_NODEV | m.MS_NOEXEC)
+    for name in plan["proc_covered"]:
+        path = "/proc/" + name
+        if os.path.exists(path):
+            m.mount(path, path, None, m.MS_BIND | m.MS_REC)
+            m.read_only(path)
+
+
 def confine(plan):
     import marshal
 
@@ -146,61 +202,18 @@ def confine(plan):
                 sources[source] = os.open(source, os.O_PATH | os.O_CLOEXEC)
     devices = {name: os.open("/dev/" + name, os.O_PATH | os.O_CLOEXEC)
                for name in plan["devices"] if os.path.exists("/dev/" + name)}
-    fd = lambda n: "/proc/self/fd/%d" % n
     for point in _mount_points():
         try:
             m.read_only(point)
         except OSError as error:  # a mount point this process cannot reach cannot be reached by the snippet either
             if error.errno not in (1, 2, 13):
                 raise
-    # /dev before /proc: the device nodes are bound through the host's /proc/self/fd
-    m.tmpfs("/dev", 0o755, 1 << 20)
-    for name, source in devices.items():
-        _make_file("/dev/" + name)
-        m.mount(fd(source), "/dev/" + name, None, m.MS_BIND)
-    for name, target in (("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2"),
-                         ("fd", "/proc/self/fd"), ("core", "/proc/kcore"), ("ptmx", "pts/ptmx")):
-        os.symlink(target, "/dev/" + name)
-    for name in ("shm", "pts"):
-        os.mkdir("/dev/" + name, 0o755)
-    try:
-        m.mount("devpts", "/dev/pts", "devpts", m.MS_NOSUID | m.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620")
-    except OSError:
-        pass  # no pseudo-terminals then, as under bubblewrap where the kernel refuses them
-    m.tmpfs("/dev/shm", 0o1777, size)
-    # the steps, in the plan's order
-    for step in plan["steps"]:
-        kind, path = step[0], step[1]
-        if kind == "hide-dir":
-            m.tmpfs(path, step[2], plan["hidden_size"])
-        elif kind == "hide-file":
-            m.bind(fd(sources[plan["empty"]]), path)
-        elif kind == "private":
-            m.tmpfs(path, step[2], size)
-        elif kind == "dir":
-            _make_dir(path, step[2])
-        elif kind == "show":
-            if step[2]:
-                _make_dir(path, 0o755) if not os.path.isdir(path) else None
-            else:
-                _make_file(path)
-            m.bind(fd(sources[path]), path)
-        elif kind == "link":
-            os.symlink(step[2], path)
-        elif kind == "seal":
-            m.read_only(path)
-        else:
-            raise ValueError("unknown step %r" % (kind,))
+    _make_dev(m, devices, size)
+    _apply_steps(m, plan, sources)
     for source in (*sources.values(), *devices.values()):
         os.close(source)
     m.read_only("/dev")
-    # a fresh /proc for the PID namespace; what in it could change the machine stays read-only
-    m.mount("proc", "/proc", "proc", m.MS_NOSUID | m.MS_NODEV | m.MS_NOEXEC)
-    for name in plan["proc_covered"]:
-        path = "/proc/" + name
-        if os.path.exists(path):
-            m.mount(path, path, None, m.MS_BIND | m.MS_REC)
-            m.read_only(path)
+    _mount_proc(m, plan)
     _loopback_up()
     os.chdir(plan["workdir"])
     return m
