@@ -88,7 +88,9 @@ class Collector:
 
     def __init__(self, finder: Finder, cache: Cache, limits: Limits, runs: int, variants: bool = False) -> None:
         self.finder, self.cache, self.limits, self.runs = finder, cache, limits, runs
-        self.variants = variants  # whether the planned prompts include the cases' variants (all are checked)
+        # Whether the run puts the cases' variants to the model. Only what a run scores is executed: without
+        # --gotchas-variants a cold run executes none of the library's variants (CI checks them: .ci/run).
+        self.variants = variants
 
     def plan_chapter(self, path: Path, display: str) -> ChapterPlan:
         """A chapter file, loaded and planned."""
@@ -101,16 +103,14 @@ class Collector:
         requests: list[tuple[Planned, Prompt, Request]] = []
         for case in chapter.cases:
             found = self.finder.find(case.interpreter)
-            # Every variant's ground truth is checked, whether or not this run puts the variants to the model.
-            checked_prompts = chapter.prompts(case, variants=True)
-            prompts = [p for p in checked_prompts if self.variants or p.variant is None]
+            prompts = chapter.prompts(case, variants=self.variants)
             if isinstance(found, Missing):
                 planned.append(Planned(case, chapter, info, prompts, Status.SKIPPED, found.reason()))
                 continue
             status = Status.SCORED if case.scored else Status.UNSCORED
             plan = Planned(case, chapter, info, prompts, status, case.unscored, interpreter=found)
             planned.append(plan)
-            requests.extend((plan, prompt, request_for(found, prompt.transcript, case.env)) for prompt in checked_prompts)
+            requests.extend((plan, prompt, request_for(found, prompt.transcript, case.env)) for prompt in prompts)
         executed = self.cache.execute_all([r for _, _, r in requests], self.runs, self.limits)
         refused, warnings = [], []
         for (plan, prompt, _), runs in zip(requests, executed):

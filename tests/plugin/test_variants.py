@@ -35,10 +35,21 @@ def run(pytester: pytest.Pytester, model: Path, py312):
 
 def test_a_variant_whose_truth_does_not_verify_is_refused(run) -> None:
     text = CHAPTER.replace("          >>> zs = [7]", "          >>> zs = [8]")
-    result = run("--collect-only", text=text)
+    result = run("--collect-only", "--gotchas-variants", text=text)
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["*demo.yaml:5: case 'named': variant 'rename-zs': `correct` '7' is not what Python "
                                  "prints at the cut, `wrong` '8' is*"])
+
+
+def test_without_the_option_no_variant_is_executed(run, pytester: pytest.Pytester) -> None:
+    """A run executes what it scores: the broken variant above is not run, so not refused either (the library's
+    CI collects with --gotchas-variants to catch it)."""
+    text = CHAPTER.replace("          >>> zs = [7]", "          >>> zs = [8]")
+    assert run("--collect-only", text=text).ret == pytest.ExitCode.OK
+    result = run("--gotchas-json", "out.json", "-p", "no:cacheprovider", text=text)
+    assert result.parseoutcomes() == {"ok": 2}
+    timings = json.loads((pytester.path / "out.json").read_text())["run"]["timings"]
+    assert timings["transcript_cache"] == {"hits": 0, "misses": 2}  # the two cases' own transcripts, no variant
 
 
 def test_without_the_option_a_run_is_the_write_ups_method(run) -> None:
