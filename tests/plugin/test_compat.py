@@ -1,0 +1,81 @@
+"""The private pytest API of plugin/compat.py, through the plugin: chapter items carry the model as a session
+parameter (pytest groups them by it, one model in memory at a time) and take part in fixtures as pytest's own
+doctest items do. .ci/run runs this module under the oldest pytest 8 and under the pytest 9 it installs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers.tinymodel import build_tiny_model
+
+CHAPTER = """\
+chapter: demo
+title: "compat"
+interpreter: "3.12"
+cases:
+  - id: one
+    transcript: |-
+      >>> print("a7")
+      a█
+    correct: "7"
+    wrong: "8"
+  - id: two
+    transcript: |-
+      >>> print("b7")
+      b█
+    correct: "7"
+    wrong: "8"
+"""
+# A user's conftest: an autouse fixture logs each item it is set up for, with the model parameter the item carries
+# (pytest computes an item's fixtures when it is made, as for its doctest items, so marks added later do not count).
+CONFTEST = """\
+import pytest
+
+LOG = []
+
+
+@pytest.fixture(autouse=True)
+def logged(request):
+    LOG.append((request.node.name, request.node.callspec.params["gotchas_model"].rsplit("/", 1)[-1]))
+
+
+def pytest_sessionfinish(session):
+    with open("log.txt", "w") as out:
+        out.write("\\n".join(" ".join(entry) for entry in LOG))
+"""
+RULES = {"a": {"7": 2.0, "8": 1.0}, "b": {"7": 2.0, "8": 1.0}}
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("models")
+    return build_tiny_model(root / "left", RULES), build_tiny_model(root / "right", RULES)
+
+
+def test_items_carry_the_model_and_take_part_in_fixtures(pytester: pytest.Pytester, models: tuple[Path, Path],
+                                                        py312) -> None:
+    (pytester.path / "demo.yaml").write_text(CHAPTER, encoding="utf-8")
+    pytester.makeconftest(CONFTEST)
+    result = pytester.runpytest_subprocess("--gotchas", "--gotchas-model", str(models[0]), "--gotchas-model",
+                                           str(models[1]), "--gotchas-cache-dir", str(pytester.path / "cache"),
+                                           "-p", "no:randomly", "-p", "no:xdist", "-v")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert result.parseoutcomes() == {"ok": 4}
+    # Grouped by the session parameter: every item of the first model, then every item of the second.
+    result.stdout.fnmatch_lines(["*demo.yaml::one?left? ok*", "*demo.yaml::two?left? ok*",
+                                 "*demo.yaml::one?right? ok*", "*demo.yaml::two?right? ok*"])
+    assert (pytester.path / "log.txt").read_text(encoding="utf-8").splitlines() == [
+        "one[left] left", "two[left] left", "one[right] right", "two[right] right"]
+
+
+def test_the_model_fixture_is_set_up_once_per_model(pytester: pytest.Pytester, models: tuple[Path, Path],
+                                                   py312) -> None:
+    (pytester.path / "demo.yaml").write_text(CHAPTER, encoding="utf-8")
+    result = pytester.runpytest_subprocess("--gotchas", "--gotchas-model", str(models[0]), "--gotchas-model",
+                                           str(models[1]), "--gotchas-cache-dir", str(pytester.path / "cache"),
+                                           "-p", "no:randomly", "-p", "no:xdist", "--setup-show")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    shown = [line.strip() for line in result.outlines if " S gotchas_model" in line]
+    assert shown == ["SETUP    S gotchas_model['left']", "TEARDOWN S gotchas_model['left']",
+                     "SETUP    S gotchas_model['right']", "TEARDOWN S gotchas_model['right']"], result.stdout.str()
