@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from ..baseline.compare import entry_of
 from ..results import onepass
+from ..results.hardware import slow_bfloat16
 from ..results.layers import lead
 from ..results.report import Report
 from ..results.rollup import ChapterRollup
@@ -14,7 +15,7 @@ from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, CaseR
 from ..results.verdict import Status, Verdict, colour
 from .escape import escape
 from .wording import (Line, chapter_line, comparison_line, lead_text, one_pass_check_line, pct, probabilities,
-                      stepped_line)
+                      slow_bfloat16_line, stepped_line)
 
 _PLAIN: dict[str, bool] = {}
 NEGLIGIBLE = 5e-4  # the text reading's unfollowed mass is named from 0.05% on
@@ -104,6 +105,9 @@ def summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
 
 
 def _summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
+    slow = slow_bfloat16(report.model_infos, report.run)
+    if slow is not None:
+        yield slow_bfloat16_line(slow), {"yellow": True}
     several = len(report.model_ids) > 1
     if several:
         for name in dict.fromkeys(c.info.name for c in report.chapters):
@@ -127,7 +131,7 @@ def _summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
 
 def isolation_lines(run: RunInfo) -> Iterator[Line]:
     """Snippets that ran without confinement of files and network say so at the end of the summary, never silently
-    (README: "What a snippet can do")."""
+    (docs/isolation.md: "What a snippet can do")."""
     described = run.isolation or ""
     if described.startswith("weak"):
         yield f"snippets ran under {described}", {"yellow": True, "bold": True}

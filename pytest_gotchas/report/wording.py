@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 from ..results.baselines import (ANY_MODEL_FLAG, UPDATE_FLAG, BaselineOutcome, Comparison, Header, Numerics,
                                  PairChange, Probability, Refusal, Regression, UpdateStats)
+from ..results.hardware import SlowBfloat16
 from ..results.layers import TIE, Lead, Stretch
 from ..results.onepass import OnePassCheck, ReadingDifference, Stepped
 from ..results.pairwise import ModelComparison
@@ -296,3 +297,12 @@ def numerics_lines(check: Numerics, recorded: Header, now: Header) -> Iterator[L
     if check.within_rounding:
         yield (f"  verdicts changed by a margin {now.softmax_dtype} cannot resolve (decided by rounding, not by the "
                f"model): {', '.join(check.within_rounding)}"), YELLOW
+
+
+def slow_bfloat16_line(slow: SlowBfloat16) -> str:
+    """The summary's first line on a CPU without native bfloat16: what it costs here and what to do instead."""
+    cost = f" ({slow.seconds_per_pass:.2f} s a forward pass in this run)" if slow.seconds_per_pass is not None else ""
+    return (f"{', '.join(slow.models)}: bfloat16 on a CPU without native bfloat16 kernels ({slow.hardware}) is "
+            f"emulated and several times slower than float32{cost}. For the write-up's bfloat16 numbers faster, run "
+            "on a GPU or a CPU with AVX-512-BF16 or AMX; --gotchas-dtype float32 is fast here but gives other "
+            "numbers (its own baseline file; docs/determinism.md).")

@@ -1,0 +1,39 @@
+"""What the hardware a model ran on means for its cost, pure: a CPU without native bfloat16 kernels computes the
+default dtype several times slower than float32 (measured on an AVX2-only AMD EPYC: 7.4 against 27.5 GFLOP/s for
+a 100 x 640 x 2048 matmul, gemma-3-270m's shape), and the summary says so first."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .schema import ModelInfo, RunInfo
+
+# The CPU flags of model/numerics.FLAGS with native bfloat16 matmul kernels.
+NATIVE_BFLOAT16 = ("avx512_bf16", "amx_bf16")
+
+
+def lacks_native_bfloat16(model: ModelInfo) -> bool:
+    """A bfloat16 model on a CPU whose instruction sets, as model/numerics.hardware lists them ("cpu NAME (avx2
+    avx512f; torch AVX512)"), have no bfloat16 matmul. A description without that list claims nothing."""
+    listed = re.fullmatch(r"cpu .*\((?P<flags>[^;()]*); torch \w+\)", model.hardware)
+    if model.dtype != "bfloat16" or "cpu" not in model.device.split(":") or listed is None:
+        return False
+    return not set(listed["flags"].split()) & set(NATIVE_BFLOAT16)
+
+
+@dataclass(frozen=True)
+class SlowBfloat16:
+    models: list[str]  # the ids of the run's models it concerns
+    hardware: str
+    seconds_per_pass: float | None  # the run's forward seconds over its full passes, every process; None: none ran
+
+
+def slow_bfloat16(models: list[ModelInfo], run: RunInfo) -> SlowBfloat16 | None:
+    slow = [m for m in models if lacks_native_bfloat16(m)]
+    if not slow:
+        return None
+    timings = [t for t in (run.timings, *run.workers.values()) if t is not None]
+    passes = sum(t.forward_passes for t in timings)
+    seconds = sum(t.seconds.get("forward", 0.0) for t in timings)
+    return SlowBfloat16([m.id for m in slow], slow[0].hardware, seconds / passes if passes else None)

@@ -1,0 +1,52 @@
+"""hardware.py: which models ran bfloat16 without native kernels, and what a forward pass cost them."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from helpers.results import TINY_MODEL, report_of
+
+from pytest_gotchas.report import terminal
+from pytest_gotchas.results.hardware import SlowBfloat16, lacks_native_bfloat16, slow_bfloat16
+from pytest_gotchas.results.schema import RunInfo, Timings
+
+AVX2 = "cpu AMD EPYC (avx2; torch AVX2)"  # this machine, as model/numerics.hardware names it
+BF16 = "cpu AMD EPYC 9B14 (avx2 avx512f avx512_bf16; torch AVX512)"
+AMX = "cpu Intel Xeon (avx2 avx512f avx512_bf16 amx_tile amx_bf16; torch AVX512)"
+
+
+@pytest.mark.parametrize("change, slow", [
+    ({"hardware": AVX2}, True),
+    ({"hardware": AVX2, "device": "auto:cpu"}, True),
+    ({"hardware": BF16}, False),
+    ({"hardware": AMX}, False),
+    ({"hardware": AVX2, "dtype": "float32"}, False),
+    ({"hardware": "NVIDIA H200 (sm_90)", "device": "cuda:0"}, False),
+    ({"hardware": "cpu AVX512"}, False),  # no instruction sets listed: nothing is claimed
+    ({"hardware": "cpu AMD EPYC (none of avx2 avx512f avx512_bf16 amx_tile amx_bf16; torch DEFAULT)"}, True),
+])
+def test_lacks_native_bfloat16(change: dict[str, str], slow: bool) -> None:
+    assert lacks_native_bfloat16(dataclasses.replace(TINY_MODEL, **change)) is slow
+
+
+def test_the_cost_counts_every_process() -> None:
+    model = dataclasses.replace(TINY_MODEL, hardware=AVX2)
+    run = RunInfo(timings=Timings(seconds={"forward": 1.0}, forward_passes=1),
+                  workers={"gw0": Timings(seconds={"forward": 6.0}, forward_passes=3)})
+    assert slow_bfloat16([model], run) == SlowBfloat16(["tiny"], AVX2, 7.0 / 4)
+    assert slow_bfloat16([model], RunInfo()) == SlowBfloat16(["tiny"], AVX2, None)
+    assert slow_bfloat16([TINY_MODEL], run) is None
+
+
+def test_the_summary_says_it_first() -> None:
+    model = dataclasses.replace(TINY_MODEL, hardware=AVX2)
+    report = report_of(model)
+    report.run = RunInfo(timings=Timings(seconds={"forward": 2.5}, forward_passes=2))
+    first = next(iter(terminal.summary_lines(report, [])))
+    assert first == (
+        f"tiny: bfloat16 on a CPU without native bfloat16 kernels ({AVX2}) is emulated and several times slower "
+        "than float32 (1.25 s a forward pass in this run). For the write-up's bfloat16 numbers faster, run on a GPU "
+        "or a CPU with AVX-512-BF16 or AMX; --gotchas-dtype float32 is fast here but gives other numbers (its own "
+        "baseline file; docs/determinism.md).", {"yellow": True})
+    assert not any("native bfloat16" in text for text, _ in terminal.summary_lines(report_of(TINY_MODEL), []))
