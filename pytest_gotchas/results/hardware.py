@@ -19,7 +19,8 @@ def lacks_native_bfloat16(model: ModelInfo) -> bool:
     listed = re.fullmatch(r"cpu .*\((?P<flags>[^;()]*); torch \w+\)", model.hardware)
     if model.dtype != "bfloat16" or "cpu" not in model.device.split(":") or listed is None:
         return False
-    return not set(listed["flags"].split()) & set(NATIVE_BFLOAT16)
+    flags = set() if listed["flags"].startswith("none of ") else set(listed["flags"].split())
+    return not flags & set(NATIVE_BFLOAT16)
 
 
 @dataclass(frozen=True)
