@@ -2,7 +2,7 @@
 
 A chapter file holds a name and title, defaults for its REPL cases (interpreter, environment), whether it is
 implementation-defined, an optional prelude and primers, the cases, the pairs and the twins (the same program
-written twice and cut at the same point). README.md documents the format.
+written twice and cut at the same point). docs/cases.md documents the format.
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
-    """Said once per run: how this run's snippets are confined (README: "What a snippet can do")."""
+    """Said once per run: how this run's snippets are confined (docs/isolation.md)."""
     if not read_settings(config).enabled:
         return None
     from ..truth import sandbox

@@ -1,9 +1,9 @@
 """Every option, declared once: its flag, its ini twin, its default, its validation and its help.
 
 One declaration drives pytest's `addoption` and `addini`, reading the value (the command line wins over the ini
-file), validating it (the same function for both sources), README's table (tests/unit/plugin/test_options.py keeps
-them in step) and `gotchas new`, which offers the options marked `cli` under the same name without the
-`gotchas-` prefix.
+file), validating it (the same function for both sources), docs/options.md's table
+(tests/unit/plugin/test_options.py keeps them in step) and `gotchas new`, which offers the options marked `cli` under
+the same name without the `gotchas-` prefix.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ class Option:
     choices: tuple[str, ...] | None = None
     metavar: str | None = None
     cli: bool = False  # `gotchas new` offers it too, as --<name with dashes>
-    shown_default: str = ""  # README's default column, when it is not the default's own text
+    shown_default: str = ""  # docs/options.md's default column, when it is not the default's own text
     flag_name: str = ""  # the flag's and ini option's name, when it is not the Settings attribute's
 
     @property
@@ -96,7 +96,7 @@ class Option:
 
     @property
     def shown(self) -> str:
-        """The default as README's table shows it."""
+        """The default as docs/options.md's table shows it."""
         if self.shown_default:
             return self.shown_default
         if self.kind == "flag":

@@ -18,7 +18,7 @@ HIDDEN_TMPFS_SIZE = 1 << 20  # the empty tmpfs of a hidden folder holds only the
 # What a snippet has no reason to read, hidden under every strong isolation: a file becomes an empty file of mode
 # 0000, a folder an empty read-only folder (mode 0000; 0111, passable but not listable, when an interpreter's own
 # folder lies inside it and is bound back). `~` is the home folder of the user running pytest; `*` is a glob.
-# The project under test (pytest's rootdir) is hidden too (`hidden_paths`). README ("What a snippet can do") lists
+# The project under test (pytest's rootdir) is hidden too (`hidden_paths`). docs/isolation.md lists
 # the same paths; tests/unit/truth/test_isolation.py keeps the two in step.
 HIDDEN = (
     "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",  # password hashes and their backups

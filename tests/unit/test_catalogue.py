@@ -1,5 +1,5 @@
-"""README's catalogue of the chapters is the chapter files' own account: every number is counted from them, and
-every authority named there is cited in the chapter's header comment."""
+"""The catalogue of the chapters (docs/cases.md) is the chapter files' own account: every number is counted from
+them, and every authority named there is cited in the chapter's header comment."""
 
 from __future__ import annotations
 
@@ -44,8 +44,8 @@ def expected_row(chapter: Chapter, comment: str) -> list[str]:
 
 
 def table() -> list[list[str]]:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    assert START in text and END in text, f"README.md has no {START} ... {END} block"
+    text = (REPO / "docs" / "cases.md").read_text(encoding="utf-8")
+    assert START in text and END in text, f"docs/cases.md has no {START} ... {END} block"
     rows = [line for line in text.split(START, 1)[1].split(END, 1)[0].splitlines() if line.startswith("|")]
     cells = [[cell.strip() for cell in row.strip().strip("|").split("|")] for row in rows]
     assert cells[0] == COLUMNS

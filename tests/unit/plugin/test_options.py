@@ -1,6 +1,6 @@
-"""Options are declared once (options.py): README's table, the plugin's flags and ini names and `gotchas new`'s
-command line follow the declarations, and each value is validated by its declaration. tests/plugin/test_options.py
-gives bad values on a command line and in an ini file."""
+"""Options are declared once (options.py): docs/options.md's table, the plugin's flags and ini names and `gotchas
+new`'s command line follow the declarations, and each value is validated by its declaration.
+tests/plugin/test_options.py gives bad values on a command line and in an ini file."""
 
 from __future__ import annotations
 
@@ -13,17 +13,17 @@ from pytest_gotchas.cli import build_parser
 from pytest_gotchas.plugin.options import BY_NAME, OPTIONS, Option, OptionError
 
 
-def readme_rows() -> dict[str, list[str]]:
+def table_rows() -> dict[str, list[str]]:
     rows = {}
-    for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines():
+    for line in (REPO / "docs" / "options.md").read_text(encoding="utf-8").splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if line.startswith("| `--gotchas") and len(cells) == 4:
             rows[cells[0].strip("`").split()[0]] = cells
     return rows
 
 
-def test_readme_table_lists_every_option_with_its_ini_twin_and_default() -> None:
-    rows = readme_rows()
+def test_the_options_page_lists_every_option_with_its_ini_twin_and_default() -> None:
+    rows = table_rows()
     assert list(rows) == [o.flag for o in OPTIONS]
     for option in OPTIONS:
         flag = f"`{option.flag}{' ' + option.metavar if option.metavar else ''}`"

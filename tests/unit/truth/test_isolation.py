@@ -279,9 +279,9 @@ def test_a_system_folder_is_never_hidden_as_the_project(project: str) -> None:
     assert sandbox.hidden_paths(project=project) == sandbox.hidden_paths()
 
 
-def test_the_readme_lists_what_is_hidden() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## What a snippet can do\n", 1)[1].split("\n## ", 1)[0]
+def test_the_isolation_page_lists_what_is_hidden() -> None:
+    page = (REPO / "docs" / "isolation.md").read_text(encoding="utf-8")
+    section = page.split("# What a snippet can do\n", 1)[1].split("\n## ", 1)[0]
     bullet = next(b for b in section.split("\n- ") if b.startswith("**Hidden**"))
     text = " ".join(bullet.split())
     assert text.startswith("**Hidden** under strong isolation (`HIDDEN` in `pytest_gotchas/truth/confinement.py`): ")
