@@ -38,7 +38,8 @@ def main() -> None:
     from pytest_gotchas.model.load import ModelSpec, load_model
     from pytest_gotchas.plugin.options import Settings
     from pytest_gotchas.scoring.cut import plan_cut
-    from pytest_gotchas.scoring.readings import Cut, OnePassRows, Rows, read_cut
+    from pytest_gotchas.scoring.readings import Cut, read_cut
+    from pytest_gotchas.scoring.rows import OnePassRows, Rows
     from pytest_gotchas.scoring.vocab import build
 
     report = json.loads(args.report.read_text())

@@ -91,13 +91,15 @@ def shown_name(name: str | None) -> str:
     return embedded.label if embedded is not None and (name is None or not _looks_like_path(name)) else str(name)
 
 
-def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_tokenizer: bool = False) -> LoadedModel:
-    """Load the model ``spec`` names; .gguf files (and embedded models) are converted once into ``cache_dir``.
+def _placed(model: Any) -> str:
+    """Where `--gotchas-device auto` put the model: "auto:" and its devices. With one device (or none but the CPU)
+    transformers sets no hf_device_map: the model's device is the map."""
+    mapped = (getattr(model, "hf_device_map", None) or {}).values()  # accelerate names a GPU by its index
+    placed = {f"cuda:{d}" if isinstance(d, int) else str(d) for d in mapped} or {str(model.device)}
+    return "auto:" + ",".join(sorted(placed))
 
-    ``log`` receives a line before slow one-time work (the conversion takes about a minute). With
-    ``lazy_tokenizer`` the tokenizer is loaded and checked on first use, and ``tokenizer_key`` is set.
-    """
-    shown = shown_name(spec.name)
+
+def _import_libraries(shown: str) -> tuple[Any, Any]:
     try:
         import torch
         import transformers
@@ -106,6 +108,17 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
             f"cannot load model {shown!r}: scoring needs torch and transformers ({one_line(error)}). Install them "
             "with pip install \"pytest-gotchas[model]\" (the embedded model: \"pytest-gotchas[default-model]\"; "
             "install the torch build you want first)") from None
+    return torch, transformers
+
+
+def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_tokenizer: bool = False) -> LoadedModel:
+    """Load the model ``spec`` names; .gguf files (and embedded models) are converted once into ``cache_dir``.
+
+    ``log`` receives a line before slow one-time work (the conversion takes about a minute). With
+    ``lazy_tokenizer`` the tokenizer is loaded and checked on first use, and ``tokenizer_key`` is set.
+    """
+    shown = shown_name(spec.name)
+    torch, transformers = _import_libraries(shown)
     if spec.dtype not in DTYPES:
         raise ModelLoadError(f"cannot load model {shown!r}: dtype {spec.dtype!r} is not one of {', '.join(DTYPES)}")
     device = "auto" if spec.device_map_auto else resolve_device(spec.device, spec.worker_id)
@@ -129,10 +142,7 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
     tokenizer = None if lazy_tokenizer else tokenizer_loader()  # eager: a bad tokenizer is a load error now
     tokenizer_seconds = time.perf_counter() - started
     if spec.device_map_auto:
-        # With one device (or none but the CPU) transformers sets no hf_device_map: the model's device is the map.
-        mapped = (getattr(model, "hf_device_map", None) or {}).values()  # accelerate names a GPU by its index
-        placed = {f"cuda:{d}" if isinstance(d, int) else str(d) for d in mapped} or {str(model.device)}
-        device = "auto:" + ",".join(sorted(placed))
+        device = _placed(model)
     folder = source if isinstance(source, Path) else hub_snapshot(source)
     info = ModelInfo(
         id=spec.id or short_name(spec.name),

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..model.numerics import max_positions
 from .cut import CutPlan
-from .readings import MAX_DEPTH
+from .rows import MAX_DEPTH
 
 
 class TooLong(Exception):

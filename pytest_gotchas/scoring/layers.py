@@ -14,7 +14,7 @@ from typing import Any
 from ..results.schema import LayerReading
 from .cut import CutPlan
 from .lens import LayerLogits, layer_logits
-from .readings import Context, forward_groups
+from .rows import Context, forward_groups
 from .vocab import Vocab
 
 

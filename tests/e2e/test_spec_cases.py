@@ -148,7 +148,8 @@ def test_the_text_reading_equals_an_independent_sum(full_run: tuple[dict, str, i
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from pytest_gotchas.scoring.readings import MAX_DEPTH, MIN_BRANCH
+    from pytest_gotchas.scoring.readings import MIN_BRANCH
+    from pytest_gotchas.scoring.rows import MAX_DEPTH
 
     data, _, _ = full_run
     folder = data["models"][0]["source"]

@@ -21,7 +21,8 @@ from pytest_gotchas.results.report import Report, result_from_data, to_data
 from pytest_gotchas.results.schema import PLAIN, TEXT, TOKEN, CaseResult, ChapterInfo, Reading, Run
 from pytest_gotchas.scoring import readings as readings_mod
 from pytest_gotchas.scoring.cut import plan_cut
-from pytest_gotchas.scoring.readings import Cut, OnePassRows, Rows, main_positions, score_batch
+from pytest_gotchas.scoring.readings import Cut, score_batch
+from pytest_gotchas.scoring.rows import OnePassRows, Rows, main_positions
 from pytest_gotchas.scoring.vocab import build
 
 MERGES = (*DEFAULT_MERGES, "Tr", "Tru", "True", "Fa", "Fal", "Fals", "False")

@@ -12,7 +12,8 @@ from helpers.tinymodel import build_tiny_model
 from pytest_gotchas.scoring import readings as score_mod
 from pytest_gotchas.scoring.cut import plan_cut
 from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model
-from pytest_gotchas.scoring.readings import Cut, round_to, score_batch
+from pytest_gotchas.scoring.readings import Cut, score_batch
+from pytest_gotchas.scoring.rows import round_to
 from pytest_gotchas.scoring.vocab import build
 
 
