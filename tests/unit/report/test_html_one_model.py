@@ -242,63 +242,6 @@ def test_chromium_renders_a_screenshot(tmp_path: Path, report: Report) -> None:
     assert shot.stat().st_size > 50_000  # a blank 1280x2000 PNG is a few kB; this page is not blank
 
 
-# -- the plugin writes it -----------------------------------------------------------------------------------
-
-HEADER = """\
-chapter: demo
-title: "demo: <b>escaped</b> & shown"
-interpreter: "3.12"
-cases:
-"""
-CASES = """\
-- id: eq-true
-  transcript: |-
-    >>> 1 == 1
-    █
-  correct: "True"
-  wrong: "False"
-- id: eq-false
-  transcript: |-
-    >>> 2 == 3
-    █
-  correct: "False"
-  wrong: "True"
-- id: amp
-  transcript: |-
-    >>> "<" + "&"
-    '<█
-  correct: "&"
-  wrong: ">"
-"""
-FOOTER = """\
-pairs:
-  eq-pair: [eq-true, eq-false]
-"""
-PRIMED = """\
-chapter: primed
-title: "primed"
-interpreter: "3.12"
-primers:
-  A-first: |
-    >>> 1 == 1
-    True
-  B-first: |
-    >>> 2 == 2
-    True
-cases:
-  - id: eq-primed
-    transcript: |-
-      >>> 3 == 3
-      █
-    correct: "True"
-    wrong: "False"
-"""
-# After "\n" the model says T (True) over F (False), and spells each word out; after "<" it says "&" over ">".
-SPELLED = {"T": {"r": 8.0}, "r": {"u": 8.0}, "u": {"e": 8.0}, "F": {"a": 8.0}, "a": {"l": 8.0}, "l": {"s": 8.0},
-           "s": {"e": 8.0}}
-RULES = {"\n": {"T": 2.0, "F": 1.0}, "<": {"&": 2.0, ">": 1.0}, **SPELLED}
-
-
 # -- the view model, without rendering ----------------------------------------------------------------------
 
 INFO = ChapterInfo("demo", "ch.0 demo", "demo", "demo.yaml", False, ["a", "b", "c"], {"p": ["a", "b"]},
