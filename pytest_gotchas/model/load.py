@@ -189,7 +189,7 @@ def resolve_device(requested: str | None, worker_id: str | None) -> str:
 def share_cpu_threads(device: str, workers: int) -> int | None:
     """Under pytest-xdist on the CPU, give each worker its share of the cores, not all of them: N workers with all
     cores each made `-n 2` on 2 cores 1.6x slower than a serial run (OpenMP threads competing), and on that machine
-    the probabilities were the same bits with 1 thread as with 2 (bench/run.py compares -n 2 with serial every run).
+    the probabilities were the same bits with 1 thread as with 2 (python -m bench.run compares -n 2 with serial every run).
     OMP_NUM_THREADS, when set, is left to decide. Returns the threads set, or None when nothing was changed."""
     import torch
 

@@ -1,7 +1,7 @@
 """The cut cache through the plugin: a warm run gives the same numbers without loading the tokenizer, an edited
 entry is not trusted, and the runs without the cache provider, under xdist and with --gotchas-device auto.
 
-No timing is asserted here: the benchmark (bench/run.py) measures; these tests check what is cached, when it is
+No timing is asserted here: the benchmark (python -m bench.run) measures; these tests check what is cached, when it is
 used, and that nothing it gives differs from asking the tokenizer.
 """
 

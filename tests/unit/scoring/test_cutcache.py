@@ -2,7 +2,7 @@
 damaged or of another shape is planned again, the key follows the tokenizer's files and not the weights, and a
 lazily loaded tokenizer is loaded on first use and checked.
 
-No timing is asserted here: the benchmark (bench/run.py) measures. tests/plugin/test_cutcache.py checks that a
+No timing is asserted here: the benchmark (python -m bench.run) measures. tests/plugin/test_cutcache.py checks that a
 warm run gives the same numbers without loading the tokenizer.
 """
 
