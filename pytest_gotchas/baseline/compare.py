@@ -26,7 +26,8 @@ def header_of(result: CaseResult, model: ModelInfo | None) -> Header | None:
     return Header(name=model.name, weights_sha256=model.weights_sha256, dtype=model.dtype,
                   softmax_dtype=result.runs[0].reading.softmax_dtype, device=device_kind(model.device),
                   hardware=model.hardware, numerics=model.numerics, torch=model.torch_version,
-                  transformers=model.transformers_version)
+                  transformers=model.transformers_version, backend=model.backend.name if model.backend else "",
+                  engine=model.backend.summary if model.backend else "")
 
 
 def run_header(results: Iterable[CaseResult], model: ModelInfo | None) -> Header | None:
