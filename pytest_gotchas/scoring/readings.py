@@ -264,7 +264,8 @@ class Batch(list):  # type: ignore[type-arg]
 
 def score_batch(loaded: Any, cuts: list[Cut] | list[CutPlan], softmax_dtype: str | None = None, top_k: int = 5, batch_size: int = 1,
                 decoded: dict[int, str] | None = None, vocab: Callable[[], Vocab] | None = None,
-                main: str = TOKEN, precision: Any = None) -> list[Scored]:
+                main: str = TOKEN, precision: Any = None,
+                rows_of: Callable[[str, int, int], Any] | None = None) -> list[Scored]:
     """Every reading of several cuts; each context is run once even if several cuts need it.
 
     With ``batch_size`` > 1 only contexts of identical length share a pass. Batched results were bit-identical to
@@ -275,12 +276,14 @@ def score_batch(loaded: Any, cuts: list[Cut] | list[CutPlan], softmax_dtype: str
     ``vocab`` gives the token texts the text reading needs; without it there is no text reading. ``main`` names
     the reading the verdict comes from: ``other-softmax`` is that reading through the other softmax dtype, and with
     a float32 copy of the model as ``precision`` the reading ``precision`` is that reading computed in float32.
+    ``rows_of(softmax dtype, batch_size, top_k)`` makes the source of the probabilities where the model is not a
+    transformers model (a vLLM engine: scoring/vllm_rows.py); by default Rows runs ``loaded.model``.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
     cuts = [cut if isinstance(cut, Cut) else Cut(cut) for cut in cuts]
     dtype = resolve_softmax_dtype(loaded.model, softmax_dtype)
-    rows = Rows(loaded.model, dtype, batch_size, top_k)
+    rows = Rows(loaded.model, dtype, batch_size, top_k) if rows_of is None else rows_of(dtype, batch_size, top_k)
     rows.need(forward_contexts([cut.plan for cut in cuts]))
     known = {} if decoded is None else decoded
 

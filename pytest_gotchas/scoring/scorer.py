@@ -108,6 +108,8 @@ class ModelSlot:
         if loaded is not None:  # its tokenizer's cost stays counted
             self.clock.seconds["tokenizer_load"] += loaded.tokenizer_seconds
             self.clock.tokenizer_loaded |= loaded.tokenizer_loaded
+        if loaded is not None and hasattr(loaded, "close"):  # an engine (model/vllm.py) shuts down its workers
+            loaded.close()
         del loaded
         gc.collect()
         torch = sys.modules.get("torch")
@@ -116,10 +118,17 @@ class ModelSlot:
 
 
 class Scorer:
-    """One model of the run: scores planned cases, and describes the model once it has scored one."""
+    """One model of the run: scores planned cases, and describes the model once it has scored one.
 
-    def __init__(self, *, model_id: str, slot: ModelSlot, config: ScoringConfig) -> None:
+    `planned` gives every case the run will score with this model (the session's collected items); a model read
+    through vLLM reads all of their contexts at the first score, in as few generate calls as the readings allow
+    (scoring/vllm_rows.prefetch), and each case is then scored from what it read.
+    """
+
+    def __init__(self, *, model_id: str, slot: ModelSlot, config: ScoringConfig,
+                 planned: Callable[[], list[Planned]] | None = None) -> None:
         self.model_id, self.slot, self.config = model_id, slot, config
+        self._planned = planned
         self.clock = slot.clock
         self.notes: list[str] = []  # said once per run: a convention of the model that looks wrong
         self.model_info: ModelInfo | None = None
@@ -128,7 +137,9 @@ class Scorer:
 
     def score(self, plan: Planned) -> CaseResult:
         loaded = self.slot.get()
-        texts = [(p.transcript.prompt, str(p.correct), str(p.wrong)) for p in plan.prompts]
+        if self._planned is not None:
+            self._prefetch(loaded)
+        texts = _texts(plan)
         cuts, scores = self._read(loaded, plan, texts)
         per_layer = self._layers(loaded, cuts, texts) if self.config.layers else [[] for _ in cuts]
         if self.model_info is None:
@@ -150,6 +161,29 @@ class Scorer:
                         for name in runs[0].readings if name != PRECISION and all(name in r.readings for r in runs)}
         return plan.result(verdict=judgement.verdict, qualifiers=list(judgement.qualifiers), runs=runs,
                            reading_verdicts=alternatives, model=self.model_id)
+
+    def _prefetch(self, loaded: Any) -> None:
+        """Once: every planned case's contexts through the engine of a model read through vLLM (nothing for a
+        transformers model, which runs each case's contexts as it scores it). A case that cannot be read is left to
+        say why when it is scored itself."""
+        planned, self._planned = self._planned, None
+        if getattr(loaded, "backend", None) != "vllm" or planned is None:
+            return
+        from .vllm_rows import prefetch
+
+        def job(plan: Planned) -> Callable[[], None]:
+            def read() -> None:
+                try:
+                    self._read(loaded, plan, _texts(plan))
+                except ModelUnavailable:
+                    raise
+                except GotchasError:
+                    pass
+
+            return read
+
+        calls, _ = prefetch(loaded, [job(plan) for plan in planned()], lambda: self.clock.phase("forward"))
+        self.clock.forward_calls += calls
 
     def _read(self, loaded: Any, plan: Planned, texts: list[tuple[str, str, str]]) -> tuple[list[Any], Any]:
         """The cut plans (cached, or asked of the tokenizer) and the readings of every prompt of the case."""
@@ -173,7 +207,8 @@ class Scorer:
                                      softmax_dtype=config.softmax_dtype, top_k=config.top_k,
                                      batch_size=config.batch_size, decoded=decoded,
                                      vocab=lambda: vocab.get(lambda: loaded.tokenizer), main=config.reading,
-                                     precision=loaded.float32() if config.precision_check else None)
+                                     precision=loaded.float32() if config.precision_check else None,
+                                     rows_of=_rows_of(loaded))
         except CutError as error:
             raise GotchasError(f"{plan.where}: {error}") from None
         except VocabError as error:
@@ -239,6 +274,20 @@ def process_timings(clock: Clock, scorers: list[Scorer], transcripts: Any) -> Ti
         transcript_cache={"hits": transcripts.hits, "misses": transcripts.misses},
         cut_cache={"hits": sum(c.hits for c in caches), "misses": sum(c.misses for c in caches)},
     )
+
+
+def _texts(plan: Planned) -> list[tuple[str, str, str]]:
+    return [(p.transcript.prompt, str(p.correct), str(p.wrong)) for p in plan.prompts]
+
+
+def _rows_of(loaded: Any) -> Callable[[str, int, int], Any] | None:
+    """Where the probabilities come from: the transformers model's forward passes (None: readings.Rows), or the
+    vLLM engine's logits rows."""
+    if getattr(loaded, "backend", None) != "vllm":
+        return None
+    from .vllm_rows import rows_of
+
+    return rows_of(loaded)
 
 
 def _conventions(loaded: Any, bos: str | None, mode: str) -> list[str]:
