@@ -181,6 +181,14 @@ def model_card(model: str, info: ModelInfo | None) -> ModelCard:
              Fact("device", info.device), Fact("hardware", info.hardware), Fact("bos", info.bos),
              Fact("torch", info.torch_version), Fact("transformers", info.transformers_version),
              Fact("loaded from", info.source, "mono")]
+    if info.backend is not None:  # read through vLLM: the engine, its layout and kernels, and their fingerprint
+        facts[1:1] = [Fact("backend", f"{info.backend.package} {info.backend.version} on {info.backend.platform}"),
+                      Fact("parallel layout", info.backend.layout),
+                      Fact("batch-invariant", "on" if info.backend.batch_invariant else
+                           "off" + (f" ({info.backend.batch_invariant_note})" if info.backend.batch_invariant_note
+                                    else "")),
+                      Fact("logits dtype", f"{info.backend.logits_dtype} (returned as float32)"),
+                      Fact("numerics", info.numerics, "mono")]
     name = info.name if info.name and info.name != model else None
     return ModelCard(model, f"model-{model}", name, [f for f in facts if f.value])
 
@@ -230,7 +238,8 @@ def baseline_marks(baselines: list[BaselineOutcome]) -> Marks:
     return marks
 
 
-RECORDED = ("name", "weights_sha256", "dtype", "softmax_dtype", "hardware", "numerics", "torch", "transformers")
+RECORDED = ("name", "weights_sha256", "dtype", "softmax_dtype", "hardware", "numerics", "torch", "transformers",
+            "backend", "engine")
 
 
 def baseline_section(outcome: BaselineOutcome) -> BaselineSection:
