@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..truth import sandbox
 from . import merge, new, vary
 from .errors import CLIError
 from .tools import shared_parser
@@ -35,9 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "run", None) is None:
         parser.print_help()
         return 2
+    before = sandbox.current()  # a command chooses its isolation; a caller in the same process keeps its own
     try:
         return args.run(args, sys.stdout)
     except CLIError as error:
         sys.stdout.flush()
         print(f"{PROG} {args.command}: error: {error}", file=sys.stderr)
         return 1
+    finally:
+        sandbox.use(before)

@@ -74,6 +74,10 @@ class Source:
     data: dict[str, Any]
 
 
+def _not_a_number(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON number")
+
+
 def read_source(path: Path | str) -> Source:
     """A JSON report, or a CLIError that says why the file is not one."""
     name = str(path)
@@ -84,7 +88,7 @@ def read_source(path: Path | str) -> Source:
     except UnicodeDecodeError:
         raise CLIError(f"{name} is not a gotchas report: it is not UTF-8 text") from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_not_a_number)  # NaN is no JSON: the merged report could not hold it
     except ValueError as error:
         raise CLIError(f"{name} is not a gotchas report: it is not JSON ({error})") from None
     if (not isinstance(data, dict) or not isinstance(data.get("format"), int) or isinstance(data["format"], bool)

@@ -27,7 +27,7 @@ from ..truth.interpreters import Missing
 from ..report.wording import pct
 from ..results.schema import PLAIN, TEXT, TOKEN
 from ..scoring.scorer import GotchasError, ModelUnavailable, Scorer
-from ..cases.transcript import CURSOR, PS1
+from ..cases.transcript import CURSOR
 from ..results.verdict import Status
 from .chapterfile import append_entry, case_entry, install, new_chapter_text, stage, writing
 from .errors import CLIError

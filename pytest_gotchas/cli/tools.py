@@ -11,6 +11,8 @@ from typing import Any
 from ..cases.chapter import VERSION
 from ..model.embedded import short_names
 from ..plugin import wiring
+from ..truth import sandbox
+from .errors import CLIError
 from ..plugin.options import OPTIONS, OptionError, Settings, settings
 from ..scoring.scorer import Clock
 
@@ -73,6 +75,10 @@ class Tools:
 
     def __init__(self, settings: Settings, scratch: Path) -> None:
         self.settings = settings
+        try:  # as the plugin does: strong unless --isolation weak; the current folder is the project
+            sandbox.choose(settings.isolation, project=Path.cwd())
+        except sandbox.Unavailable as error:
+            raise CLIError(str(error)) from None
         self.collector = wiring.collector(settings, scratch / "transcripts")
         self.scorers = [wiring.scorer(settings, model_id, model, Clock(), None, flag="--")
                         for model, model_id in zip(settings.models, short_names(list(settings.models)))]

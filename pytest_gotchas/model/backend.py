@@ -40,6 +40,8 @@ VLLM_UNSUPPORTED = (
                 "to compare)"),
     Unsupported("patch", "patch", "patching replaces one layer's residual stream inside the forward pass, which "
                 "vLLM's engine does not expose"),
+    Unsupported("one_pass_check", "one-pass-check", "the check compares transformers' one pass per prompt with "
+                "separate passes, and vLLM already reads every context as a prompt of its own"),
 )
 
 

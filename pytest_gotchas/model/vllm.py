@@ -192,26 +192,7 @@ def load_vllm(spec: ModelSpec, options: VllmOptions, cache_dir: Path, log: Log |
     vocab = int(config.vocab_size)
     positions = numerics.max_positions(config)
     max_len = min(MAX_MODEL_LEN, positions) if positions else MAX_MODEL_LEN
-    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
-    os.environ["VLLM_BATCH_INVARIANT"] = "1" if invariant else "0"
-    threads, set_threads = torch.get_num_threads(), torch.set_num_threads
-
-    def restore() -> None:  # vLLM's CPU worker replaces torch.set_num_threads with a no-op and binds its threads
-        torch.set_num_threads = set_threads
-        set_threads(threads)
-
-    memory: dict[str, Any] = ({"gpu_memory_utilization": options.memory} if options.memory is not None else
-                              {"kv_cache_memory_bytes": KV_CACHE_BYTES} if platform == "cpu" else {})
-    try:
-        llm = vllm.LLM(model=str(source), dtype=spec.dtype, tensor_parallel_size=options.tensor_parallel,
-                       pipeline_parallel_size=options.pipeline_parallel,
-                       distributed_executor_backend=options.executor, enforce_eager=True, max_logprobs=-1,
-                       logprobs_mode="raw_logits", enable_prefix_caching=False, skip_tokenizer_init=True, seed=0,
-                       max_model_len=max_len, **memory)
-    except Exception as error:  # anything vLLM refuses is a load failure for the user
-        restore()
-        raise ModelLoadError(f"cannot start vLLM {vllm.__version__} for model {shown!r} from {source}: "
-                             f"{one_line(error)}") from None
+    llm, restore = _start_engine(vllm, torch, str(source), spec.dtype, options, invariant, platform, max_len, shown)
     executor = _executor(llm, options)
     model = EngineModel(getattr(torch, spec.dtype), config)
     loaded = VllmModel(llm, model, vocab_size=vocab, max_len=max_len, restore=restore)
@@ -233,6 +214,12 @@ def load_vllm(spec: ModelSpec, options: VllmOptions, cache_dir: Path, log: Log |
         torch_version=str(torch.__version__), transformers_version=str(transformers.__version__),
         hardware=numerics.hardware(platform) + (f" x {world} ({executor})" if world > 1 else ""),
         numerics=fingerprint, threads=torch.get_num_threads(), backend=backend)
+    _attach_tokenizer(loaded, shown, source, folder, Path(cache_dir), lazy_tokenizer)
+    return loaded
+
+
+def _attach_tokenizer(loaded: VllmModel, shown: str, source: Any, folder: Path, cache_dir: Path, lazy: bool) -> None:
+    """The transformers tokenizer of the same folder, which the plugin's cut code reads (the engine gets ids)."""
 
     def tokenizer_loader() -> Any:
         tokenizer = _load_tokenizer(shown, source)
@@ -240,11 +227,37 @@ def load_vllm(spec: ModelSpec, options: VllmOptions, cache_dir: Path, log: Log |
         return tokenizer
 
     loaded._load_tokenizer = tokenizer_loader
-    if lazy_tokenizer:
-        loaded.tokenizer_key = tokenizer_fingerprint(folder, Path(cache_dir))
+    if lazy:
+        loaded.tokenizer_key = tokenizer_fingerprint(folder, cache_dir)
     else:
         _ = loaded.tokenizer  # eager: a bad tokenizer is a load error now
-    return loaded
+
+
+def _start_engine(vllm: Any, torch: Any, source: str, dtype: str, options: VllmOptions, invariant: bool,
+                  platform: str, max_len: int, shown: str) -> tuple[Any, Any]:
+    """The engine (in this process unless VLLM_ENABLE_V1_MULTIPROCESSING says otherwise), and what gives back the
+    threads it took from torch."""
+    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+    os.environ["VLLM_BATCH_INVARIANT"] = "1" if invariant else "0"
+    threads, set_threads = torch.get_num_threads(), torch.set_num_threads
+
+    def restore() -> None:  # vLLM's CPU worker replaces torch.set_num_threads with a no-op and binds its threads
+        torch.set_num_threads = set_threads
+        set_threads(threads)
+
+    memory: dict[str, Any] = ({"gpu_memory_utilization": options.memory} if options.memory is not None else
+                              {"kv_cache_memory_bytes": KV_CACHE_BYTES} if platform == "cpu" else {})
+    try:
+        llm = vllm.LLM(model=source, dtype=dtype, tensor_parallel_size=options.tensor_parallel,
+                       pipeline_parallel_size=options.pipeline_parallel,
+                       distributed_executor_backend=options.executor, enforce_eager=True, max_logprobs=-1,
+                       logprobs_mode="raw_logits", enable_prefix_caching=False, skip_tokenizer_init=True, seed=0,
+                       max_model_len=max_len, **memory)
+    except Exception as error:  # anything vLLM refuses is a load failure for the user
+        restore()
+        raise ModelLoadError(f"cannot start vLLM {vllm.__version__} for model {shown!r} from {source}: "
+                             f"{one_line(error)}") from None
+    return llm, restore
 
 
 def _fingerprint(loaded: VllmModel, config: Any, vocab: int, positions: int | None) -> str:

@@ -1,6 +1,6 @@
 """The pytest face: hooks, collection nodes, fixtures, options and the two roles of a run (controller, xdist worker).
 Registered through the `pytest11` entry point `pytest_gotchas.plugin.hooks`."""
 
-from .state import GotchasWarning
+from .warning import GotchasWarning
 
 __all__ = ["GotchasWarning"]

@@ -14,7 +14,7 @@ import pytest
 
 from .fixtures import gotchas, gotchas_model  # noqa: F401  (the fixtures of this plugin)
 from .options import OPTIONS, Option, OptionError
-from .state import MODEL_FIXTURE, PLUGIN, RECORDED, GotchasWarning, ensure, read_settings  # noqa: F401  (-W names it)
+from .state import MODEL_FIXTURE, PLUGIN, RECORDED, ensure, read_settings
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -46,6 +46,13 @@ def _argparse_type(option: Option) -> Any:
 def pytest_configure(config: pytest.Config) -> None:
     if read_settings(config).enabled:
         ensure(config)  # a baseline that cannot be used is a usage error now, before anything runs
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if PLUGIN in config.stash:
+        from ..truth import sandbox
+
+        sandbox.use(config.stash[PLUGIN].isolation_before)
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:

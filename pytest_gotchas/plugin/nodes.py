@@ -20,7 +20,8 @@ from ..results.verdict import Status
 from ..scoring.scorer import GotchasError
 from ..truth.collect import Planned
 from . import compat
-from .state import MODEL_FIXTURE, PLUGIN, GotchasWarning
+from .state import MODEL_FIXTURE, PLUGIN
+from .warning import GotchasWarning
 
 
 class ChapterFile(pytest.File):

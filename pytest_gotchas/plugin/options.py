@@ -1,8 +1,9 @@
 """Every option, declared once: its flag, its ini twin, its default, its validation and its help.
 
 One declaration drives pytest's `addoption` and `addini`, reading the value (the command line wins over the ini
-file), validating it (the same function for both sources), README's table (tests/test_options.py keeps them in
-step) and `gotchas new`, which offers the options marked `cli` under the same name without the `gotchas-` prefix.
+file), validating it (the same function for both sources), README's table (tests/unit/plugin/test_options.py keeps
+them in step) and `gotchas new`, which offers the options marked `cli` under the same name without the
+`gotchas-` prefix.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import DTYPES
+from ..truth.sandbox import LEVELS as ISOLATIONS
 
 READINGS = ("text", "token")
 BOS = ("auto", "always", "never")
@@ -151,6 +153,10 @@ OPTIONS = (
     Option("runs", "executions of each snippet; each must give the same answer (unpinned hash seeds vary per run)",
            3, integer(2), cli=True),
     Option("timeout", "seconds one snippet run may take before it is killed", 10.0, seconds, cli=True),
+    Option("isolation", "how snippets are confined: strong (bubblewrap, else namespaces made with util-linux "
+           "unshare: read-only root; credentials, home folders and the project hidden; private /tmp; no network; the "
+           "run stops with a usage error when neither works here) or weak (a PID namespace only: snippets can write "
+           "to /tmp, read the host's files and reach its network)", "strong", choices=ISOLATIONS, cli=True),
     Option("cache_dir", "where converted models are kept (default: $XDG_CACHE_HOME/pytest-gotchas or "
            "~/.cache/pytest-gotchas)", None, path, metavar="DIR", cli=True,
            shown_default="~/.cache/pytest-gotchas"),
@@ -169,6 +175,9 @@ OPTIONS = (
            "surface-dep, which fails its pair", False, kind="flag"),
     Option("precision_check", "also run every prompt in float32 (weights upcast, float32 softmax): a run whose "
            "verdict differs is precision-dep, which fails its pair", False, kind="flag", cli=True),
+    Option("one_pass_check", "also compute every reading again with separate full forward passes (one per context, "
+           "as before one-pass scoring) and list every reading and case verdict that differs from the one-pass "
+           "reading (earlier positions of the prompt's pass, KV-cached steps)", False, kind="flag"),
     # The vLLM backend (--gotchas-model vllm:NAME; model/vllm.py). Models read through transformers ignore these.
     Option("vllm_tensor_parallel", "vllm: models: split each layer over N GPUs (tensor_parallel_size)", 1,
            integer(1), metavar="N"),
@@ -203,6 +212,7 @@ class Settings:
     python: dict[str, str] = field(default_factory=dict)
     runs: int = 3
     timeout: float = 10.0
+    isolation: str = "strong"
     cache_dir: Path | None = None
     json: Path | None = None
     html: Path | None = None
@@ -213,6 +223,7 @@ class Settings:
     layers: bool = False
     variants: bool = False
     precision_check: bool = False
+    one_pass_check: bool = False
     vllm_tensor_parallel: int = 1
     vllm_pipeline_parallel: int = 1
     vllm_executor: str | None = None

@@ -20,6 +20,7 @@ from ..report import terminal, wording
 from ..results.schema import CaseResult, ChapterInfo, ModelInfo, Timings
 from ..scoring.scorer import Clock, Scorer, process_timings
 from ..results.verdict import Status
+from ..truth import sandbox
 from ..truth.collect import Collector, Planned
 from . import wiring
 from .options import Settings
@@ -47,8 +48,14 @@ class GotchasSession:
         self._cache_asked = False
         self._collector: Collector | None = None
         self.run_plan: dict[str, list[Planned]] = {}  # model -> the scored cases this process will put to it
-        if settings.enabled:
-            refuse_unsupported(config, settings, names, self.workers)
+        self.isolation_before = sandbox.current()  # put back at unconfigure (pytester runs in the test process)
+        asking = config.getoption("help", False) or config.getoption("version", False)  # pytest --help: no probe
+        if settings.enabled and not asking:  # confinement is a decision: strong unless asked otherwise, else an error
+            refuse_unsupported(config, settings, names, self.workers)  # what a backend cannot do, before any probe
+            try:
+                sandbox.choose(settings.isolation, project=config.rootpath)
+            except sandbox.Unavailable as error:
+                raise pytest.UsageError(str(error)) from None
         self.gate: Gate | None = make_run_gate(config, settings, self.model_ids) if settings.enabled else None
 
     @property

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .options import OPTIONS, OptionError, Settings, settings
-from .warning import GotchasWarning  # noqa: F401  (plugin/__init__.py exports it from here)
 
 if TYPE_CHECKING:
     from .session import GotchasSession

@@ -5,13 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..baseline.compare import entry_of
+from ..results import onepass
 from ..results.layers import lead
 from ..results.report import Report
 from ..results.rollup import ChapterRollup
-from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, CaseResult, Run
+from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, CaseResult, Run, RunInfo
 from ..results.verdict import Status, Verdict, colour
 from ..results.pairwise import differences
-from .wording import Line, backend_text, chapter_line, comparison_line, differences_text, lead_text, pct, probabilities
+from .wording import (Line, backend_text, chapter_line, comparison_line, differences_text, lead_text,
+                      one_pass_check_line, pct, probabilities, stepped_line)
 
 _PLAIN: dict[str, bool] = {}
 NEGLIGIBLE = 5e-4  # the text reading's unfollowed mass is named from 0.05% on
@@ -107,9 +109,19 @@ def summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
     yield from _backend_lines(report)
     yield from _reading_line(report.results)
     yield from _softmax_line(report.results)
+    yield from _one_pass_lines(report)
     if baseline:
         yield "", _PLAIN
         yield from baseline
+    yield from isolation_lines(report.run)
+
+
+def isolation_lines(run: RunInfo) -> Iterator[Line]:
+    """Snippets that ran without confinement of files and network say so at the end of the summary, never silently
+    (README: "What a snippet can do")."""
+    described = run.isolation or ""
+    if described.startswith("weak"):
+        yield f"snippets ran under {described}", {"yellow": True, "bold": True}
 
 
 def _decided_by(results: list[CaseResult], name: str) -> tuple[list[CaseResult], list[CaseResult], str]:
@@ -144,6 +156,17 @@ def _softmax_line(results: list[CaseResult]) -> Iterator[Line]:
         names = ", ".join(r.key for r in dependent)
         yield (f"precision check: computed in float32, {len(dependent)} of {len(checked)} case verdicts change "
                f"(precision-dep)" + (f": {names}" if names else "")), _PLAIN
+
+
+def _one_pass_lines(report: Report) -> Iterator[Line]:
+    """Readings from KV-cached steps are named; --gotchas-one-pass-check: the readings (and case verdicts) that
+    separate full passes would give otherwise."""
+    method = onepass.stepped(report.results)
+    if method is not None:
+        yield stepped_line(method), _PLAIN
+    checked = report.one_pass_check
+    if checked is not None:
+        yield one_pass_check_line(checked, len(report.model_ids) > 1), _PLAIN
 
 
 def _chapter(chapter: ChapterRollup) -> Iterator[Line]:

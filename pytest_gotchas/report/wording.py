@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from ..results.baselines import (ANY_MODEL_FLAG, UPDATE_FLAG, BaselineOutcome, Comparison, Header, Numerics,
                                  PairChange, Probability, Refusal, Regression, UpdateStats)
 from ..results.layers import TIE, Lead, Stretch
+from ..results.onepass import OnePassCheck, ReadingDifference, Stepped
 from ..results.pairwise import Differences, ModelComparison
 from ..results.schema import BackendInfo
 from ..results.rollup import ChapterRollup
@@ -73,6 +74,23 @@ def differences_text(d: Differences) -> str:
     return text
 
 
+def backend_layout(backend: BackendInfo) -> str:
+    return (f"tensor parallel {backend.tensor_parallel} x pipeline parallel {backend.pipeline_parallel}, executor "
+            f"{backend.executor or 'default'}")
+
+
+def batch_invariant_text(backend: BackendInfo) -> str:
+    if backend.batch_invariant:
+        return "on"
+    return "off" + (f" ({backend.batch_invariant_note})" if backend.batch_invariant_note else "")
+
+
+def backend_summary(backend: BackendInfo) -> str:
+    """One line: the engine, its layout and its kernels' mode."""
+    return (f"{backend.package} {backend.version} on {backend.platform}; {backend_layout(backend)}; "
+            f"batch-invariant {batch_invariant_text(backend)}")
+
+
 def backend_text(backend: BackendInfo) -> str:
     """How a model read through another backend than transformers was read, in one line."""
     logits = (f"logits computed in {backend.logits_dtype} by the engine, returned as float32 (exact), softmax in "
@@ -80,7 +98,7 @@ def backend_text(backend: BackendInfo) -> str:
     if backend.logits_dtype == "float32":
         logits = ("logits returned in float32 that the model's dtype cannot hold: the model-dtype softmax rounds "
                   "them first")
-    return (f"read through {backend.summary}; prefix caching {'on' if backend.prefix_caching else 'off'}; "
+    return (f"read through {backend_summary(backend)}; prefix caching {'on' if backend.prefix_caching else 'off'}; "
             f"{logits}")
 
 
@@ -102,6 +120,41 @@ def lead_text(lead: Lead) -> str:
         main = f"decided at layer {lead.decided_at} of {n} ({lead.final})"
         return main + (f"; before: {', '.join(stretch_text(s) for s in before)}" if before else "")
     return f"{', '.join(stretch_text(s) for s in before)}, then {lead.final} from layer {lead.decided_at} of {n}"
+
+
+# -- one pass per prompt ------------------------------------------------------------------------------------------
+
+
+def stepped_line(s: Stepped) -> str:
+    """How the runs were read, when some text-reading contexts were KV-cached steps."""
+    return (f"one pass per prompt: {s.forward_passes} full forward passes for {s.runs} runs; {s.steps} text-reading "
+            f"contexts in {s.stepped_runs} runs read as incremental steps on a pass's KV cache, which can differ "
+            "from separate passes in their last bits (--gotchas-one-pass-check lists what differs)")
+
+
+def _model(model: str | None, several: bool) -> str:
+    return f"{model}:" if several and model else ""
+
+
+def reading_difference_text(d: ReadingDifference, several_models: bool = False) -> str:
+    """"demo/b[primer] token ok -> tie": the case, its run, the reading, and the verdict when it changes."""
+    run = f"[{d.run}]" if d.run else ""
+    a, b = d.one_pass.verdict, d.separate.verdict
+    return f"{_model(d.model, several_models)}{d.case}{run} {d.reading}" + (f" {a} -> {b}" if a != b else "")
+
+
+def one_pass_check_line(c: OnePassCheck, several_models: bool = False) -> str:
+    """--gotchas-one-pass-check: the terminal summary's closing line."""
+    by_name: dict[str, int] = {}
+    for d in c.readings_differ:
+        by_name[d.reading] = by_name.get(d.reading, 0) + 1
+    names = ", ".join(f"{name} {n}" for name, n in by_name.items())
+    listed = "; ".join(reading_difference_text(d, several_models) for d in c.readings_differ)
+    verdicts = ", ".join(f"{_model(v.model, several_models)}{v.case} {v.one_pass} -> {v.separate}"
+                         for v in c.case_verdicts_differ)
+    return (f"one pass checked against separate full passes: {len(c.readings_differ)} of {c.readings} readings "
+            f"differ" + (f" ({names}: {listed})" if c.readings_differ else "") + f"; {len(c.case_verdicts_differ)} "
+            f"of {c.case_verdicts} case verdicts would differ" + (f": {verdicts}" if verdicts else ""))
 
 
 # -- baselines ----------------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ class Header:
     transformers: str
     checks: str = ""  # baseline/store.checks_of(): the opt-in checks that can change a verdict, "" for none
     backend: str = ""  # the backend that read the model: "" for transformers, "vllm"
-    engine: str = ""  # that backend's version, layout and kernels' mode (BackendInfo.summary)
+    engine: str = ""  # that backend's version, layout and kernels' mode (baseline/compare.engine_fact)
 
 
 @dataclass(frozen=True)

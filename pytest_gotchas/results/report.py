@@ -20,6 +20,7 @@ from pydantic import TypeAdapter
 from pydantic.dataclasses import dataclass as typed
 
 from .baselines import BaselineOutcome
+from .onepass import OnePassCheck, check
 from .pairwise import ModelComparison, compare_models
 from .rollup import ChapterRollup, PairResult, TwinResult, merged_infos, rollup
 from .schema import CaseResult, ChapterInfo, ModelInfo, RunInfo
@@ -51,6 +52,11 @@ class Report:
     @cached_property
     def comparisons(self) -> list[ModelComparison]:
         return compare_models(self.chapters)
+
+    @cached_property
+    def one_pass_check(self) -> OnePassCheck | None:
+        """--gotchas-one-pass-check: the readings and case verdicts separate full passes give otherwise."""
+        return check(self.results)
 
     @property
     def model_ids(self) -> list[str]:
@@ -95,6 +101,7 @@ class ReportFile:
     pairs: list[PairResult] = field(default_factory=list)
     rollups: list[ChapterSummary] = field(default_factory=list)
     comparisons: list[ModelComparison] = field(default_factory=list)
+    one_pass_check: OnePassCheck | None = None  # only when the runs were checked (--gotchas-one-pass-check)
 
 
 _FILE = TypeAdapter(ReportFile)
@@ -105,7 +112,8 @@ def to_file(report: Report) -> ReportFile:
     rollups = [ChapterSummary(c.info.name, c.model, c.passed, c.counted, len(c.pairs), c.twins)
                for c in report.chapters]
     return ReportFile(FORMAT, report.run, list(report.model_infos), list(report.infos.values()), report.cases,
-                      report.baselines, [p for c in report.chapters for p in c.pairs], rollups, report.comparisons)
+                      report.baselines, [p for c in report.chapters for p in c.pairs], rollups, report.comparisons,
+                      report.one_pass_check)
 
 
 def to_data(report: Report) -> dict[str, Any]:

@@ -15,6 +15,9 @@ description once. A run holds its readings by name, so a new way of reading the 
 - ``other-softmax``: the same logits through the other softmax dtype;
 - ``precision``: the verdict's reading computed in float32 (weights upcast, float32 softmax), with
   --gotchas-precision-check.
+
+With --gotchas-one-pass-check every reading is also computed with separate full passes, one per context, and kept
+under ``<name>/separate`` (results/onepass.py compares the two).
 """
 
 from __future__ import annotations
@@ -70,17 +73,6 @@ class BackendInfo:
     logits_dtype: str = ""  # the dtype the engine computes the logits in; they reach the plugin as float32
     prefix_caching: bool = False  # off: a context's logits must not depend on what ran before it
 
-    @property
-    def layout(self) -> str:
-        return (f"tensor parallel {self.tensor_parallel} x pipeline parallel {self.pipeline_parallel}, executor "
-                f"{self.executor or 'default'}")
-
-    @property
-    def summary(self) -> str:
-        """One line: the engine, its layout and its kernels' mode (as baseline headers record it)."""
-        mode = "on" if self.batch_invariant else "off" + (f" ({self.batch_invariant_note})"
-                                                          if self.batch_invariant_note else "")
-        return f"{self.package} {self.version} on {self.platform}; {self.layout}; batch-invariant {mode}"
 
 
 @dataclass(frozen=True)
@@ -154,7 +146,9 @@ class Run:
     main: str  # the name of the reading the verdict comes from
     top: list[TopToken]  # at the main reading's context, most probable first
     batch_size: int
-    forward_passes: int
+    forward_passes: int  # full forward passes this run added (one per prompt; more where a context could not be
+    # read from the prompt's own pass)
+    incremental_steps: int = 0  # contexts computed as incremental steps on that pass's KV cache (0 in older reports)
     variant: str | None = None  # the case's variant this run read; None for its own transcript
     layers: list[LayerReading] = field(default_factory=list)  # --gotchas-layers: the main reading after each layer
 
@@ -247,9 +241,12 @@ class Timings:
     """Wall seconds of one process per phase, and what its forward passes cost."""
 
     seconds: dict[str, float] = field(default_factory=dict)
-    forward_passes: int = 0  # full forward passes (contexts run)
-    forward_calls: int = 0  # model calls: fewer when --gotchas-batch-size grouped some
-    prompt_tokens: int = 0
+    forward_passes: int = 0  # full forward passes (one per prompt, and any a context could not be stepped to)
+    forward_calls: int = 0  # model calls for them: fewer when --gotchas-batch-size grouped some
+    prompt_tokens: int = 0  # tokens of the full passes
+    incremental_steps: int = 0  # contexts computed as steps on a full pass's KV cache
+    incremental_tokens: int = 0  # tokens the steps fed
+    check_passes: int = 0  # --gotchas-one-pass-check: its separate full passes
     tokenizer_loaded: bool = False
     torch_threads: int | None = None
     transcript_cache: dict[str, int] = field(default_factory=dict)  # hits, misses

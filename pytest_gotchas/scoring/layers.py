@@ -4,7 +4,7 @@ Each layer's logits come from lens.py (the model's own final norm, unembedding a
 residual stream at the last position: the logit lens). The reading after layer k is the run's own reading (text or
 token, plain, healed or a chain) computed by the same code as the final one, from layer k's probabilities at every
 context it needs; so the last layer's reading equals the final reading exactly (the last layer is the model's own
-logits, tests/test_layers.py checks it), and the chart shows the same quantity all the way down.
+logits, tests/plugin/test_layers.py checks it), and the chart shows the same quantity all the way down.
 """
 
 from __future__ import annotations

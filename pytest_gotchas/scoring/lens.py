@@ -4,7 +4,8 @@ One forward pass per batch of equal-length contexts, with ``output_hidden_states
 ``logits_to_keep=1, use_cache=False``. Each layer's hidden state goes through the model's own final norm, its
 unembedding (``lm_head``) and the output scaling its forward applies after it (Gemma 2's final logit soft-capping,
 Cohere's ``logit_scale``, Granite's ``logits_scaling``), op for op as the model's forward does: layer k's logits are
-what the model truncated after layer k would compute (tests/test_lens.py checks this bit for bit at every layer).
+what the model truncated after layer k would compute (tests/unit/scoring/test_lens.py checks this bit for bit at
+every layer).
 
 Layer numbering: layer k is the reading after the k-th decoder layer, k = 1..N; the last one, N, is the model's own
 reading. With ``embeddings=True`` the embeddings read through the same norm and head are layer 0.
@@ -14,8 +15,8 @@ layers 1..N-1 (not normed), and entry N is already passed through the final norm
 ``last_hidden_state``): the final norm is applied to all entries but the last.
 
 The last layer's logits are recomputed from the hidden state and compared with the logits the same pass returned:
-bit-identical on every model tests/test_lens.py tries (tiny Gemma 3 with and without soft-capping, Llama, GPT-2,
-Cohere, Granite; gemma-3-270m and SmolLM2-135M).
+bit-identical on every model tests/unit/scoring/test_lens.py tries (tiny Gemma 3 with and without soft-capping,
+Llama, GPT-2, Cohere, Granite) and tests/e2e/test_layer_readings.py (gemma-3-270m and SmolLM2-135M).
 The returned last row is always the model's own logits, so that the last layer agrees with readings.py's reading;
 ``exact`` says whether the recomputation matched bit for bit. A recomputation that is not even close means the
 model does to its logits something this module does not know, and raises LensError rather than show wrong layers.

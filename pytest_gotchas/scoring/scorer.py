@@ -16,7 +16,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..results.schema import PRECISION, CaseResult, LayerReading, ModelInfo, Run, Timings
+from ..results.onepass import judged_alone, separate
+from ..results.schema import CaseResult, LayerReading, ModelInfo, Run, Timings
 from ..results.verdict import case_verdict
 from ..truth.collect import Planned
 
@@ -42,6 +43,7 @@ class ScoringConfig:
     bos: str = "auto"
     precision_check: bool = False
     layers: bool = False
+    one_pass_check: bool = False  # also every reading with separate full passes, kept as "<name>/separate"
     cache_dir: Path | None = None  # cut plans and token texts; None: none kept, and the tokenizer loads eagerly
 
 
@@ -51,9 +53,12 @@ class Clock:
 
     seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))
     tokenizer_loaded: bool = False  # by a model already released
-    forward_passes: int = 0  # contexts run
-    forward_calls: int = 0  # model calls: fewer when --gotchas-batch-size grouped some
-    prompt_tokens: int = 0
+    forward_passes: int = 0  # full forward passes (one per prompt, and any a context could not be stepped to)
+    forward_calls: int = 0  # model calls for them: fewer when --gotchas-batch-size grouped some
+    prompt_tokens: int = 0  # tokens of the full passes
+    incremental_steps: int = 0  # contexts computed as steps on a full pass's KV cache
+    incremental_tokens: int = 0  # tokens the steps fed
+    check_passes: int = 0  # --gotchas-one-pass-check: its separate full passes
 
     @contextmanager
     def phase(self, name: str, exclude: Callable[[], float] = lambda: 0.0) -> Iterator[None]:
@@ -149,16 +154,21 @@ class Scorer:
         self.clock.forward_passes += scores.passes
         self.clock.forward_calls += scores.calls
         self.clock.prompt_tokens += scores.tokens
+        self.clock.incremental_steps += scores.steps
+        self.clock.incremental_tokens += scores.step_tokens
+        self.clock.check_passes += scores.check_passes
         runs = [Run(primer=prompt.primer, prompt=prompt.transcript.prompt, correct=str(prompt.correct),
-                    wrong=str(prompt.wrong), readings=s.readings, main=self.config.reading, top=s.top,
-                    batch_size=self.config.batch_size, forward_passes=s.forward_passes, variant=prompt.variant,
+                    wrong=str(prompt.wrong),
+                    readings={**s.readings, **{separate(name): r for name, r in s.checked.items()}},
+                    main=self.config.reading, top=s.top, batch_size=self.config.batch_size,
+                    forward_passes=s.forward_passes, incremental_steps=s.incremental_steps, variant=prompt.variant,
                     layers=layers)
                 for prompt, s, layers in zip(plan.prompts, scores, per_layer)]
         judgement = case_verdict([r.judged() for r in runs])
         # The case verdict by each reading every run has, its own included, none of them checked for precision:
-        # which verdicts the way of reading decides.
+        # which verdicts the way of reading decides (and, with the one-pass check, the way of computing it).
         alternatives = {name: case_verdict([r.judged(name) for r in runs]).verdict
-                        for name in runs[0].readings if name != PRECISION and all(name in r.readings for r in runs)}
+                        for name in runs[0].readings if judged_alone(name) and all(name in r.readings for r in runs)}
         return plan.result(verdict=judgement.verdict, qualifiers=list(judgement.qualifiers), runs=runs,
                            reading_verdicts=alternatives, model=self.model_id)
 
@@ -208,7 +218,7 @@ class Scorer:
                                      batch_size=config.batch_size, decoded=decoded,
                                      vocab=lambda: vocab.get(lambda: loaded.tokenizer), main=config.reading,
                                      precision=loaded.float32() if config.precision_check else None,
-                                     rows_of=_rows_of(loaded))
+                                     check=config.one_pass_check, rows_of=_rows_of(loaded))
         except CutError as error:
             raise GotchasError(f"{plan.where}: {error}") from None
         except VocabError as error:
@@ -269,6 +279,9 @@ def process_timings(clock: Clock, scorers: list[Scorer], transcripts: Any) -> Ti
         forward_passes=clock.forward_passes,
         forward_calls=clock.forward_calls,
         prompt_tokens=clock.prompt_tokens,
+        incremental_steps=clock.incremental_steps,
+        incremental_tokens=clock.incremental_tokens,
+        check_passes=clock.check_passes,
         tokenizer_loaded=clock.tokenizer_loaded or any(loaded.tokenizer_loaded for loaded in live),
         torch_threads=sys.modules["torch"].get_num_threads() if "torch" in sys.modules else None,
         transcript_cache={"hits": transcripts.hits, "misses": transcripts.misses},
@@ -280,7 +293,7 @@ def _texts(plan: Planned) -> list[tuple[str, str, str]]:
     return [(p.transcript.prompt, str(p.correct), str(p.wrong)) for p in plan.prompts]
 
 
-def _rows_of(loaded: Any) -> Callable[[str, int, int], Any] | None:
+def _rows_of(loaded: Any) -> Callable[[str, int, int, int], Any] | None:
     """Where the probabilities come from: the transformers model's forward passes (None: readings.Rows), or the
     vLLM engine's logits rows."""
     if getattr(loaded, "backend", None) != "vllm":

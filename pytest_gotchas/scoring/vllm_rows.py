@@ -1,11 +1,13 @@
 """Next-token probabilities read through a vLLM engine (model/vllm.py), and the prefetch that puts every context of a
 run to the engine in as few generate calls as the readings allow.
 
-`VllmRows` is the source of probabilities the readings of scoring/readings.py read (its `Probabilities`, with what
-`score_batch` counts: `main`, `top`, `other_dtype`, `calls`). Each context's logits row, as the engine computed it in
-the model's dtype, goes through `torch.softmax` in that dtype and in float32, exactly as readings.Rows puts the
-transformers model's logits: the same probabilities from the same logits, the same exact ties, the same top-k order
-(ties by token id). What differs between the backends is the logits themselves (other kernels).
+`VllmRows` is the source of probabilities the readings of scoring/readings.py read: a readings.Rows with
+OnePassRows' `prompts`, reading exactly the contexts the one-pass transformers path decides (one_pass_contexts: each prompt's kept positions and the token readings' other contexts; then the text reading's
+chains). Each context's logits row, as the engine computed it in the model's dtype, goes through Rows' own softmax in
+that dtype and in float32: the same probabilities from the same logits, the same exact ties, the same top-k order
+(ties by token id). What differs between the backends is the logits themselves (other kernels), and that every
+context is a prompt of its own to the engine (prefix caching off), where transformers reads the prompt's positions
+from one pass and steps the text reading's chains on its KV cache.
 
 `prefetch` runs every planned case's readings against the contexts run so far. A reading that needs a context not
 run yet stops there (NotFetched) and the context is noted; all noted contexts then go to the engine in one generate
@@ -20,6 +22,8 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import Any
 
+from .readings import Rows, forward_contexts, main_positions, model_dtype
+
 Context = tuple[int, ...]
 
 
@@ -27,68 +31,49 @@ class NotFetched(Exception):
     """A context the prefetch has not run yet: this case's readings stop here for this round."""
 
 
-class VllmRows:
-    """Next-token probabilities of contexts through the engine, each softmax computed once, in both dtypes."""
+class VllmRows(Rows):
+    """Next-token probabilities of contexts through the engine, each softmax computed once, in both dtypes (Rows'
+    own `_keep`), for exactly the contexts the one-pass transformers path reads (readings.one_pass_contexts, then
+    whatever the text reading asks). Each context is a prompt of its own to the engine: counted as a full pass."""
 
-    def __init__(self, engine: Any, softmax_dtype: str, top_k: int) -> None:
-        self.engine, self.softmax_dtype, self.top_k = engine, softmax_dtype, top_k
-        self.model_dtype = str(engine.model.dtype).removeprefix("torch.")
-        self.other_dtype = None if self.model_dtype == "float32" else (
-            self.model_dtype if softmax_dtype == "float32" else "float32")
-        self.main: dict[Context, Any] = {}
-        self.other: dict[Context, Any] = {}
-        self.top: dict[Context, tuple[tuple[int, float], ...]] = {}
-        self.calls = 0  # generate calls made for this object (none once a prefetch ran its contexts)
+    def __init__(self, engine: Any, softmax_dtype: str, batch_size: int, top_k: int) -> None:
+        super().__init__(engine.model, softmax_dtype, batch_size, top_k)
+        self.engine = engine
+        self.full_contexts: list[Context] = []  # every context this object read, in order
+
+    def prompts(self, plans: list[Any]) -> None:
+        self.need(one_pass_contexts(plans))
 
     def need(self, contexts: set[Context] | list[Context]) -> None:
-        wanted = set(contexts)
-        missing = sorted(c for c in wanted if c not in self.engine.logits)
+        wanted = sorted(set(contexts) - self.main.keys())
+        missing = [c for c in wanted if c not in self.engine.logits]
         if missing:
             if self.engine.collecting is not None:
                 self.engine.collecting.update(missing)
                 raise NotFetched(len(missing))
             self.engine.fetch(missing)
             self.calls += 1
-        for context in sorted(wanted - self.main.keys()):
-            self._softmax(context)
+        dtype = model_dtype(self.model)
+        for context in wanted:
+            import torch
 
-    def _softmax(self, context: Context) -> None:
-        import torch
-
-        logits = self.engine.logits[context].to(getattr(torch, self.model_dtype))
-        in_model_dtype = torch.softmax(logits, dim=-1)
-        in_float32 = torch.softmax(logits.float(), dim=-1) if logits.dtype != torch.float32 else None
-        probs, other = in_model_dtype, in_float32
-        if self.softmax_dtype == "float32" and in_float32 is not None:
-            probs, other = in_float32, in_model_dtype
-        top_p, top_i = torch.topk(probs, k=min(self.top_k, probs.shape[-1]))
-        self.main[context] = probs
-        if other is not None:
-            self.other[context] = other
-        # Ties in the list are ordered by token id, never by whatever topk returned.
-        self.top[context] = tuple(sorted(zip(top_i.tolist(), top_p.tolist()), key=lambda item: (-item[1], item[0])))
-
-    def p(self, context: Context, token: int, other: bool = False) -> float:
-        return float((self.other if other else self.main)[context][token])
-
-    def total(self, context: Context, tokens: list[int], other: bool = False) -> float:
-        """The probability of any of `tokens`, summed in float64 (exact for a few bfloat16 values)."""
-        if not tokens:
-            return 0.0
-        import torch
-
-        row = (self.other if other else self.main)[context]
-        return float(row[torch.tensor(tokens, dtype=torch.long)].double().sum())
-
-    def largest(self, context: Context, tokens: list[int], k: int, other: bool = False) -> list[tuple[float, int]]:
-        from .readings import largest
-
-        return largest((self.other if other else self.main)[context], tokens, k)
+            self._keep([context], self.engine.logits[context].to(getattr(torch, dtype)).unsqueeze(0))
+            self.full += 1
+            self.tokens += len(context)
+            self.full_contexts.append(context)
 
 
-def rows_of(engine: Any) -> Callable[[str, int, int], VllmRows]:
-    """What readings.score_batch makes its rows with, for a model read through vLLM (batching is the engine's)."""
-    return lambda softmax_dtype, batch_size, top_k: VllmRows(engine, softmax_dtype, top_k)
+def one_pass_contexts(plans: list[Any]) -> set[Context]:
+    """Every context readings.OnePassRows.prompts reads for the plans: each main pass's kept positions (as the
+    prefix of the prompt that ends there) and every token-reading context outside them."""
+    kept = {plan.prompt_ids[: position + 1] for plan in plans for position in main_positions(plan)}
+    return kept | forward_contexts(plans)
+
+
+def rows_of(engine: Any) -> Callable[[str, int, int, int], VllmRows]:
+    """What readings.score_batch makes its rows with, for a model read through vLLM (batching is the engine's;
+    there are no KV-cached steps, so `refeed` does not apply)."""
+    return lambda softmax_dtype, batch_size, top_k, refeed: VllmRows(engine, softmax_dtype, batch_size, top_k)
 
 
 def prefetch(engine: Any, jobs: Iterable[Callable[[], Any]], phase: Callable[[], AbstractContextManager[Any]]

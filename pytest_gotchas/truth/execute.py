@@ -5,8 +5,9 @@ with `code.InteractiveConsole`, which loses the SyntaxError caret and 3.13's tra
 PYTHONSTARTUP file swaps the prompts for unique markers and line-buffers stdout, as on a terminal; each marker is
 then rendered as `>>> ` / `... ` plus the echoed input line.
 
-Snippets are code from a file, possibly hostile: sandbox.py confines each run (bubblewrap where it works: read-only
-root, private /tmp and working directory, no network, its own PID namespace), gives it a temporary working
+Snippets are code from a file, possibly hostile: sandbox.py confines each run (strong isolation unless weak is asked
+for: bubblewrap, else namespaces made with util-linux unshare; read-only root, credentials, home folders and the
+project hidden, private /tmp and working directory, no network, its own PID namespace), gives it a temporary working
 directory that is also its HOME, a session of its own, limits on memory, CPU time, file size and core dumps, and
 a wall-time timeout that kills the whole sandbox. The environment is fully explicit: nothing of the parent's leaks
 in (this machine exports PYTHONUNBUFFERED=1, which changes how stdout and stderr interleave).
@@ -128,7 +129,8 @@ def run_once(request: Request, seed: str, limits: Limits) -> Run:
             stdin = ""
         outcome = sandbox.run(argv, env, stdin.encode(), tmp, timeout=limits.timeout, memory=limits.memory,
                               cpu=max(1, int(limits.timeout) * 2), file_size=limits.file_size,
-                              support=[str(startup)], readable=_folders(request.interpreter.path))
+                              support=[str(startup)],
+                              readable=[request.interpreter.path, *_folders(request.interpreter.path)])
     # A byte that is not UTF-8 stays one character that no chapter can hold (a lone surrogate), never the text
     # `\xff`, so that no prompt can be cut inside what would only be its escape.
     output = outcome.output.decode("utf-8", errors="surrogateescape")

@@ -1,169 +1,242 @@
 """Confine one run of a snippet, and end it, with everything it started, within its wall-time limit.
 
 A snippet is code from a file, and hostile input is possible: it may kill its parent, detach a daemon, keep its
-output pipe open forever, write into the project or read a home directory. Every run is therefore
+output pipe open forever, write into the project, read a home directory or the machine's credentials, or talk to a
+service on the host's loopback. Confinement is a decision (`choose(level)`, from --gotchas-isolation), never an
+accident of what is installed:
 
-- confined by the best isolation this machine allows, probed once per process (`isolation()`):
-  bubblewrap (read-only root, home directories hidden except the interpreters' own folders, a private size-limited
-  /tmp, a fresh private working directory, no network, no capabilities, its own PID namespace); else a PID
-  namespace made by util-linux `unshare`; else only a process group of its own, as before;
-- supervised by a small program in the host interpreter (`_SUPERVISOR`) that forks the snippet into a session of
-  its own with the resource limits set, waits for it and reports its exact exit status on a separate pipe. Inside
-  a PID namespace the supervisor is PID 1, which no process of the namespace can kill or stop; when it exits, the
-  kernel kills whatever the snippet left behind;
-- read with a deadline (never `communicate()`, which waits for a pipe that a detached descendant may keep open):
-  at the deadline the whole sandbox is killed and what it printed so far is kept; output beyond the file size
-  limit is not kept in pytest's memory but ends the run.
+- STRONG (the default): bubblewrap where it works, else the same confinement built from util-linux `unshare`
+  (NAMESPACES: mount, network, PID, IPC, UTS and cgroup namespaces, plus a user namespace when not root, set up by
+  the supervisor before the snippet starts; supervisor.py). Both are built from one plan (confinement.py): a read-only
+  root; what a snippet has no reason to read (`HIDDEN`, and the project under test) replaced by empty, unreadable
+  files and folders, the interpreters' own folders bound back; private size-limited tmpfs over /tmp, /var/tmp,
+  /dev/shm and the working directory; a minimal /dev; a fresh /proc; a network namespace with only its own loopback;
+  no capabilities. When neither works, `choose` raises `Unavailable`, which says what was tried, why it failed, and
+  how to get it: pytest stops with that one usage error.
+- WEAK (only when asked for): a PID namespace made by util-linux `unshare`, else only a process group of its own.
+  Nothing of the filesystem or the network is confined. The level is part of the isolation's description, which is
+  named in the report header, the summary, the JSON report and the page.
 
-A result obtained under weaker confinement is a different observation: the isolation's description is part of
+Every run is supervised by a small program in the host interpreter (supervisor.py) that forks the snippet into a
+session of its own with the resource limits set, waits for it and reports its exact exit status on a separate pipe.
+Inside a PID namespace the supervisor is PID 1, which no process of the namespace can kill or stop; when it exits,
+the kernel kills whatever the snippet left behind. The output is read with a deadline (never `communicate()`, which
+waits for a pipe that a detached descendant may keep open): at the deadline the whole sandbox is killed and what it
+printed so far is kept; output beyond the file size limit is not kept in pytest's memory but ends the run.
+
+A result obtained under another confinement is a different observation: the isolation's description is part of
 the transcript cache key (execute.Request.key).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import selectors
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-BUBBLEWRAP, PID_NAMESPACE, PROCESS_GROUP = "bubblewrap", "pid-namespace", "process-group"
-TMPFS_SIZE = 64 << 20  # bytes of each private tmpfs (/tmp, the working directory, /dev/shm): memory, not disk
-HIDDEN = ("/root", "/home")  # home directories (keys, tokens, shell history) are replaced by empty folders
+from .confinement import (DEVICES, HIDDEN, PRIVATE, TMPFS_SIZE, bubblewrap_mounts, hidden_paths, plan,  # noqa: F401
+                          supervisor_plan)
+
+STRONG, WEAK = "strong", "weak"
+LEVELS = (STRONG, WEAK)
+BUBBLEWRAP, NAMESPACES, PID_NAMESPACE, PROCESS_GROUP = "bubblewrap", "namespaces", "pid-namespace", "process-group"
+STRONG_KINDS = (BUBBLEWRAP, NAMESPACES)
 GRACE = 1.0  # seconds to collect the last output once the sandbox is dead or its snippet has exited
 
-# Runs in the host interpreter (-I -S: no environment variable, no site, no current folder can change what it
-# imports). It must not die with the snippet nor be signalled by it: inside a PID namespace it is PID 1, which
-# ignores every signal it has no handler for; SIGINT, the one Python handles, is ignored outright.
-_SUPERVISOR = r"""import os, resource, signal, sys
-status, mem, cpu, fsize, names = (int(x) for x in sys.argv[1:6])
-keep, argv = sys.argv[6:6 + names], sys.argv[6 + names:]
-env = {k: v for k, v in os.environ.items() if k in keep}  # bubblewrap adds PWD
-pid = os.fork()
-if pid == 0:
-    try:
-        os.close(status)
-        os.setsid()
-        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        os.execve(argv[0], argv, env)
-    except BaseException as error:
-        os.write(2, ("cannot run %s: %s\n" % (argv[0], error)).encode())
-    os._exit(127)
-signal.signal(signal.SIGINT, signal.SIG_IGN)
-os.write(status, b"pid %d\n" % pid)
-null = os.open(os.devnull, os.O_RDWR)
-for fd in (0, 1, 2):
-    os.dup2(null, fd)
-_, code = os.waitpid(pid, 0)
-code = -os.WTERMSIG(code) if os.WIFSIGNALED(code) else os.WEXITSTATUS(code)
-os.write(status, b"exit %d\n" % code)
-"""
+SUPERVISOR = Path(__file__).with_name("supervisor.py").read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)
 class Isolation:
-    """How runs are confined on this machine."""
+    """How runs are confined."""
 
-    kind: str  # BUBBLEWRAP | PID_NAMESPACE | PROCESS_GROUP
-    description: str  # what it confines, for reports and the cache key
+    kind: str  # BUBBLEWRAP | NAMESPACES | PID_NAMESPACE | PROCESS_GROUP
+    description: str  # what it confines, for reports and the cache key; starts with its level
     launcher: tuple[str, ...] = ()  # the bwrap or unshare command line, without the per-run part
+    hidden: tuple[str, ...] = ()  # the paths hidden (strong kinds): hidden_paths()
+
+    @property
+    def level(self) -> str:
+        return STRONG if self.kind in STRONG_KINDS else WEAK
+
+    def launch(self, inner: list[str], workdir: str, support: Iterable[str] = (), readable: Iterable[str] = (),
+               empty: str = "") -> tuple[list[str], dict[str, str]]:
+        """(the command that runs `inner` confined in `workdir`, the variables it needs besides the snippet's).
+        Under a strong isolation the working directory is a private tmpfs at the same path, with the host files
+        `support` (startup files) bound read-only into it, and the folders `readable` (interpreters) visible even
+        where they lie under a hidden or private one; `empty` is the host's empty file of mode 0000 that is bound
+        over each hidden file."""
+        if self.kind not in STRONG_KINDS:
+            return [*self.launcher, *inner], {}
+        steps = plan(workdir, support, readable, self.hidden)
+        if self.kind == NAMESPACES:
+            return [*self.launcher, *inner], {"GOTCHAS_SANDBOX": supervisor_plan(steps, workdir, empty)}
+        return [*self.launcher, *bubblewrap_mounts(steps, empty), "--chdir", workdir, "--", *inner], {}
 
     def command(self, inner: list[str], workdir: str, support: Iterable[str] = (), readable: Iterable[str] = ()
                 ) -> list[str]:
-        """The command that runs `inner` confined, in `workdir`. Under bubblewrap the working directory is a
-        private tmpfs at the same path, with the host files `support` (startup files) bound read-only into it, and
-        the folders `readable` (interpreters) visible even where they lie under a hidden one."""
-        if self.kind != BUBBLEWRAP:
-            return [*self.launcher, *inner]
-        mounts: list[str] = []
-        for hidden in HIDDEN:
-            if os.path.isdir(hidden):
-                mounts += ["--tmpfs", hidden]
-        mounts += ["--size", str(TMPFS_SIZE), "--tmpfs", "/tmp"]
-        for folder in sorted(set(readable)):
-            if _needs_binding(folder):
-                mounts += ["--ro-bind", folder, folder]
-        mounts += ["--size", str(TMPFS_SIZE), "--tmpfs", workdir]
-        for path in support:
-            mounts += ["--ro-bind", path, path]
-        mounts += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMPFS_SIZE), "--tmpfs", "/dev/shm"]
-        return [*self.launcher, *mounts, "--chdir", workdir, "--", *inner]
+        """The command line alone (the namespace confinement also needs the variable `launch` gives)."""
+        return self.launch(inner, workdir, support, readable)[0]
 
 
-def _needs_binding(folder: str) -> bool:
-    """A folder that a hidden one or the private /tmp would cover (and that is not itself one of those)."""
-    path = os.path.normpath(folder)
-    covering = (*HIDDEN, "/tmp")
-    return any(path.startswith(c + os.sep) for c in covering) and path not in covering
+_WHAT = ("read-only root; credentials, home folders and the project hidden; private /tmp, /var/tmp, /dev/shm and "
+         "working directory; loopback only; no capabilities")
 
 
 def _bubblewrap(bwrap: str) -> Isolation:
     flags = (bwrap, "--ro-bind", "/", "/", "--unshare-all", "--cap-drop", "ALL", "--die-with-parent",
              "--new-session", "--as-pid-1")
-    return Isolation(BUBBLEWRAP, "bubblewrap (read-only root, home directories hidden, private /tmp and working "
-                                 "directory, no network, own PID namespace)", flags)
+    return Isolation(BUBBLEWRAP, f"strong isolation: bubblewrap (own PID namespace; {_WHAT})", flags)
+
+
+def _death(setpriv: str | None) -> tuple[str, ...]:
+    # setpriv: unshare itself dies with pytest (--kill-child then takes the namespace down with it)
+    return (setpriv, "--pdeathsig", "KILL") if setpriv else ()
+
+
+def _namespaces(unshare: str, setpriv: str | None) -> Isolation:
+    root = os.geteuid() == 0
+    user = () if root else ("--user", "--map-root-user")
+    flags = (*_death(setpriv), unshare, *user, "--mount", "--net", "--pid", "--ipc", "--uts", "--cgroup", "--fork",
+             "--kill-child", "--")
+    spaces = "mount, network, PID, IPC, UTS and cgroup namespaces" + ("" if root else ", in a user namespace")
+    return Isolation(NAMESPACES, f"strong isolation: namespaces by util-linux unshare ({spaces}; {_WHAT})", flags)
 
 
 def _pid_namespace(unshare: str, setpriv: str | None) -> Isolation:
     user = () if os.geteuid() == 0 else ("--user", "--map-root-user")
-    # setpriv: unshare itself dies with pytest (--kill-child then takes the namespace down with it)
-    death = (setpriv, "--pdeathsig", "KILL") if setpriv else ()
-    flags = (*death, unshare, *user, "--pid", "--fork", "--kill-child", "--mount-proc")
-    return Isolation(PID_NAMESPACE, "PID namespace (util-linux unshare; no bubblewrap here: the filesystem and the "
-                                    "network are not confined)", flags)
+    flags = (*_death(setpriv), unshare, *user, "--pid", "--fork", "--kill-child", "--mount-proc")
+    return Isolation(PID_NAMESPACE, "weak isolation (--gotchas-isolation=weak): a PID namespace only (util-linux "
+                                    "unshare); the filesystem, the network and the host's secrets are not confined",
+                     flags)
 
 
 def _process_group() -> Isolation:
-    return Isolation(PROCESS_GROUP, "process group only (neither bubblewrap nor unshare works here: the filesystem "
-                                    "and the network are not confined, and a descendant that leaves the group may "
-                                    "survive the run)")
+    return Isolation(PROCESS_GROUP, "weak isolation (--gotchas-isolation=weak): a process group only (unshare does "
+                                    "not work here); the filesystem, the network and the host's secrets are not "
+                                    "confined, and a descendant that leaves the group may survive the run")
 
 
-def probe(bwrap: str | None = None, unshare: str | None = None, setpriv: str | None = None) -> Isolation:
-    """The strongest isolation that actually works here, tried by running `true` under it (a few milliseconds).
-    The arguments name the tools; None: look them up on PATH (pass "" to pretend one is missing)."""
-    true = shutil.which("true") or "/bin/true"
-    bwrap = shutil.which("bwrap") if bwrap is None else bwrap
-    if bwrap:
-        candidate = _bubblewrap(bwrap)
-        if _works(candidate.command([true], "/tmp/gotchas-probe", readable=[os.path.dirname(true)])):
-            return candidate
-    unshare = shutil.which("unshare") if unshare is None else unshare
-    if unshare:
-        candidate = _pid_namespace(unshare, shutil.which("setpriv") if setpriv is None else setpriv or None)
-        if _works(candidate.command([true], "/")):
-            return candidate
-    return _process_group()
+class Unavailable(Exception):
+    """No strong isolation works here: what was tried, why each failed, and how to get one."""
+
+    def __init__(self, tried: Iterable[tuple[str, str]]) -> None:
+        self.tried = tuple(tried)
+        super().__init__(self.message())
+
+    def message(self) -> str:
+        lines = ["snippets cannot be confined on this machine, and strong isolation is asked for (the default), "
+                 "so none is executed."]
+        lines += [f"  tried {name}: {why}" for name, why in self.tried]
+        lines.append("To confine them: install bubblewrap (Debian, Ubuntu: apt-get install bubblewrap), or allow "
+                     "unprivileged user namespaces (sysctl user.max_user_namespaces=15000; Debian: "
+                     "kernel.unprivileged_userns_clone=1; Ubuntu: kernel.apparmor_restrict_unprivileged_userns=0), "
+                     "or run as root.")
+        lines.append("To run them unconfined (a PID namespace only: they can write to /tmp, read the host's files "
+                     "and reach its network), pass --gotchas-isolation=weak (ini: gotchas_isolation = weak; gotchas "
+                     "new and vary: --isolation weak).")
+        return "\n".join(lines)
 
 
-def _works(command: list[str]) -> bool:
-    try:
-        done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, timeout=10, cwd="/")
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0
+def which(tool: str) -> str | None:
+    """Where `tool` (bwrap, unshare, setpriv) is on PATH; the tests replace it to pretend a tool is missing."""
+    return shutil.which(tool)
+
+
+def probe(level: str = STRONG, *, bwrap: str | None = None, unshare: str | None = None, setpriv: str | None = None
+          ) -> Isolation:
+    """The isolation of `level` that actually works here, tried by running `true` under it (a few milliseconds):
+    strong, bubblewrap else the namespaces (raises Unavailable when neither works); weak, a PID namespace else a
+    process group. The arguments name the tools; None: look them up on PATH (pass "" to pretend one is missing).
+    Nothing is hidden yet: `choose` adds the paths."""
+    if level not in LEVELS:
+        raise ValueError(f"isolation level must be one of {', '.join(LEVELS)}, got {level!r}")
+    unshare = which("unshare") if unshare is None else unshare
+    setpriv = (which("setpriv") if setpriv is None else setpriv) or None
+    if level == WEAK:
+        if unshare and _attempt(_pid_namespace(unshare, setpriv)) is None:
+            return _pid_namespace(unshare, setpriv)
+        return _process_group()
+    tried = []
+    bwrap = which("bwrap") if bwrap is None else bwrap
+    for name, tool, make in (("bubblewrap", bwrap, _bubblewrap), ("namespaces (util-linux unshare)", unshare,
+                                                                   lambda t: _namespaces(t, setpriv))):
+        if not tool:
+            tried.append((name, f"{'bwrap' if make is _bubblewrap else 'unshare'} is not on PATH"))
+            continue
+        candidate = dataclasses.replace(make(tool), hidden=hidden_paths())
+        failure = _attempt(candidate)
+        if failure is None:
+            return dataclasses.replace(candidate, hidden=())
+        tried.append((name, failure))
+    raise Unavailable(tried)
+
+
+def _attempt(candidate: Isolation) -> str | None:
+    """Why `true` does not run under `candidate` (None: it does)."""
+    true = os.path.realpath(shutil.which("true") or "/bin/true")
+    with tempfile.TemporaryDirectory(prefix="gotchas-probe-") as tmp:
+        try:
+            outcome = run([true], {}, b"", tmp, timeout=10, memory=1 << 30, cpu=10, file_size=1 << 20,
+                          readable=[os.path.dirname(os.path.dirname(true))], under=candidate)
+        except OSError as error:
+            return f"{candidate.launcher[0] if candidate.launcher else 'the launcher'} cannot be started: {error}"
+    if outcome.error is None and outcome.returncode == 0:
+        return None
+    if outcome.timed_out:
+        return "`true` did not finish within 10 seconds"
+    said = outcome.output.decode("utf-8", "backslashreplace").strip().splitlines()
+    how = _described(outcome.returncode)
+    return f"{said[-1]} ({how})" if said else f"it ended with {how} and said nothing"
 
 
 _chosen: Isolation | None = None
 _lock = threading.Lock()
 
 
+def choose(level: str = STRONG, project: str | os.PathLike[str] | None = None, **tools: str | None) -> Isolation:
+    """Probe the isolation of `level` and use it for every run of this process; under a strong one, HIDDEN and
+    the folder `project` are hidden. Raises Unavailable (strong, and nothing strong works here)."""
+    global _chosen
+    found = probe(level, **tools)
+    if found.level == STRONG:
+        found = dataclasses.replace(found, hidden=hidden_paths(project))
+    with _lock:
+        _chosen = found
+    return found
+
+
+def current() -> Isolation | None:
+    """The isolation chosen in this process, if any (nothing is probed)."""
+    return _chosen
+
+
+def use(chosen: Isolation | None) -> None:
+    """Use `chosen` for the runs of this process (None: probe the strong one on next use); the plugin puts back
+    what was there before it chose, so that a pytest run inside a test process leaves that process as it was."""
+    global _chosen
+    with _lock:
+        _chosen = chosen
+
+
 def isolation() -> Isolation:
-    """This process's isolation, probed on first use."""
+    """This process's isolation: the one chosen, else the strong one, probed on first use (Unavailable when none
+    works)."""
     global _chosen
     with _lock:
         if _chosen is None:
-            _chosen = probe()
+            found = probe(STRONG)
+            _chosen = dataclasses.replace(found, hidden=hidden_paths())
         return _chosen
 
 
@@ -176,30 +249,43 @@ class Outcome:
 
 
 def run(argv: list[str], env: dict[str, str], stdin: bytes, workdir: str, *, timeout: float, memory: int,
-        cpu: int, file_size: int, support: Iterable[str] = (), readable: Iterable[str] = ()) -> Outcome:
-    """Run `argv` confined, in `workdir`, with exactly `env`, feeding it `stdin`; never longer than `timeout`
-    seconds of wall time (plus GRACE to collect its last output). Output beyond `file_size` bytes is not kept in
-    pytest's memory: the run is killed there, as a file that size could not be written."""
-    chosen = isolation()
+        cpu: int, file_size: int, support: Iterable[str] = (), readable: Iterable[str] = (),
+        under: Isolation | None = None) -> Outcome:
+    """Run `argv` confined (by `under`, default this process's isolation), in `workdir`, with exactly `env`, feeding
+    it `stdin`; never longer than `timeout` seconds of wall time (plus GRACE to collect its last output). Output
+    beyond `file_size` bytes is not kept in pytest's memory: the run is killed there, as a file that size could not
+    be written."""
+    chosen = under or isolation()
     host = os.path.realpath(sys.executable)
-    status_r, status_w = os.pipe()
-    inner = [host, "-I", "-S", "-c", _SUPERVISOR, str(status_w), str(memory), str(cpu), str(file_size), str(len(env)),
-             *env, *argv]
-    command = chosen.command(inner, workdir, support, [*readable, sys.base_prefix, str(Path(host).parent.parent)])
-    deadline = time.monotonic() + timeout
+    readable = [*readable, sys.base_prefix, str(Path(host).parent.parent)]  # the supervisor's interpreter
+    empty = ""
+    if chosen.level == STRONG:  # the empty file bound over each hidden one: out of the sandbox's sight
+        handle, empty = tempfile.mkstemp(prefix=".gotchas-hidden-", dir=workdir)
+        os.close(handle)
+        os.chmod(empty, 0)
     try:
-        proc = subprocess.Popen(command, cwd=workdir, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True, pass_fds=(status_w,))
-    except BaseException:
-        os.close(status_r)
-        raise
+        status_r, status_w = os.pipe()
+        inner = [host, "-I", "-S", "-c", SUPERVISOR, str(status_w), str(memory), str(cpu), str(file_size),
+                 str(len(env)), *env, *argv]
+        command, extra = chosen.launch(inner, workdir, support, readable, empty)
+        deadline = time.monotonic() + timeout
+        try:
+            proc = subprocess.Popen(command, cwd=workdir, env={**env, **extra}, stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                                    pass_fds=(status_w,))
+        except BaseException:
+            os.close(status_r)
+            raise
+        finally:
+            os.close(status_w)
+        watch = _Watch(proc, status_r, stdin, chosen, file_size)
+        try:
+            return watch.until(deadline)
+        finally:
+            watch.close()
     finally:
-        os.close(status_w)
-    watch = _Watch(proc, status_r, stdin, chosen, file_size)
-    try:
-        return watch.until(deadline)
-    finally:
-        watch.close()
+        if empty:
+            os.unlink(empty)
 
 
 class _Watch:

@@ -1,0 +1,70 @@
+"""Chapter files written by the tests: the header, the text under `cases:`, the file itself, line numbers in it,
+and the cases that several test modules write."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+# A chapter header; the cases follow under `cases:` (line 5 is the first case line).
+HEADER = """\
+chapter: demo
+title: "demo chapter"
+interpreter: "3.12"
+cases:
+"""
+
+
+def chapter_text(cases: str, header: str = HEADER, footer: str = "") -> str:
+    """A chapter file: `cases` is the YAML list under `cases:` written at column 0 (it is indented here)."""
+    body = textwrap.indent(textwrap.dedent(cases).strip("\n"), "  ") + "\n"
+    return header + body + textwrap.dedent(footer)
+
+
+def write_chapter_file(folder: Path, cases: str, name: str = "a.yaml", header: str = HEADER,
+                       footer: str = "") -> tuple[Path, str]:
+    """The chapter of `cases` written as `folder / name` (the `write_chapter` fixture's work): (path, text)."""
+    text = chapter_text(cases, header, footer)
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path, text
+
+
+def line_of(text: str, needle: str, nth: int = 1) -> int:
+    """1-based line of the nth line of `text` that contains `needle`."""
+    hits = [n for n, line in enumerate(text.split("\n"), start=1) if needle in line]
+    assert len(hits) >= nth, f"{needle!r} occurs {len(hits)} times in\n{text}"
+    return hits[nth - 1]
+
+
+ONE_CASE = """
+- id: plus
+  transcript: |-
+    >>> 1 + 1
+    █
+  correct: "2"
+  wrong: "3"
+"""
+
+MISSING = """
+- id: nowhere
+  interpreter: "3.99"
+  transcript: |-
+    >>> 1 + 1
+    █
+  unscored: "no such interpreter"
+"""
+
+UNSEEDED_SET = """
+- id: letters
+  transcript: |-
+    >>> set(['a', 'b', 'c'])
+    {'█
+  unscored: "the order depends on the hash seed"
+"""
+
+
+def describe(py) -> str:
+    """The line collection (truth/collect.py) appends to every refusal."""
+    return f"  (python {py.version} at {py.path}; no variables set; 3 runs)"

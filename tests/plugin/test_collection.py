@@ -1,0 +1,62 @@
+"""What `pytest --gotchas` collects: nothing without the option, chapter files (.yaml or .yml) and no other YAML,
+with or without the cache provider, and chapters selected by name with -k.
+
+Nothing here loads a model: every run is --collect-only, or runs cases that skip.
+"""
+
+from __future__ import annotations
+
+import pytest
+from helpers.chapters import HEADER, MISSING
+
+
+def test_inert_without_gotchas(pytester: pytest.Pytester, write_chapter) -> None:
+    write_chapter(MISSING)
+    result = pytester.runpytest("--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert "a.yaml" not in result.stdout.str()
+
+
+def test_ini_option_turns_it_on(pytester: pytest.Pytester, write_chapter) -> None:
+    write_chapter(MISSING)
+    pytester.makeini("[pytest]\ngotchas = true\n")
+    result = pytester.runpytest("--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.OK
+    assert "a.yaml::nowhere" in result.outlines
+
+
+def test_yaml_that_is_not_a_chapter_is_ignored(pytester: pytest.Pytester) -> None:
+    pytester.path.joinpath("workflow.yaml").write_text("name: CI\non: push\njobs:\n  test:\n    runs-on: ubuntu\n")
+    # `cases:` that is not a top-level key does not make a chapter either
+    pytester.path.joinpath("nested.yml").write_text("suite:\n  cases:\n    - id: a\n")
+    pytester.path.joinpath("broken.yaml").write_text("key: [unclosed\n")
+    result = pytester.runpytest("--gotchas", "--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()
+    assert "error" not in result.stdout.str().lower()
+
+
+def test_yml_extension_is_a_chapter_too(pytester: pytest.Pytester, write_chapter) -> None:
+    write_chapter(MISSING, name="a.yml")
+    result = pytester.runpytest("--gotchas", "--collect-only", "-q")
+    assert "a.yml::nowhere" in result.outlines
+
+
+def test_runs_without_the_cache_provider(pytester: pytest.Pytester, write_chapter) -> None:
+    # `config.cache` does not exist under `-p no:cacheprovider`: the plugin runs without a transcript cache.
+    write_chapter(MISSING)
+    result = pytester.runpytest("--gotchas", "-p", "no:cacheprovider", "--collect-only", "-q")
+    crashed = "AttributeError: 'Config' object has no attribute 'cache'" in result.stderr.str()
+    assert not crashed, "--gotchas with -p no:cacheprovider crashes in plugin.pytest_configure (config.cache is missing)"
+    assert "a.yaml::nowhere" in result.outlines
+
+
+# -- selection -------------------------------------------------------------------------------------------------------
+
+
+def test_k_selects_one_chapter_by_its_name(pytester: pytest.Pytester, write_chapter) -> None:
+    write_chapter(MISSING, name="a.yaml", header=HEADER.replace("chapter: demo", "chapter: sets"))
+    write_chapter(MISSING + MISSING.replace("nowhere", "elsewhere"), name="b.yaml",
+                  header=HEADER.replace("chapter: demo", "chapter: floats"))
+    result = pytester.runpytest("--gotchas", "--collect-only", "-q", "-k", "sets")
+    assert [ln for ln in result.outlines if "::" in ln] == ["a.yaml::nowhere"]
+    assert "1/3 tests collected (2 deselected)" in result.stdout.str()

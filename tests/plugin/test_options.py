@@ -1,0 +1,32 @@
+"""A bad option value, on the command line or in the ini file, is one usage error in the words of its declaration
+(options.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--gotchas-timeout", "nan"], "argument --gotchas-timeout: must be a positive, finite number of seconds, got 'nan'"),
+    (["--gotchas-top-k", "0"], "argument --gotchas-top-k: must be at least 1, got 0"),
+    (["--gotchas-dtype", "int8"], "argument --gotchas-dtype: invalid choice: 'int8' (choose from 'bfloat16', "
+                                  "'float16', 'float32')"),
+])
+def test_a_bad_value_on_the_command_line_is_one_usage_error(pytester: pytest.Pytester, args: list[str],
+                                                           message: str) -> None:
+    result = pytester.runpytest("--gotchas", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"pytest.main(): error: {message}" in result.errlines
+
+
+@pytest.mark.parametrize("ini, message", [
+    ("gotchas_timeout = inf", "ini option gotchas_timeout must be a positive, finite number of seconds, got 'inf'"),
+    ("gotchas_runs = 1", "ini option gotchas_runs must be at least 2, got 1"),
+    ("gotchas_softmax_dtype = half", "ini option gotchas_softmax_dtype must be one of bfloat16, float16, float32, "
+                                     "got 'half'"),
+])
+def test_a_bad_value_in_the_ini_file_is_one_usage_error(pytester: pytest.Pytester, ini: str, message: str) -> None:
+    pytester.makeini(f"[pytest]\ngotchas = true\n{ini}\n")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"ERROR: {message}" in result.errlines

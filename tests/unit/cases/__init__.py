@@ -1,0 +1,1 @@
+"""Unit tests of pytest_gotchas/cases/: chapter files, reading their YAML, transcripts."""

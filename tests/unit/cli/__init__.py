@@ -1,0 +1,1 @@
+"""Unit tests of pytest_gotchas/cli/: the `gotchas` commands run in-process (`main([...])`)."""

@@ -1,0 +1,204 @@
+"""load.py: a tiny model folder loads through the code path a user's model takes, in the dtype asked for; every
+way a load fails is one clear line; the tokenizer's checks; the cached weights digest reused; the device each
+xdist worker gets and its share of the CPU threads; and importing the plugin imports no torch."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+import torch
+import transformers
+from helpers.loading import RULES, load_error, spec
+from helpers.results import token
+from helpers.tinymodel import build_tiny_model
+
+from pytest_gotchas.model import hashes as hashes_module
+from pytest_gotchas.model import numerics
+from pytest_gotchas.model.load import ModelLoadError, check_tokenizer, load_model, resolve_device, share_cpu_threads
+from pytest_gotchas.scoring.cut import plan_cut
+from pytest_gotchas.scoring.readings import score
+
+PROMPT = "1 == 1\n"
+
+
+@pytest.fixture(scope="module")
+def tiny_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", RULES)
+
+
+def test_load_tiny_folder(tiny_folder: Path, tmp_path: Path) -> None:
+    loaded = load_model(spec(tiny_folder), tmp_path)
+    info = loaded.info
+    assert info.name == str(tiny_folder)
+    assert info.source == str(tiny_folder.absolute())
+    assert info.weights_sha256 == hashlib.sha256((tiny_folder / "model.safetensors").read_bytes()).hexdigest()
+    assert (info.dtype, info.device) == ("bfloat16", "cpu")
+    assert (info.torch_version, info.transformers_version) == (torch.__version__, transformers.__version__)
+    assert json.loads(json.dumps(asdict(info))) == asdict(info)  # plain values only
+    assert not loaded.model.training
+    assert loaded.model.dtype == torch.bfloat16
+    assert loaded.tokenizer.is_fast
+    assert loaded.tokenizer("x")["input_ids"][0] == loaded.tokenizer.bos_token_id
+
+
+def test_dtype_is_applied_at_load(tiny_folder: Path, tmp_path: Path) -> None:
+    loaded = load_model(spec(tiny_folder, dtype="float32"), tmp_path)
+    assert loaded.model.dtype == torch.float32
+    assert loaded.info.dtype == "float32"
+    result = score(loaded, plan_cut(loaded.tokenizer, PROMPT, "True", "False"))
+    assert token(result).softmax_dtype == "float32"
+    assert token(result).p_correct > token(result).p_wrong
+
+
+def test_missing_folder(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-model"
+    assert load_error(missing, tmp_path) == (
+        f"cannot load model '{missing}': {missing} does not exist. "
+        "Point --gotchas-model at a model folder, a .gguf file or a hub id (hub ids need network access)."
+    )
+
+
+def test_missing_gguf_file(tmp_path: Path) -> None:
+    missing = tmp_path / "model.gguf"
+    assert load_error(missing, tmp_path) == (
+        f"cannot load model '{missing}': {missing} does not exist. "
+        "Point --gotchas-model at a model folder, a .gguf file or a hub id (hub ids need network access)."
+    )
+
+
+def test_folder_that_is_not_a_model(tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "README.md").write_text("not a model\n")
+    assert load_error(folder, tmp_path) == (
+        f"cannot load model '{folder}': {folder} has no config.json, so it is not a transformers model folder. "
+        "Point --gotchas-model at a folder written by save_pretrained, a .gguf file or a hub id."
+    )
+    assert load_error(folder / "README.md", tmp_path) == (
+        f"cannot load model '{folder / 'README.md'}': {folder / 'README.md'} is a file, not a model folder. "
+        "Point --gotchas-model at a folder written by save_pretrained, a .gguf file or a hub id."
+    )
+
+
+def test_unloadable_model_gives_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"model_type": "gemma3_text", "vocab_size": 4}))
+    message = load_error(folder, tmp_path)
+    assert message.startswith(f"cannot load model '{folder}' from {folder}: ")
+    assert message.endswith(". Check that it is a causal language model that transformers can load.")
+    assert "\n" not in message
+
+
+def test_a_model_that_loads_but_cannot_run_is_one_load_error(tiny_folder: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: object) -> None:
+        raise IndexError("index out of range in self")
+
+    monkeypatch.setattr(numerics, "keep_threads_if_they_matter", broken)
+    assert load_error(tiny_folder, tmp_path) == (
+        f"cannot load model '{tiny_folder}': it loaded but a forward pass on probe token ids failed "
+        "(IndexError: index out of range in self)")
+
+
+def test_bad_dtype(tiny_folder: Path, tmp_path: Path) -> None:
+    assert load_error(tiny_folder, tmp_path, dtype="int8") == (
+        f"cannot load model '{tiny_folder}': dtype 'int8' is not one of bfloat16, float16, float32"
+    )
+
+
+def test_cuda_asked_without_cuda(tiny_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert load_error(tiny_folder, tmp_path, device="cuda") == (
+        f"cannot load model '{tiny_folder}' on 'cuda': torch {torch.__version__} sees no CUDA device. "
+        "Use --gotchas-device cpu, or install a CUDA build of torch."
+    )
+
+
+class FakeTokenizer:
+    def __init__(self, is_fast: bool = True, bos: str | None = "<s>", eos: str = "</s>", adds_bos: bool = True):
+        self.is_fast, self.bos_token, self.eos_token = is_fast, bos, eos
+        self.bos_token_id = None if bos is None else 1
+        self.adds_bos = adds_bos
+
+    def __call__(self, text: str) -> dict[str, list[int]]:
+        return {"input_ids": ([1] if self.adds_bos else []) + [7]}
+
+
+def test_tokenizer_checks() -> None:
+    with pytest.raises(ModelLoadError) as error:
+        check_tokenizer(FakeTokenizer(is_fast=False), "m")
+    assert str(error.value) == (
+        "cannot use model 'm': its tokenizer (FakeTokenizer) is not a fast tokenizer, and character offsets "
+        "are needed to check the cut. Save the model with a tokenizer.json."
+    )
+    # A tokenizer that adds no BOS is its model's own convention (SmolLM2's GGUF metadata says so): not refused;
+    # --gotchas-bos overrides it (tests/plugin/test_models.py).
+    check_tokenizer(FakeTokenizer(adds_bos=False), "m")
+    check_tokenizer(FakeTokenizer(), "m")
+    check_tokenizer(FakeTokenizer(bos=None, adds_bos=False), "m")  # no BOS at all (Qwen style)
+    check_tokenizer(FakeTokenizer(bos="<|endoftext|>", eos="<|endoftext|>", adds_bos=False), "m")  # GPT-2 style
+
+
+def test_load_reuses_the_cached_digest(tiny_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = load_model(spec(tiny_folder), tmp_path)
+    monkeypatch.setattr(hashes_module, "_hash_file", lambda path: pytest.fail(f"hashed {path} again"))
+    assert load_model(spec(tiny_folder), tmp_path).info == first.info
+
+
+def test_resolve_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 4)
+    assert resolve_device(None, None) == "cuda"
+    assert resolve_device(None, "gw5") == "cuda:1"
+    assert resolve_device("cuda", "gw2") == "cuda:2"
+    assert resolve_device("cuda:3", "gw1") == "cuda:3"
+    assert resolve_device("cpu", "gw1") == "cpu"
+    assert resolve_device(None, "master") == "cuda"
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert resolve_device(None, "gw5") == "cuda"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert resolve_device(None, "gw3") == "cpu"
+
+
+def test_importing_the_modules_does_not_import_torch() -> None:
+    code = (
+        "import sys, pytest_gotchas.plugin.hooks, pytest_gotchas.model.load, pytest_gotchas.scoring.readings, pytest_gotchas.cli; "
+        "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+# -- CPU threads under pytest-xdist (no timing is asserted here) -----------------------------------------------------
+
+
+@pytest.fixture
+def threads(monkeypatch: pytest.MonkeyPatch):
+    before = torch.get_num_threads()
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    torch.set_num_threads(8)
+    yield monkeypatch
+    torch.set_num_threads(before)
+
+
+def test_xdist_workers_share_the_cores(threads: pytest.MonkeyPatch) -> None:
+    assert share_cpu_threads("cpu", 4) == 2
+    assert torch.get_num_threads() == 2
+
+
+@pytest.mark.parametrize("device, workers, omp", [("cpu", 0, None), ("cpu", 1, None), ("cuda:0", 4, None),
+                                                  ("cpu", 4, "8")])
+def test_left_alone(threads: pytest.MonkeyPatch, device: str, workers: int, omp: str | None) -> None:
+    if omp is not None:
+        threads.setenv("OMP_NUM_THREADS", omp)
+    assert share_cpu_threads(device, workers) is None
+    assert torch.get_num_threads() == 8

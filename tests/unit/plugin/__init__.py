@@ -1,0 +1,1 @@
+"""Unit tests of pytest_gotchas/plugin/: the option declarations."""

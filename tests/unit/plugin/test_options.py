@@ -1,0 +1,63 @@
+"""Options are declared once (options.py): README's table, the plugin's flags and ini names and `gotchas new`'s
+command line follow the declarations, and each value is validated by its declaration. tests/plugin/test_options.py
+gives bad values on a command line and in an ini file."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from helpers import REPO
+
+from pytest_gotchas.cli import build_parser
+from pytest_gotchas.plugin.options import BY_NAME, OPTIONS, Option, OptionError
+
+
+def readme_rows() -> dict[str, list[str]]:
+    rows = {}
+    for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| `--gotchas") and len(cells) == 4:
+            rows[cells[0].strip("`").split()[0]] = cells
+    return rows
+
+
+def test_readme_table_lists_every_option_with_its_ini_twin_and_default() -> None:
+    rows = readme_rows()
+    assert list(rows) == [o.flag for o in OPTIONS]
+    for option in OPTIONS:
+        flag = f"`{option.flag}{' ' + option.metavar if option.metavar else ''}`"
+        assert rows[option.flag][:3] == [flag, f"`{option.ini}`", option.shown], option.name
+
+
+def test_gotchas_new_offers_the_shared_options_under_their_short_names() -> None:
+    new = build_parser()._subparsers._group_actions[0].choices["new"]  # type: ignore[union-attr]
+    flags = {flag for action in new._actions for flag in action.option_strings}
+    shared = [o for o in OPTIONS if o.cli]
+    assert {o.cli_flag for o in shared} <= flags
+    assert not any(flag.startswith("--gotchas") for flag in flags)
+
+
+@pytest.mark.parametrize("name, raw, message", [
+    ("timeout", "nan", "must be a positive, finite number of seconds, got 'nan'"),
+    ("timeout", "inf", "must be a positive, finite number of seconds, got 'inf'"),
+    ("timeout", "-1", "must be a positive, finite number of seconds, got '-1'"),
+    ("timeout", "soon", "expects a number of seconds, got 'soon'"),
+    ("runs", "1", "must be at least 2, got 1"),
+    ("runs", "2.5", "expects a whole number, got '2.5'"),
+    ("top_k", "0", "must be at least 1, got 0"),
+    ("batch_size", "x", "expects a whole number, got 'x'"),
+    ("dtype", "int8", "must be one of bfloat16, float16, float32, got 'int8'"),
+])
+def test_each_value_is_validated_by_its_declaration(name: str, raw: str, message: str) -> None:
+    with pytest.raises(OptionError) as error:
+        BY_NAME[name].convert(raw)
+    assert str(error.value) == message
+
+
+def test_flags_and_ini_names_follow_the_option_name() -> None:
+    option = Option("softmax_dtype", "help")
+    assert (option.flag, option.ini, option.cli_flag) == ("--gotchas-softmax-dtype", "gotchas_softmax_dtype",
+                                                          "--softmax-dtype")
+    assert (BY_NAME["enabled"].flag, BY_NAME["enabled"].ini) == ("--gotchas", "gotchas")
+    assert re.fullmatch(r"--gotchas(-[a-z0-9]+)*", BY_NAME["update_baseline"].flag)

@@ -1,0 +1,52 @@
+"""wording.py: a member that breaks a pair that passed in the baseline fails with both verdicts, their
+probabilities and the command that records the change; an ok member or a pair that failed before does not; the
+summary's lines say what to run. Results are built by hand (helpers/baselines.py), the facts come from the gate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers.baselines import MISS_, MODEL, case, info, infos, recorded
+
+from pytest_gotchas.baseline import compare as cmp
+from pytest_gotchas.baseline import gate, store
+from pytest_gotchas.report import wording as text
+from pytest_gotchas.results.schema import CaseResult
+
+
+def regression(tmp_path: Path, base: store.Baseline, result: CaseResult, command: str) -> str | None:
+    """The failure text of `result`'s item against `base`, as the plugin words the gate's facts."""
+    store.write(tmp_path / "b.yaml", base)
+    g = gate.make_gate(tmp_path, Path("b.yaml"), ["tiny"], "bfloat16", None, None, command=command)
+    found = g.check(result, MODEL, info())
+    return text.regression_text(found.regression) if found.regression else None
+
+
+def test_a_member_that_breaks_a_passing_pair_fails_with_both_verdicts_and_probabilities(tmp_path: Path) -> None:
+    message = regression(tmp_path, recorded(), case("b", 0.25, 0.5), "pytest --gotchas x --gotchas-update-baseline")
+    assert message is not None
+    assert message.splitlines() == [
+        "regression against the baseline b.yaml:",
+        "  pair sets/ab passed in the baseline and fails now (other member a: ok in the baseline)",
+        "  b:",
+        "    baseline  ok        P(correct) 75.00%  P(wrong) 12.50%",
+        "    now       MISS      P(correct) 25.00%  P(wrong) 50.00%",
+        "If the change is intended, record it:",
+        "  pytest --gotchas x --gotchas-update-baseline",
+    ]
+
+
+@pytest.mark.parametrize("result", [case("b"), case("c", *MISS_), case("d", *MISS_)])
+def test_no_failure_for_an_ok_member_or_a_pair_that_failed_before(tmp_path: Path, result: CaseResult) -> None:
+    base = recorded([case("a"), case("b"), case("c"), case("d", *MISS_)])
+    assert regression(tmp_path, base, result, "cmd") is None
+
+
+def test_summary_lines_say_what_to_run() -> None:
+    base = recorded()
+    results = [case("a"), case("b"), case("c"), case("d")]
+    lines = [line for line, _ in text.comparison_lines(cmp.compare(base, results, infos()), "CMD", update=False)]
+    assert "  improvement sets/cd: fail -> pass (c ok, d MISS -> ok)" in lines
+    assert lines[-1] == "  record these changes with: CMD"
+    assert "0 regressed, 1 improved, 1 unchanged" in lines[-2]

@@ -1,0 +1,1 @@
+"""Unit tests of results/: the layers' lead."""
