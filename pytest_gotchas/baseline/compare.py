@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from ..results.baselines import (FAIL, PASS, CaseChange, Comparison, Entry, Header, MemberChange, Numerics,
                                  PairChange, UpdateStats)
 from ..results.rollup import ChapterRollup, PairResult, rollup
-from ..results.schema import CaseResult, ChapterInfo, ModelInfo
+from ..results.schema import BackendInfo, CaseResult, ChapterInfo, ModelInfo
 from ..results.verdict import Status, Verdict
 from .store import IDENTITY_FIELDS, Baseline, device_kind
 
@@ -26,7 +26,15 @@ def header_of(result: CaseResult, model: ModelInfo | None) -> Header | None:
     return Header(name=model.name, weights_sha256=model.weights_sha256, dtype=model.dtype,
                   softmax_dtype=result.runs[0].reading.softmax_dtype, device=device_kind(model.device),
                   hardware=model.hardware, numerics=model.numerics, torch=model.torch_version,
-                  transformers=model.transformers_version)
+                  transformers=model.transformers_version, backend=model.backend.name if model.backend else "",
+                  engine=engine_fact(model.backend) if model.backend else "")
+
+
+def engine_fact(backend: BackendInfo) -> str:
+    """The baseline header's engine: what besides the weights decides a backend's numbers, as key=value facts."""
+    return (f"{backend.package} {backend.version} platform={backend.platform} tp={backend.tensor_parallel} "
+            f"pp={backend.pipeline_parallel} executor={backend.executor or 'default'} "
+            f"batch_invariant={'on' if backend.batch_invariant else 'off'}")
 
 
 def run_header(results: Iterable[CaseResult], model: ModelInfo | None) -> Header | None:

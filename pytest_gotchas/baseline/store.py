@@ -44,9 +44,10 @@ DEFAULT_DIR = "baselines"
 HEADER_FIELDS = ("name", "weights_sha256", "dtype", "softmax_dtype", "device", "hardware", "numerics", "torch",
                  "transformers")
 # Written only when set: the opt-in checks the verdicts were computed with (absent: none, the write-up's method).
-OPTIONAL_FIELDS = ("checks",)
+# The backend (absent: transformers) and its engine's description (model/vllm.py).
+OPTIONAL_FIELDS = ("checks", "backend", "engine")
 # A different value in one of these makes the verdicts incomparable: the comparison is refused.
-IDENTITY_FIELDS = ("weights_sha256", "dtype", "softmax_dtype", "checks")
+IDENTITY_FIELDS = ("weights_sha256", "dtype", "softmax_dtype", "checks", "backend")
 COMMENT = """\
 # pytest-gotchas baseline: the pair verdicts `pytest --gotchas` compares every run with.
 # A pair that is `pass` here and no longer passes fails the run. Record intended changes with

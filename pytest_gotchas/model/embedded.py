@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .backend import TRANSFORMERS, split
 from .convert import Log, convert_gguf, one_line
 
 DEFAULT = "gemma-3-270m"
@@ -17,7 +18,11 @@ DEFAULT = "gemma-3-270m"
 
 def short_name(model: str | None) -> str:
     """The name a model goes by in item ids, reports and baseline file names: an embedded model's own, else the last
-    part of a hub id or path, without .gguf, made file-name-safe."""
+    part of a hub id or path, without .gguf, made file-name-safe; a model read through another backend than
+    transformers is named after it too (vllm:gemma-3-270m -> vllm-gemma-3-270m)."""
+    backend, own = split(model)
+    if backend != TRANSFORMERS:
+        return f"{backend}-{short_name(own)}"
     if model is None:
         return DEFAULT
     base = re.split(r"[/\\]+", model.strip().rstrip("/\\"))[-1]

@@ -93,6 +93,16 @@ def pytest_collection(session: pytest.Session) -> Any:
         return (yield)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Every case this process will run, by model, for the models that read them all at once (vLLM)."""
+    if PLUGIN not in session.config.stash:
+        return
+    from .nodes import GotchaItem
+
+    session.config.stash[PLUGIN].plan_run([(item.model, item.planned) for item in session.items
+                                           if isinstance(item, GotchaItem)])
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield

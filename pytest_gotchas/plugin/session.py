@@ -19,8 +19,9 @@ from ..model.embedded import short_names
 from ..report import terminal, wording
 from ..results.schema import CaseResult, ChapterInfo, ModelInfo, Timings
 from ..scoring.scorer import Clock, Scorer, process_timings
+from ..results.verdict import Status
 from ..truth import sandbox
-from ..truth.collect import Collector
+from ..truth.collect import Collector, Planned
 from . import wiring
 from .options import Settings
 from .warning import GotchasWarning
@@ -46,9 +47,11 @@ class GotchasSession:
         self._cache_dir: Path | None = None
         self._cache_asked = False
         self._collector: Collector | None = None
+        self.run_plan: dict[str, list[Planned]] = {}  # model -> the scored cases this process will put to it
         self.isolation_before = sandbox.current()  # put back at unconfigure (pytester runs in the test process)
         asking = config.getoption("help", False) or config.getoption("version", False)  # pytest --help: no probe
         if settings.enabled and not asking:  # confinement is a decision: strong unless asked otherwise, else an error
+            refuse_unsupported(config, settings, names, self.workers)  # what a backend cannot do, before any probe
             try:
                 sandbox.choose(settings.isolation, project=config.rootpath)
             except sandbox.Unavailable as error:
@@ -83,8 +86,16 @@ class GotchasSession:
         if model not in self.scorers:
             self.scorers[model] = wiring.scorer(self.settings, model, self.model_names[model], self.clock,
                                                 self.cache_dir, worker_id=self.worker_id, workers=self.workers,
-                                                log=_notice)
+                                                log=_notice, planned=lambda: self.run_plan.get(model, []))
         return self.scorers[model]
+
+    def plan_run(self, items: list[tuple[str, Planned]]) -> None:
+        """The (model, planned case) of every item this process will run, once collection is done: a model read
+        through vLLM reads all of its cases' contexts at its first case."""
+        self.run_plan = {}
+        for model, planned in items:
+            if planned.status == Status.SCORED:
+                self.run_plan.setdefault(model, []).append(planned)
 
     def take_notes(self, scorer: Scorer) -> list[str]:
         """A model's notes not said yet in this process."""
@@ -130,6 +141,17 @@ class GotchasSession:
                     info.case_ids.index(r.id) if r.id in info.case_ids else 0)
 
         return sorted(results, key=key)
+
+
+def refuse_unsupported(config: pytest.Config, settings: Settings, names: list[str | None], workers: int) -> None:
+    """What a backend of the run's models cannot do is one usage error at the start, naming the flag and the
+    backend (model/backend.py)."""
+    from ..model.backend import refusals
+
+    asked = getattr(config.option, "numprocesses", None) or 0  # the controller's -n; "auto" and "logical" count
+    problems = refusals(settings, names, workers=workers or (asked if isinstance(asked, int) else 2))
+    if problems:
+        raise pytest.UsageError("\n".join(problems))
 
 
 def make_run_gate(config: pytest.Config, values: Settings, models: list[str]) -> Gate:

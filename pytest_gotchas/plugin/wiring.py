@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..scoring.scorer import Clock, ModelSlot, Scorer, ScoringConfig
-from ..truth.collect import Collector
+from ..truth.collect import Collector, Planned
 from ..truth.execute import Cache, Limits
 from ..truth.interpreters import Finder
 from .options import Settings
@@ -27,16 +27,35 @@ def collector(settings: Settings, transcripts: Path | None) -> Collector:
 
 def scorer(settings: Settings, model_id: str, name: str | None, clock: Clock, cache_dir: Path | None, *,
            worker_id: str | None = None, workers: int = 0, log: Callable[[str], None] | None = None,
-           flag: str = "--gotchas-") -> Scorer:
-    """The scorer of one model of a run; its model loads on first use. `flag` spells the options that load errors
-    name (the tools drop "gotchas-")."""
+           flag: str = "--gotchas-", planned: Callable[[], list[Planned]] | None = None) -> Scorer:
+    """The scorer of one model of a run; its model loads on first use, through transformers or, for `vllm:NAME`,
+    through vLLM. `flag` spells the options that load errors name (the tools drop "gotchas-"); `planned` gives
+    every case the run scores with this model (a vLLM engine reads them all at once)."""
 
     def load() -> Any:
-        from ..model.load import ModelSpec, load_model
+        from ..model.backend import VLLM, refusals, split
+        from ..model.load import ModelLoadError, ModelSpec, load_model
 
         auto = settings.device == "auto"  # device_map="auto": one model over every GPU
         spec = ModelSpec(name=name, id=model_id, dtype=settings.dtype, device_map_auto=auto,
                          device=None if auto else settings.device, worker_id=worker_id, workers=workers, flag=flag)
+        if split(name)[0] == VLLM:
+            from ..model.vllm import load_vllm
+
+            problems = refusals(settings, [name], flag, workers)
+            if problems:
+                raise ModelLoadError(problems[0])
+            return load_vllm(spec, vllm_options(settings), settings.model_cache, log=log,
+                             lazy_tokenizer=cache_dir is not None)
         return load_model(spec, settings.model_cache, log=log, lazy_tokenizer=cache_dir is not None)
 
-    return Scorer(model_id=model_id, slot=ModelSlot(load, clock), config=scoring_config(settings, cache_dir))
+    return Scorer(model_id=model_id, slot=ModelSlot(load, clock), config=scoring_config(settings, cache_dir),
+                  planned=planned)
+
+
+def vllm_options(settings: Settings) -> Any:
+    from ..model.vllm import VllmOptions
+
+    return VllmOptions(tensor_parallel=settings.vllm_tensor_parallel, pipeline_parallel=settings.vllm_pipeline_parallel,
+                       executor=settings.vllm_executor, memory=settings.vllm_memory,
+                       batch_invariant=settings.vllm_batch_invariant)

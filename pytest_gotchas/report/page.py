@@ -20,7 +20,7 @@ from ..results.verdict import NOISE_FLOOR
 from .page_chapters import (KEYS, ChapterSection, Chip, Marks, Model, ModelRollup, chapter_sections, chips, counts,
                             model_label)
 from .page_runs import CURSOR
-from .wording import comparison_outcome, outcome_lines
+from .wording import backend_layout, batch_invariant_text, comparison_outcome, outcome_lines
 
 MCNEMAR = ("Exact McNemar test on the units one model gets right and the other does not: pairs (passed or not) and "
            "case verdicts (ok or not), never pooled across chapters. With fewer than 6 such units no split reaches "
@@ -181,6 +181,12 @@ def model_card(model: str, info: ModelInfo | None) -> ModelCard:
              Fact("device", info.device), Fact("hardware", info.hardware), Fact("bos", info.bos),
              Fact("torch", info.torch_version), Fact("transformers", info.transformers_version),
              Fact("loaded from", info.source, "mono")]
+    if info.backend is not None:  # read through vLLM: the engine, its layout and kernels, and their fingerprint
+        facts[1:1] = [Fact("backend", f"{info.backend.package} {info.backend.version} on {info.backend.platform}"),
+                      Fact("parallel layout", backend_layout(info.backend)),
+                      Fact("batch-invariant", batch_invariant_text(info.backend)),
+                      Fact("logits dtype", f"{info.backend.logits_dtype} (returned as float32)"),
+                      Fact("numerics", info.numerics, "mono")]
     name = info.name if info.name and info.name != model else None
     return ModelCard(model, f"model-{model}", name, [f for f in facts if f.value])
 
@@ -230,7 +236,8 @@ def baseline_marks(baselines: list[BaselineOutcome]) -> Marks:
     return marks
 
 
-RECORDED = ("name", "weights_sha256", "dtype", "softmax_dtype", "hardware", "numerics", "torch", "transformers")
+RECORDED = ("name", "weights_sha256", "dtype", "softmax_dtype", "hardware", "numerics", "torch", "transformers",
+            "backend", "engine")
 
 
 def baseline_section(outcome: BaselineOutcome) -> BaselineSection:

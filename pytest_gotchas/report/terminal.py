@@ -9,13 +9,14 @@ from ..baseline.compare import entry_of
 from ..results import onepass
 from ..results.hardware import slow_bfloat16
 from ..results.layers import lead
+from ..results.pairwise import differences
 from ..results.report import Report
 from ..results.rollup import ChapterRollup
 from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, CaseResult, Run, RunInfo
 from ..results.verdict import Status, Verdict, colour
 from .escape import escape
-from .wording import (Line, chapter_line, comparison_line, lead_text, one_pass_check_line, pct, probabilities,
-                      slow_bfloat16_line, stepped_line)
+from .wording import (Line, backend_text, chapter_line, comparison_line, differences_text, lead_text,
+                      one_pass_check_line, pct, probabilities, slow_bfloat16_line, stepped_line)
 
 _PLAIN: dict[str, bool] = {}
 NEGLIGIBLE = 5e-4  # the text reading's unfollowed mass is named from 0.05% on
@@ -120,6 +121,8 @@ def _summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
         yield (f"[{chapter.model}] " if several else "") + chapter_line(chapter), {"bold": True}
     yield from _surface_lines(report)
     yield from _comparison_lines(report)
+    yield from _difference_lines(report)
+    yield from _backend_lines(report)
     yield from _reading_line(report.results)
     yield from _softmax_line(report.results)
     yield from _one_pass_lines(report)
@@ -268,6 +271,27 @@ def _comparison_lines(report: Report) -> Iterator[Line]:
     yield "models compared per chapter (exact McNemar on the units one gets right and the other does not):", _PLAIN
     for c in comparisons:
         yield f"  {c.chapter}: {comparison_line(c)}", {"green": True} if c.shown else _PLAIN
+
+
+def _difference_lines(report: Report) -> Iterator[Line]:
+    """Each two models: the case verdicts and pair results that differ, named (and, for one model's weights read
+    two ways, the largest |dP|)."""
+    if len(report.model_ids) < 2:
+        return
+    infos = report.models
+    same = {(a, b) for a in infos for b in infos
+            if a != b and infos[a].weights_sha256 == infos[b].weights_sha256}
+    for found in differences(report.chapters, same):
+        yield differences_text(found), _PLAIN
+
+
+def _backend_lines(report: Report) -> Iterator[Line]:
+    """A model read through vLLM says how, with its numerics fingerprint."""
+    several = len(report.model_ids) > 1
+    for info in report.model_infos:
+        if info.backend is not None:
+            yield ((f"[{info.id}] " if several else "") + backend_text(info.backend)
+                   + f"; numerics {info.numerics}"), _PLAIN
 
 
 def _unscored(case: CaseResult, width: int) -> Iterator[Line]:

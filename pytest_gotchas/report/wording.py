@@ -15,7 +15,8 @@ from ..results.baselines import (ANY_MODEL_FLAG, UPDATE_FLAG, BaselineOutcome, C
 from ..results.hardware import SlowBfloat16
 from ..results.layers import TIE, Lead, Stretch
 from ..results.onepass import OnePassCheck, ReadingDifference, Stepped
-from ..results.pairwise import ModelComparison
+from ..results.pairwise import Differences, ModelComparison
+from ..results.schema import BackendInfo
 from ..results.rollup import ChapterRollup
 
 Line = tuple[str, dict[str, bool]]
@@ -61,6 +62,45 @@ def comparison_line(c: ModelComparison) -> str:
     counts = (f"{c.unit}: {c.a} only {c.a_only}, {c.b} only {c.b_only}, both {c.both}, neither {c.neither}; "
               f"p = {c.p_value:.3g}")
     return f"{counts}: {comparison_outcome(c)}"
+
+
+def differences_text(d: Differences) -> str:
+    """Which case verdicts and pair results two models of a run answer differently, each named."""
+    cases = ", ".join(f"{key} {va} -> {vb}" for key, va, vb in d.cases)
+    pairs = ", ".join(f"{key} {'pass' if pa else 'FAIL'} -> {'pass' if pb else 'FAIL'}" for key, pa, pb in d.pairs)
+    text = (f"{d.a} -> {d.b}: {len(d.cases)} of {d.cases_compared} case verdicts differ" + (f" ({cases})" if cases else "")
+            + f"; {len(d.pairs)} of {d.pairs_compared} pairs" + (f" ({pairs})" if pairs else ""))
+    if d.largest_dp is not None:
+        text += f"; same weights, largest |dP| {d.largest_dp:.4f} ({d.largest_at})"
+    return text
+
+
+def backend_layout(backend: BackendInfo) -> str:
+    return (f"tensor parallel {backend.tensor_parallel} x pipeline parallel {backend.pipeline_parallel}, executor "
+            f"{backend.executor or 'default'}")
+
+
+def batch_invariant_text(backend: BackendInfo) -> str:
+    if backend.batch_invariant:
+        return "on"
+    return "off" + (f" ({backend.batch_invariant_note})" if backend.batch_invariant_note else "")
+
+
+def backend_summary(backend: BackendInfo) -> str:
+    """One line: the engine, its layout and its kernels' mode."""
+    return (f"{backend.package} {backend.version} on {backend.platform}; {backend_layout(backend)}; "
+            f"batch-invariant {batch_invariant_text(backend)}")
+
+
+def backend_text(backend: BackendInfo) -> str:
+    """How a model read through another backend than transformers was read, in one line."""
+    logits = (f"logits computed in {backend.logits_dtype} by the engine, returned as float32 (exact), softmax in "
+              "the model's dtype and in float32 by the plugin, as for transformers")
+    if backend.logits_dtype == "float32":
+        logits = ("logits returned in float32 that the model's dtype cannot hold: the model-dtype softmax rounds "
+                  "them first")
+    return (f"read through {backend_summary(backend)}; prefix caching {'on' if backend.prefix_caching else 'off'}; "
+            f"{logits}")
 
 
 def stretch_text(stretch: Stretch) -> str:

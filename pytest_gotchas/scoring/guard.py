@@ -87,3 +87,17 @@ class Guard:
 
 
 _GUARDS: weakref.WeakKeyDictionary[Any, Guard] = weakref.WeakKeyDictionary()
+
+
+class _NoGuard:
+    """For a model with no torch module to hook (read through vLLM): its positions are the engine's to refuse, its
+    probabilities are still checked for NaN by the scorer."""
+
+    positions: int | None = None
+    non_finite = False
+
+    def reset(self) -> None:
+        pass
+
+
+NO_GUARD = _NoGuard()

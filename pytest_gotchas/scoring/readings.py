@@ -165,7 +165,8 @@ def read_cut(cut: Cut, rows: Probabilities, dtype: str, other_dtype: str | None,
 
 def score_batch(loaded: Any, cuts: list[Cut] | list[CutPlan], softmax_dtype: str | None = None, top_k: int = 5,
                 batch_size: int = 1, decoded: dict[int, str] | None = None, vocab: Callable[[], Vocab] | None = None,
-                main: str = TOKEN, precision: Any = None, check: bool = False, refeed: int = REFEED) -> Batch:
+                main: str = TOKEN, precision: Any = None, check: bool = False, refeed: int = REFEED,
+                rows_of: Callable[[str, int, int, int], Any] | None = None) -> Batch:
     """Every reading of several cuts: one full pass per distinct prompt, every other context read from it (an
     earlier position, or an incremental step on its KV cache; see OnePassRows).
 
@@ -179,13 +180,15 @@ def score_batch(loaded: Any, cuts: list[Cut] | list[CutPlan], softmax_dtype: str
     the reading the verdict comes from: ``other-softmax`` is that reading through the other softmax dtype, and with
     a float32 copy of the model as ``precision`` the reading ``precision`` is that reading computed in float32.
     ``check``: also compute every reading again with separate full passes (Rows), into each Scored's ``checked``.
+    ``rows_of(softmax dtype, batch_size, top_k, refeed)``: the rows of another backend (scoring/vllm_rows.py).
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
     cuts = [cut if isinstance(cut, Cut) else Cut(cut) for cut in cuts]
     plans = [cut.plan for cut in cuts]
     dtype = resolve_softmax_dtype(loaded.model, softmax_dtype)
-    rows = OnePassRows(loaded.model, dtype, batch_size, top_k, refeed)
+    rows = (OnePassRows(loaded.model, dtype, batch_size, top_k, refeed) if rows_of is None
+            else rows_of(dtype, batch_size, top_k, refeed))
     rows.prompts(plans)
     exact = OnePassRows(precision, "float32", batch_size, top_k, refeed) if precision is not None else None
     if exact is not None:

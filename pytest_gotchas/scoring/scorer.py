@@ -118,6 +118,8 @@ class ModelSlot:
         if loaded is not None:  # its tokenizer's cost stays counted
             self.clock.seconds["tokenizer_load"] += loaded.tokenizer_seconds
             self.clock.tokenizer_loaded |= loaded.tokenizer_loaded
+        if loaded is not None and hasattr(loaded, "close"):  # an engine (model/vllm.py) shuts down its workers
+            loaded.close()
         del loaded
         gc.collect()
         torch = sys.modules.get("torch")
@@ -126,10 +128,17 @@ class ModelSlot:
 
 
 class Scorer:
-    """One model of the run: scores planned cases, and describes the model once it has scored one."""
+    """One model of the run: scores planned cases, and describes the model once it has scored one.
 
-    def __init__(self, *, model_id: str, slot: ModelSlot, config: ScoringConfig) -> None:
+    `planned` gives every case the run will score with this model (the session's collected items); a model read
+    through vLLM reads all of their contexts at the first score, in as few generate calls as the readings allow
+    (scoring/vllm_rows.prefetch), and each case is then scored from what it read.
+    """
+
+    def __init__(self, *, model_id: str, slot: ModelSlot, config: ScoringConfig,
+                 planned: Callable[[], list[Planned]] | None = None) -> None:
         self.model_id, self.slot, self.config = model_id, slot, config
+        self._planned = planned
         self.clock = slot.clock
         self.notes: list[str] = []  # said once per run: a convention of the model that looks wrong
         self.model_info: ModelInfo | None = None
@@ -141,8 +150,10 @@ class Scorer:
         from .guard import TooLong
 
         loaded = self.slot.get()
+        if self._planned is not None:
+            self._prefetch(loaded)
         guard = self._guarded(loaded)
-        texts = [(p.transcript.prompt, str(p.correct), str(p.wrong)) for p in plan.prompts]
+        texts = _texts(plan)
         try:
             cuts, scores = self._read(loaded, plan, texts)
             per_layer = self._layers(loaded, cuts, texts) if self.config.layers else [[] for _ in cuts]
@@ -182,8 +193,10 @@ class Scorer:
 
     def _guarded(self, loaded: Any) -> Any:
         """The guard on this model (guard.py), installed once per model, reset for each case."""
-        from .guard import Guard
+        from .guard import NO_GUARD, Guard
 
+        if getattr(loaded, "backend", None) == "vllm":  # no torch model here to hook: the readings are checked
+            return NO_GUARD
         self._guard = Guard.of(loaded.model)
         self._guard.reset()
         return self._guard
@@ -209,6 +222,29 @@ class Scorer:
                 f"model {_name(loaded)!r} (max_position_embeddings in its config): no forward pass is run and the "
                 "case has no verdict; shorten its transcript (the chapter's primer and prelude count too)")
 
+    def _prefetch(self, loaded: Any) -> None:
+        """Once: every planned case's contexts through the engine of a model read through vLLM (nothing for a
+        transformers model, which runs each case's contexts as it scores it). A case that cannot be read is left to
+        say why when it is scored itself."""
+        planned, self._planned = self._planned, None
+        if getattr(loaded, "backend", None) != "vllm" or planned is None:
+            return
+        from .vllm_rows import prefetch
+
+        def job(plan: Planned) -> Callable[[], None]:
+            def read() -> None:
+                try:
+                    self._read(loaded, plan, _texts(plan))
+                except ModelUnavailable:
+                    raise
+                except GotchasError:
+                    pass
+
+            return read
+
+        calls, _ = prefetch(loaded, [job(plan) for plan in planned()], lambda: self.clock.phase("forward"))
+        self.clock.forward_calls += calls
+
     def _read(self, loaded: Any, plan: Planned, texts: list[tuple[str, str, str]]) -> tuple[list[Any], Any]:
         """The cut plans (cached, or asked of the tokenizer) and the readings of every prompt of the case."""
         from ..model.load import ModelLoadError
@@ -233,7 +269,7 @@ class Scorer:
                                      batch_size=config.batch_size, decoded=decoded,
                                      vocab=lambda: vocab.get(lambda: loaded.tokenizer), main=config.reading,
                                      precision=loaded.float32() if config.precision_check else None,
-                                     check=config.one_pass_check)
+                                     check=config.one_pass_check, rows_of=_rows_of(loaded))
         except CutError as error:
             raise GotchasError(f"{plan.where}: {error}") from None
         except VocabError as error:
@@ -331,6 +367,20 @@ def _non_finite(plan: Planned, loaded: Any, guard: Any, found: str) -> str:
     return (f"{plan.where}: model {_name(loaded)!r} gave non-finite {what} at the cut{detail}: no verdict can come "
             "from them, so the case has none and nothing of it is recorded. Check the model's weights, or its dtype "
             "(float16 overflows past 65504: try --gotchas-dtype bfloat16 or float32)")
+
+
+def _texts(plan: Planned) -> list[tuple[str, str, str]]:
+    return [(p.transcript.prompt, str(p.correct), str(p.wrong)) for p in plan.prompts]
+
+
+def _rows_of(loaded: Any) -> Callable[[str, int, int, int], Any] | None:
+    """Where the probabilities come from: the transformers model's forward passes (None: readings.Rows), or the
+    vLLM engine's logits rows."""
+    if getattr(loaded, "backend", None) != "vllm":
+        return None
+    from .vllm_rows import rows_of
+
+    return rows_of(loaded)
 
 
 def _conventions(loaded: Any, bos: str | None, mode: str) -> list[str]:

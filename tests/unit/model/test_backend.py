@@ -1,0 +1,76 @@
+"""model/backend.py: which backend a model name chooses, its short name, and what the vLLM backend refuses. Pure: runs
+without vLLM installed."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from pytest_gotchas.model.backend import TRANSFORMERS, VLLM, refusals, split
+from pytest_gotchas.model.embedded import DEFAULT, short_name, short_names
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("vllm:gemma-3-270m", (VLLM, "gemma-3-270m")),
+    ("vllm: google/gemma-3-270m ", (VLLM, "google/gemma-3-270m")),
+    ("vllm:", (VLLM, None)),
+    ("gemma-3-270m", (TRANSFORMERS, "gemma-3-270m")),
+    (None, (TRANSFORMERS, None)),
+    ("/models/vllm:odd", (TRANSFORMERS, "/models/vllm:odd")),  # only a leading vllm: chooses the backend
+])
+def test_split(name: str | None, expected: tuple[str, str | None]) -> None:
+    assert split(name) == expected
+
+
+def test_a_vllm_model_is_a_model_of_its_own() -> None:
+    assert short_name("vllm:gemma-3-270m") == "vllm-gemma-3-270m"
+    assert short_name("vllm:") == f"vllm-{DEFAULT}"
+    assert short_name("vllm:org/Some-Model.gguf") == f"vllm-{short_name('org/Some-Model.gguf')}"
+    assert short_names(["gemma-3-270m", "vllm:gemma-3-270m"]) == ["gemma-3-270m", "vllm-gemma-3-270m"]
+
+
+def settings(**values: object) -> SimpleNamespace:
+    return SimpleNamespace(**{"layers": False, "precision_check": False, "one_pass_check": False, "device": None,
+                              **values})
+
+
+def test_a_transformers_run_refuses_nothing() -> None:
+    assert refusals(settings(layers=True, precision_check=True, device="mps"), ["gemma-3-270m", None], workers=2) == []
+
+
+@pytest.mark.parametrize("setting, flag", [("layers", "--gotchas-layers"),
+                                           ("precision_check", "--gotchas-precision-check"),
+                                           ("patch", "--gotchas-patch"),
+                                           ("one_pass_check", "--gotchas-one-pass-check")])
+def test_each_unsupported_option_is_named_with_the_backend(setting: str, flag: str) -> None:
+    (message,) = refusals(settings(**{setting: True}), ["gemma-3-270m", "vllm:gemma-3-270m"])
+    assert message.startswith(f"{flag} cannot be used with the vllm backend (vllm:gemma-3-270m): ")
+
+
+def test_every_refusal_at_once_and_xdist_workers() -> None:
+    messages = refusals(settings(layers=True, precision_check=True, device="auto"), ["vllm:x"], workers=2)
+    assert [m.split(" cannot")[0] for m in messages] == ["--gotchas-layers", "--gotchas-precision-check",
+                                                        "--gotchas-device auto", "-n 2"]
+
+
+@pytest.mark.parametrize("device", [None, "cpu", "cuda"])
+def test_a_device_vllm_can_place_itself_on_is_not_refused(device: str | None) -> None:
+    assert refusals(settings(device=device), ["vllm:x"]) == []
+
+
+def test_the_tools_spell_their_flags_without_gotchas() -> None:
+    (message,) = refusals(settings(layers=True), ["vllm:x"], flag="--")
+    assert message.startswith("--layers cannot be used with the vllm backend")
+
+
+def test_nothing_imports_vllm_until_a_vllm_model_loads() -> None:
+    """The backend's choice, the options and the scorer import no vLLM: a transformers run never does."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import pytest_gotchas.plugin.hooks, pytest_gotchas.plugin.wiring, "
+            "pytest_gotchas.scoring.scorer, pytest_gotchas.model.backend, pytest_gotchas.report.terminal; "
+            "print('vllm' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
