@@ -7,12 +7,15 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import jsonschema
 import pytest
 from helpers.browser import between, row, text_of
 
 from pytest_gotchas.report import html
 from pytest_gotchas.report.page_runs import CURSOR
-from pytest_gotchas.results.report import from_data
+from pytest_gotchas.results.report import SCHEMA_FILE, from_data
+
+SCHEMA = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
 
 HEADER = """\
 chapter: demo
@@ -89,6 +92,7 @@ def test_plugin_writes_html_and_junit_properties(pytester: pytest.Pytester, writ
     assert result.parseoutcomes() == {"ok": 3, "MISS": 1}
 
     data = json.loads((pytester.path / "out" / "result.json").read_text(encoding="utf-8"))
+    jsonschema.validate(data, SCHEMA)  # a subprocess run: the conftest cannot see its writes
     page = (pytester.path / "out" / "report.html").read_text(encoding="utf-8")
     assert page == html.render(from_data(data))  # the page is a view of the JSON's data, nothing more
     shown = text_of(page)

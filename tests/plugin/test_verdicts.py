@@ -6,10 +6,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 from helpers.reportdata import PRIMED, WINDOW_RULES  # the primed chapter: the last primer answer decides
 from helpers.results import comparable_report
 from helpers.tinymodel import build_tiny_model
+
+from pytest_gotchas.results.report import SCHEMA_FILE
+
+SCHEMA = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
 
 pytest.importorskip("transformers")
 
@@ -123,6 +128,7 @@ def test_json_report_carries_every_number(run, pytester: pytest.Pytester) -> Non
     assert result.ret == pytest.ExitCode.OK
     data = json.loads((pytester.path / "out.json").read_text())
     assert {"format", "models", "chapters", "cases", "pairs", "rollups"} <= set(data)
+    jsonschema.validate(data, SCHEMA)  # a subprocess run: the conftest cannot see its writes
     assert data["models"][0]["dtype"] == "bfloat16" and data["models"][0]["device"] == "cpu"
     case = next(c for c in data["cases"] if c["id"] == "swayed")
     assert {"id", "chapter", "verdict", "runs"} <= set(case)
@@ -138,8 +144,9 @@ def test_json_report_carries_every_number(run, pytester: pytest.Pytester) -> Non
     assert healed["plain"]["p_correct"] is not None
     assert {f'{p["chapter"]}/{p["id"]}': p["passed"] for p in data["pairs"]} == {
         "demo/good-pair": True, "demo/bad-pair": False, "primed/mixed": False}
-    assert [c["line"] for c in data["chapters"]] == ["verdicts on a tiny model: 1/2 pairs",
-                                                     "ch.1 primers decide: 0/1 pairs"]
+    assert [c["label"] for c in data["chapters"]] == ["verdicts on a tiny model", "ch.1 primers decide"]
+    assert [(r["chapter"], r["pairs_passed"], r["pairs_counted"]) for r in data["rollups"]] == [
+        ("demo", 1, 2), ("primed", 0, 1)]
 
 
 def test_float32_softmax_is_recorded(run, pytester: pytest.Pytester) -> None:
