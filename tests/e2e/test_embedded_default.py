@@ -12,6 +12,7 @@ from helpers.results import token
 
 from pytest_gotchas.model.embedded import MODELS
 from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model
+from pytest_gotchas.results.schema import TopToken
 from pytest_gotchas.scoring.cut import plan_cut
 from pytest_gotchas.scoring.readings import score, score_batch
 
@@ -40,9 +41,9 @@ def test_embedded_default_model(embedded: LoadedModel) -> None:
     assert plan.kind == "plain"
     assert tok.convert_ids_to_tokens(plan.context_ids[0]) == "<bos>"
     result = score(embedded, plan)
-    assert result.top[0] == ["True", 0.62890625]
+    assert result.top[0] == TopToken("True", 0.62890625)
     assert (token(result).p_correct, token(result).p_wrong) == (0.62890625, 0.31640625)
-    assert result.top[1] == ["False", 0.31640625]
+    assert result.top[1] == TopToken("False", 0.31640625)
 
     chain = plan_cut(tok, "[{'", "k", ".")
     assert chain.kind == "chain"

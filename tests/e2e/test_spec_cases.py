@@ -110,7 +110,7 @@ def test_every_token_reading_equals_separate_plain_passes(full_run: tuple[dict, 
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     data, _, _ = full_run
-    folder = data["model"]["source"]
+    folder = data["models"][0]["source"]
     tokenizer = AutoTokenizer.from_pretrained(folder)
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.bfloat16).eval()
 
