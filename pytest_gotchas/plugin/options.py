@@ -166,6 +166,10 @@ OPTIONS = (
     Option("one_pass_check", "also compute every reading again with separate full forward passes (one per context, "
            "as before one-pass scoring) and list every reading and case verdict that differs from the one-pass "
            "reading (earlier positions of the prompt's pass, KV-cached steps)", False, kind="flag"),
+    Option("patch", "also patch every selected pair (both members selected) in both directions: each decoder "
+           "layer's output at each aligned position of the target replaced by the source's, the logit difference "
+           "of the target's candidates read at its cut (activation patching: which tokens and layers carry the "
+           "answer)", False, kind="flag"),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 
@@ -196,6 +200,7 @@ class Settings:
     variants: bool = False
     precision_check: bool = False
     one_pass_check: bool = False
+    patch: bool = False
 
     @property
     def model_cache(self) -> Path:
