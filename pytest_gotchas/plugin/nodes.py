@@ -19,6 +19,7 @@ from ..report import wording
 from ..report.escape import escape
 from ..results.schema import CaseResult
 from ..results.verdict import Status
+from ..scoring.pairpatch import Partner
 from ..scoring.scorer import GotchasError
 from ..truth.collect import Planned
 from ..truth.execute import ExecutionError
@@ -87,7 +88,7 @@ class GotchaItem(pytest.Item):
                                             _use_item_location=True)
             return
         scorer = self.funcargs[MODEL_FIXTURE]  # type: ignore[attr-defined]
-        self.result = scorer.score(planned)
+        self.result = scorer.score(planned, self.partners() if scorer.config.patch else ())
         for note in gotchas.take_notes(scorer):
             warnings.warn_explicit(GotchasWarning(escape(note, lines=True)), category=None, filename=str(self.path),
                                    lineno=planned.case.line)
@@ -96,6 +97,24 @@ class GotchaItem(pytest.Item):
             self.session.shouldstop = stop
         if failure:
             raise GotchasError(failure)
+
+    def partners(self) -> list[Partner]:
+        """--gotchas-patch: the pairs (and twins) this case is the last member of in chapter order, whose other
+        member is selected too (``-k``) and scored, for the same model. Every process collects every item, so the
+        item computes its pairs wherever it runs (xdist), and a serial run gives the same cells."""
+        info, me = self.planned.info, self.planned.case.id
+        order = {case_id: n for n, case_id in enumerate(info.case_ids)}
+        selected = {i.planned.case.id: i.planned for i in self.session.items
+                    if isinstance(i, GotchaItem) and i.parent is self.parent and i.model == self.model}
+        found = []
+        for twin, groups in ((False, info.pairs), (True, info.twins)):
+            for group, members in groups.items():
+                if len(members) != 2 or me not in members or max(members, key=lambda m: order.get(m, -1)) != me:
+                    continue
+                other = selected.get(members[0] if members[1] == me else members[1])
+                if other is not None and other.status == Status.SCORED:
+                    found.append(Partner(group, twin, other))
+        return found
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, GotchasError):

@@ -194,6 +194,10 @@ OPTIONS = (
            "prompt's numbers do not depend on the prompts batched with it: auto is on where vLLM supports them "
            "(CUDA GPUs of compute capability 8.0 or more), off elsewhere (the CPU)", "auto",
            choices=BATCH_INVARIANT),
+    Option("patch", "also patch every selected pair (both members selected) in both directions: each decoder "
+           "layer's output at each aligned position of the target replaced by the source's, the logit difference "
+           "of the target's candidates read at its cut (activation patching: which tokens and layers carry the "
+           "answer)", False, kind="flag"),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 
@@ -229,6 +233,7 @@ class Settings:
     vllm_executor: str | None = None
     vllm_memory: float | None = None
     vllm_batch_invariant: str = "auto"
+    patch: bool = False
 
     @property
     def model_cache(self) -> Path:

@@ -16,8 +16,9 @@ from ..results.hardware import SlowBfloat16
 from ..results.layers import TIE, Lead, Stretch
 from ..results.onepass import OnePassCheck, ReadingDifference, Stepped
 from ..results.pairwise import Differences, ModelComparison
-from ..results.schema import BackendInfo
+from ..results.patching import carried_from, strongest
 from ..results.rollup import ChapterRollup
+from ..results.schema import BackendInfo, Patching
 
 Line = tuple[str, dict[str, bool]]
 RED: dict[str, bool] = {"red": True}
@@ -346,3 +347,38 @@ def slow_bfloat16_line(slow: SlowBfloat16) -> str:
             f"emulated and several times slower than float32{cost}. For the write-up's bfloat16 numbers faster, run "
             "on a GPU or a CPU with AVX-512-BF16 or AMX; --gotchas-dtype float32 is fast here but gives other "
             "numbers (its own baseline file; docs/determinism.md).")
+
+
+def _span(positions: list[int]) -> str:
+    if not positions:
+        return ""
+    if positions == list(range(positions[0], positions[-1] + 1)):
+        return str(positions[0]) if len(positions) == 1 else f"{positions[0]}-{positions[-1]}"
+    return ",".join(map(str, positions))
+
+
+def patching_line(p: Patching) -> str:
+    """One patched direction (--gotchas-patch): the cell that restores most of the effect, from which layer the last
+    position carries it, and what could not be aligned."""
+    primer = f" [{p.primer}]" if p.primer else ""
+    head = f"{p.source} -> {p.target}{primer}: "
+    effect = f"logit difference {p.unpatched:+g} on {p.target}, {p.source_value:+g} from {p.source}"
+    best = strongest(p)
+    if p.source_value == p.unpatched:
+        text = f"no effect to restore ({effect})"
+    elif best is None:
+        text = f"only the last position aligned ({effect})"
+    elif best.fraction <= 0:
+        text = f"no position before the cut restores any of the effect ({effect})"
+    else:
+        text = (f"layer {best.layer} at {best.token!r} (position {best.position[1]}) restores "
+                f"{best.fraction * 100:.0f}% of the effect ({effect})")
+    carried = carried_from(p)
+    if carried is not None:
+        text += f"; the last position carries it from layer {carried} of {p.layers[-1]}"
+    left = [f"{side} positions {_span(positions)}" for side, positions in
+            (("source", p.unaligned_source), ("target", p.unaligned_target)) if positions]
+    if left:
+        shown = len(p.positions)
+        text += f"; not aligned (middles of unequal length): {', '.join(left)}; {shown} aligned"
+    return head + text

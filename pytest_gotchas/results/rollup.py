@@ -4,11 +4,11 @@ neither are models: every rollup is of one chapter for one model."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from pydantic.dataclasses import dataclass as typed
 
-from .schema import CaseResult, ChapterInfo
+from .schema import CaseResult, ChapterInfo, Patching
 from .verdict import Verdict
 
 
@@ -20,6 +20,7 @@ class PairResult:
     verdicts: list[str | None]  # None: the member did not run or was not scored
     passed: bool | None  # None: incomplete, not counted
     model: str | None = None
+    patching: list[Patching] = field(default_factory=list)  # --gotchas-patch: both directions, per primer
 
     @property
     def key(self) -> str:
@@ -34,6 +35,7 @@ class TwinResult:
     verdicts: list[str | None]
     agree: bool | None
     model: str | None = None
+    patching: list[Patching] = field(default_factory=list)  # --gotchas-patch: both directions, per primer
 
 
 @dataclass
@@ -99,10 +101,17 @@ def rollup(results: list[CaseResult], chapters: Mapping[str, ChapterInfo]) -> li
         for pair_id, members in info.pairs.items():
             vs = [verdicts.get(m) for m in members]
             passed = None if None in vs or len(vs) < 2 else all(v == Verdict.OK for v in vs)
-            pairs.append(PairResult(name, pair_id, list(members), vs, passed, model))
+            pairs.append(PairResult(name, pair_id, list(members), vs, passed, model,
+                                    _patching(cases, pair_id, twin=False)))
         twins = []
         for twin_id, members in info.twins.items():
             vs = [verdicts.get(m) for m in members]
-            twins.append(TwinResult(name, twin_id, list(members), vs, None if None in vs else vs[0] == vs[1], model))
+            twins.append(TwinResult(name, twin_id, list(members), vs, None if None in vs else vs[0] == vs[1], model,
+                                    _patching(cases, twin_id, twin=True)))
         rollups.append(ChapterRollup(info, cases, pairs, twins, model))
     return rollups
+
+
+def _patching(cases: list[CaseResult], group: str, twin: bool) -> list[Patching]:
+    """The patching a member carries for this pair (or twin): whichever process scored the last member made it."""
+    return [p for case in cases for p in case.patching if p.group == group and p.twin == twin]

@@ -197,6 +197,41 @@ class Run:
         return Judged(self.primer, self.verdict, precision.verdict if precision else None, self.variant)
 
 
+@dataclass
+class Patching:
+    """One direction of a pair (or twin) patched (--gotchas-patch, scoring/patching.py): the metric
+    logit(target's correct) - logit(target's wrong) at the target's cut, with layer ``layers[i]``'s output at target
+    position ``positions[j][1]`` replaced by the source's at ``positions[j][0]``; ``cells[i][j]`` is its value."""
+
+    source: str  # case id
+    target: str
+    primer: str | None
+    source_ids: list[int]  # the full context token ids each member's cut is read from (BOS included)
+    target_ids: list[int]
+    candidate_ids: list[int]  # [correct, wrong] of the target: the first tokens of its token reading
+    layers: list[int]  # numbered as --gotchas-layers: layer k is the output of the k-th decoder layer
+    positions: list[list[int]]  # aligned [s, t], t ascending, from the first differing token to the cut
+    tokens: list[str]  # the target's token text at each t
+    unpatched: float  # the metric on the target's own pass
+    source_value: float  # the same metric (the target's two ids) on the source's own pass
+    cells: list[list[float]]  # one list per layer, one value per position
+    method: str  # how the cells were computed: "layer-batch" or "full" (scoring/patching.py)
+    group: str = ""  # the pair's (or twin's) id
+    twin: bool = False  # a twin (PEP 289), not a pair
+    # What could not be aligned (scoring/align.py): positions past the shared prefix without a counterpart.
+    unaligned_source: list[int] = field(default_factory=list)
+    unaligned_target: list[int] = field(default_factory=list)
+    prefix: int = 0  # shared leading tokens (their cells equal unpatched: checked, not shown)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def fractions(self) -> list[list[float | None]]:
+        """Each cell as the fraction of the effect restored, (cell - unpatched) / (source_value - unpatched);
+        None when the source's value equals the target's (no effect to restore)."""
+        effect = self.source_value - self.unpatched
+        return [[(c - self.unpatched) / effect if effect else None for c in row] for row in self.cells]
+
+
 @dataclass(frozen=True)
 class SeedOutput:
     """What an unscored case printed under one hash seed."""
@@ -221,6 +256,9 @@ class CaseResult:
     # The case verdict by each reading every run has (the main one included), without the precision check: which
     # verdicts the way of reading decides.
     reading_verdicts: dict[str, str] = field(default_factory=dict)
+    # --gotchas-patch: the pairs (and twins) this case is the last member of, patched in both directions by the
+    # process that scored it (under xdist the other member may be another worker's); the rollup puts them on the pair.
+    patching: list[Patching] = field(default_factory=list)
 
     @property
     def key(self) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -26,7 +26,7 @@ from ..results.schema import CaseResult, LayerReading, ModelInfo, Run, Timings
 from ..results.verdict import NonFiniteProbability, case_verdict
 from ..truth.collect import Planned
 
-PHASES = ("collection", "model_load", "tokenizer_load", "cuts", "forward", "layers", "report")
+PHASES = ("collection", "model_load", "tokenizer_load", "cuts", "forward", "layers", "patching", "report")
 
 
 class GotchasError(Exception):
@@ -49,6 +49,7 @@ class ScoringConfig:
     precision_check: bool = False
     layers: bool = False
     one_pass_check: bool = False  # also every reading with separate full passes, kept as "<name>/separate"
+    patch: bool = False  # activation patching of the pairs (and twins) a case is the last member of (pairpatch.py)
     cache_dir: Path | None = None  # cut plans and token texts; None: none kept, and the tokenizer loads eagerly
 
 
@@ -146,7 +147,9 @@ class Scorer:
         self._vocab: Any = None
         self._guard: Any = None
 
-    def score(self, plan: Planned) -> CaseResult:
+    def score(self, plan: Planned, partners: Sequence[Any] = ()) -> CaseResult:
+        """The case's result; with --gotchas-patch also the patching of the pairs it is the last member of
+        (``partners``: pairpatch.Partner)."""
         from .guard import TooLong
 
         loaded = self.slot.get()
@@ -188,8 +191,32 @@ class Scorer:
         # which verdicts the way of reading decides (and, with the one-pass check, the way of computing it).
         alternatives = {name: case_verdict([r.judged(name) for r in runs]).verdict
                         for name in runs[0].readings if judged_alone(name) and all(name in r.readings for r in runs)}
+        patching = self._patch(loaded, plan, cuts, list(partners)) if self.config.patch and partners else []
         return plan.result(verdict=judgement.verdict, qualifiers=list(judgement.qualifiers), runs=runs,
-                           reading_verdicts=alternatives, model=self.model_id)
+                           reading_verdicts=alternatives, model=self.model_id, patching=patching)
+
+    def _patch(self, loaded: Any, plan: Planned, cuts: list[Any], partners: list[Any]) -> list[Any]:
+        """pairpatch.py on this model; a failed exactness check is an error naming the pair, a model whose decoder
+        layers cannot be found stops the session with one message that names its class."""
+        from .pairpatch import patch_partners
+        from .patching import CheckError, PatchingError
+
+        def cuts_of(other: Planned) -> list[Any]:
+            texts = [(p.transcript.prompt, str(p.correct), str(p.wrong)) for p in other.prompts]
+            cut_cache = self._caches(loaded)[0]
+            with self.clock.phase("cuts", exclude=self.slot.tokenizer_seconds):
+                return [hit[0] if (hit := cut_cache.get(*t)) else self._plan(loaded, *t) for t in texts]
+
+        def decode(token: int) -> str:
+            return str(loaded.tokenizer.decode([token]))
+
+        try:
+            with self.clock.phase("patching", exclude=self.slot.tokenizer_seconds):
+                return patch_partners(loaded.model, plan, cuts, partners, cuts_of, decode)
+        except CheckError as error:
+            raise GotchasError(str(error)) from None
+        except PatchingError as error:
+            raise self.slot.fail(f"{error}; run without --gotchas-patch") from None
 
     def _guarded(self, loaded: Any) -> Any:
         """The guard on this model (guard.py), installed once per model, reset for each case."""

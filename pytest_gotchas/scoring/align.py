@@ -1,0 +1,107 @@
+"""Which position of the source stands for which position of the target, when a pair is patched (pure: no torch,
+no tokenizer; patching.py uses it, and so do the reports' descriptions of what aligned).
+
+Patching puts the source's residual stream at position s into the target's at position t; that is only meaningful
+when s and t play the same part in both programs. Position i is not position i once the members differ in length
+(TransformerLens's patching asks for equal lengths; nnsight's left-padded batches shift positions, its issue #672),
+so the alignment is explicit and what cannot be aligned is listed, never guessed:
+
+- the shared prefix, position by position (its activations are identical in both members: causal attention);
+- the shared suffix, counted from the end (the prefix wins where the two would overlap: a token is counted once);
+- the differing middle, position by position, only when it has the same length on both sides;
+- the two last positions (where each member's cut is read), always, with each other.
+
+``pairs`` runs over the target from the first differing position to the end; the last pair is always there, even
+for identical sequences, where it lies in the shared prefix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+Pair = tuple[int, int]  # (source position, target position)
+
+
+@dataclass(frozen=True)
+class Alignment:
+    source_length: int
+    target_length: int
+    prefix: int  # shared leading tokens: positions 0..prefix-1 are equal in both
+    suffix: int  # shared trailing tokens, disjoint from the prefix
+    pairs: tuple[Pair, ...]  # aligned (s, t), t ascending, every t >= prefix, plus the last pair
+    middle_aligned: bool  # the differing middle had the same length on both sides (an empty middle counts)
+    unaligned_source: tuple[int, ...]  # source positions past the prefix with no counterpart
+    unaligned_target: tuple[int, ...]
+    unaligned: str  # "" when nothing past the prefix was left out; else what was, and why
+
+    @property
+    def last(self) -> Pair:
+        return self.source_length - 1, self.target_length - 1
+
+    def shared(self, pair: Pair) -> bool:
+        """The pair is one position of the shared prefix: patching it must change nothing."""
+        s, t = pair
+        return s == t < self.prefix
+
+    @property
+    def prefix_check(self) -> Pair | None:
+        """The shared-prefix position the run-time check patches (the last one), or None: no shared prefix."""
+        return (self.prefix - 1, self.prefix - 1) if self.prefix else None
+
+    @property
+    def shared_pairs(self) -> tuple[Pair, ...]:
+        """The pairs that lie in the shared prefix (only the last pair of identical sequences can)."""
+        return tuple(p for p in self.pairs if self.shared(p))
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _common_suffix(a: Sequence[int], b: Sequence[int], limit: int) -> int:
+    n = 0
+    while n < limit and a[len(a) - 1 - n] == b[len(b) - 1 - n]:
+        n += 1
+    return n
+
+
+def _span(positions: Sequence[int]) -> str:
+    if not positions:
+        return "none"
+    if list(positions) == list(range(positions[0], positions[-1] + 1)):
+        return str(positions[0]) if len(positions) == 1 else f"{positions[0]}-{positions[-1]}"
+    return ",".join(map(str, positions))
+
+
+def align(source_ids: Sequence[int], target_ids: Sequence[int]) -> Alignment:
+    """The alignment of two members' context token ids (BOS included, if the tokenizer adds it)."""
+    source, target = list(source_ids), list(target_ids)
+    if not source or not target:
+        raise ValueError(f"align needs at least one token on each side (source {len(source)}, "
+                         f"target {len(target)})")
+    ls, lt = len(source), len(target)
+    prefix = _common_prefix(source, target)
+    suffix = _common_suffix(source, target, min(ls, lt) - prefix)
+    middle_s = list(range(prefix, ls - suffix))
+    middle_t = list(range(prefix, lt - suffix))
+    aligned: dict[int, int] = {}  # t -> s
+    equal = len(middle_s) == len(middle_t)
+    if equal:
+        aligned.update(zip(middle_t, middle_s))
+    aligned.update((lt - suffix + i, ls - suffix + i) for i in range(suffix))
+    aligned[lt - 1] = ls - 1  # the cuts: already there unless the last positions sit in an unequal middle
+    left_s = tuple(s for s in middle_s if s not in aligned.values())
+    left_t = tuple(t for t in middle_t if t not in aligned)
+    pairs = tuple((aligned[t], t) for t in sorted(aligned))  # every t >= prefix, but a last t inside it
+    note = ""
+    if left_s or left_t:
+        out = [f"{side} positions {_span(left)}" for side, left in (("source", left_s), ("target", left_t)) if left]
+        note = (f"middles of unequal length (source {len(middle_s)} tokens, target {len(middle_t)}) not aligned: "
+                f"left out {', '.join(out)}; aligned: prefix {prefix}, suffix {suffix}, last positions")
+    return Alignment(ls, lt, prefix, suffix, pairs, equal, left_s, left_t, note)

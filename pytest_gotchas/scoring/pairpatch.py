@@ -1,0 +1,75 @@
+"""--gotchas-patch for the pairs (and twins) a case is the last member of: both directions, under each primer the
+two members share, on this process's model (patching.py computes the cells, results/schema.Patching holds them).
+
+The item of a pair's last member (in chapter order) computes the pair's patching in its own process, so that under
+xdist, where the other member may be scored by another worker, serial and parallel runs give the same cells. The
+other member's cuts come from the cut cache (or the tokenizer), as its own item's do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..results.schema import Patching
+from ..truth.collect import Planned
+from .cut import CutPlan
+
+
+@dataclass(frozen=True)
+class Partner:
+    """A pair (or twin) the scored case is the last member of, and its other member's plan."""
+
+    group: str
+    twin: bool
+    other: Planned
+
+
+def _by_primer(plan: Planned, cuts: list[CutPlan]) -> dict[str | None, CutPlan]:
+    return {p.primer: cut for p, cut in zip(plan.prompts, cuts) if p.variant is None}
+
+
+def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str, CutPlan],
+               target: tuple[str, CutPlan], decode: Callable[[int], str]) -> tuple[Any, Patching]:
+    from .patching import member_pass, patch
+
+    for _, cut in (source, target):
+        if cut.context_ids not in passes:
+            passes[cut.context_ids] = member_pass(model, cut.context_ids)
+    ids = (target[1].correct_ids[0], target[1].wrong_ids[0])
+    result = patch(model, passes[source[1].context_ids], passes[target[1].context_ids], ids)
+    a = result.alignment
+    return result, Patching(
+        source=source[0], target=target[0], primer=None, source_ids=list(source[1].context_ids),
+        target_ids=list(target[1].context_ids), candidate_ids=list(ids), layers=result.layers,
+        positions=result.positions, tokens=[decode(target[1].context_ids[t]) for _, t in result.positions],
+        unpatched=result.unpatched, source_value=result.source_value, cells=result.cells, method=result.method,
+        unaligned_source=list(a.unaligned_source), unaligned_target=list(a.unaligned_target), prefix=a.prefix)
+
+
+def patch_partners(model: Any, plan: Planned, cuts: list[CutPlan], partners: list[Partner],
+                   cuts_of: Callable[[Planned], list[CutPlan]], decode: Callable[[int], str]) -> list[Patching]:
+    """Every partner's pair in both directions (first member -> last, then last -> first), per shared primer.
+    A failed exactness check raises CheckError, a model without decoder layers PatchingError."""
+    from dataclasses import replace
+
+    from .patching import CheckError
+
+    mine = _by_primer(plan, cuts)
+    passes: dict[tuple[int, ...], Any] = {}
+    found = []
+    for partner in partners:
+        theirs = _by_primer(partner.other, cuts_of(partner.other))
+        for primer in [p for p in mine if p in theirs]:
+            first, last = (partner.other.case.id, theirs[primer]), (plan.case.id, mine[primer])
+            for source, target in ((first, last), (last, first)):
+                try:
+                    _, entry = _direction(model, passes, source, target, decode)
+                except CheckError as error:
+                    under = f" under primer {primer!r}" if primer else ""
+                    kind = "twin" if partner.twin else "pair"
+                    raise CheckError(f"{plan.where}: {kind} {partner.group!r}, {source[0]} -> {target[0]}{under}: "
+                                     f"{error}") from None
+                found.append(replace(entry, primer=primer, group=partner.group, twin=partner.twin))
+    return found

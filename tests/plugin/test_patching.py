@@ -1,0 +1,120 @@
+"""--gotchas-patch through the plugin: both directions of every selected pair, in the JSON on the pair and in the
+terminal; only pairs whose members are both selected; `-n 2` gives the same cells as a serial run (the item of the
+pair's last member computes both directions in its own process).
+
+The tiny model's logits depend on the last token alone (helpers/tinymodel.py: attention writes nothing), so only
+its one layer at the last position carries the answer; tests/unit/scoring/test_patching.py has the model whose
+answer sits at an earlier token.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers.tinymodel import build_tiny_model, build_tokenizer
+
+pytest.importorskip("torch")
+
+RULES = {"a": {"7": 2.0, "8": 0.5}, "b": {"8": 2.0, "7": 0.5}}
+
+CHAPTER = """\
+chapter: demo
+title: "patching on a tiny model"
+interpreter: "3.11"
+env: {PYTHONHASHSEED: "0"}
+cases:
+  - id: seven
+    transcript: |-
+      >>> print("a7")
+      a█
+    correct: "7"
+    wrong: "8"
+  - id: eight
+    transcript: |-
+      >>> print("b8")
+      b█
+    correct: "8"
+    wrong: "7"
+  - id: alone
+    transcript: |-
+      >>> print("a7")
+      a█
+    correct: "7"
+    wrong: "8"
+pairs:
+  seven-eight: [seven, eight]
+"""
+
+KEYS = ["source", "target", "primer", "source_ids", "target_ids", "candidate_ids", "layers", "positions", "tokens",
+        "unpatched", "source_value", "cells", "method"]
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", RULES)
+
+
+@pytest.fixture
+def run(pytester: pytest.Pytester, tiny_model: Path):
+    def run(*args: str) -> tuple[pytest.RunResult, dict]:
+        (pytester.path / "demo.yaml").write_text(CHAPTER)
+        out = pytester.path / "result.json"
+        out.unlink(missing_ok=True)
+        result = pytester.runpytest_subprocess(
+            "--gotchas", "--gotchas-model", str(tiny_model), "--gotchas-cache-dir", str(pytester.path / "models"),
+            "-o", f"cache_dir={pytester.path / 'pc'}", "--rootdir", str(pytester.path), "-p", "no:randomly",
+            "--gotchas-json", str(out), *args)
+        return result, json.loads(out.read_text()) if out.exists() else {}
+    return run
+
+
+def test_both_directions_are_on_the_pair(run) -> None:
+    result, data = run("--gotchas-patch")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    (pair,) = data["pairs"]
+    forward, backward = pair["patching"]
+    assert list(forward)[:len(KEYS)] == KEYS
+    assert (forward["source"], forward["target"], backward["source"], backward["target"]) == (
+        "seven", "eight", "eight", "seven")
+    assert forward["primer"] is None and forward["method"] == "layer-batch" and forward["layers"] == [1]
+    # `print("a7")\na` against `print("b8")\nb`: equal lengths, so every position from the first difference aligns.
+    assert forward["tokens"] == ["b", "8", '"', ")", "\n", "b"]
+    assert forward["positions"] == [[t, t] for t in range(len(forward["target_ids"]) - 6, len(forward["target_ids"]))]
+    vocab = build_tokenizer().get_vocab()
+    assert forward["candidate_ids"] == [vocab["8"], vocab["7"]] and backward["candidate_ids"] == [vocab["7"], vocab["8"]]
+    assert forward["unpatched"] == 1.5 and forward["source_value"] == -1.5  # logit(8) - logit(7) on each member
+    assert forward["cells"] == [[1.5, 1.5, 1.5, 1.5, 1.5, -1.5]]  # only the last position, bit for bit
+    assert forward["fractions"] == [[0.0, 0.0, 0.0, 0.0, 0.0, 1.0]]
+    assert forward["unaligned_source"] == forward["unaligned_target"] == []
+    # The cases carry it on the pair's last member only.
+    cases = {c["id"]: c for c in data["cases"]}
+    assert cases["seven"]["patching"] == [] and len(cases["eight"]["patching"]) == 2
+
+
+def test_the_terminal_has_a_line_per_direction(run) -> None:
+    result, _ = run("--gotchas-patch")
+    result.stdout.fnmatch_lines([
+        "  pair seven-eight: pass*",
+        "    patched seven -> eight: no position before the cut restores any of the effect (logit difference +1.5 on"
+        " eight, -1.5 from seven); the last position carries it from layer 1 of 1",
+        "    patched eight -> seven: *",
+    ])
+
+
+def test_without_the_flag_or_with_one_member_nothing_is_patched(run) -> None:
+    _, plain = run()
+    assert plain["pairs"][0]["patching"] == []
+    _, one = run("--gotchas-patch", "-k", "eight")
+    assert one["pairs"][0]["patching"] == []
+
+
+def test_two_workers_give_the_same_cells_as_a_serial_run(run) -> None:
+    pytest.importorskip("xdist")
+    _, serial = run("--gotchas-patch", "-p", "no:xdist")
+    result, parallel = run("--gotchas-patch", "-n", "2")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert parallel["run"]["xdist_workers"] == 2
+    assert parallel["pairs"][0]["patching"] == serial["pairs"][0]["patching"]
+    assert len(serial["pairs"][0]["patching"]) == 2

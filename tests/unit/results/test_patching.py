@@ -1,0 +1,52 @@
+"""results/patching.py and the rollup: what a patched direction says, and where it lands (on its pair)."""
+
+from __future__ import annotations
+
+from pytest_gotchas.report.wording import patching_line
+from pytest_gotchas.results.patching import carried_from, strongest
+from pytest_gotchas.results.rollup import rollup
+from pytest_gotchas.results.schema import CaseResult, ChapterInfo, Patching
+
+
+def direction(cells: list[list[float]], **values: object) -> Patching:
+    base = dict(source="set-reversed", target="list-reversed", primer=None, source_ids=[2, 5, 9, 7],
+                target_ids=[2, 6, 9, 8], candidate_ids=[11, 12], layers=list(range(1, len(cells) + 1)),
+                positions=[[1, 1], [2, 2], [3, 3]], tokens=["list", "(", ")"], unpatched=2.0, source_value=-2.0,
+                cells=cells, method="layer-batch", group="list-vs-set", prefix=1)
+    return Patching(**{**base, **values})  # type: ignore[arg-type]
+
+
+CELLS = [[-1.0, 2.0, 2.0],  # layer 1: 'list' restores 75%
+         [1.0, 2.0, 0.0],  # layer 2: the last position restores 50%
+         [2.0, 2.0, -2.0]]  # layer 3: the last position is the source's value
+
+
+def test_the_most_restoring_cell_and_where_the_last_position_carries_it() -> None:
+    p = direction(CELLS)
+    assert p.fractions == [[0.75, 0.0, 0.0], [0.25, 0.0, 0.5], [0.0, 0.0, 1.0]]
+    best = strongest(p)
+    assert best is not None and (best.layer, best.position, best.token, best.fraction) == (1, (1, 1), "list", 0.75)
+    assert carried_from(p) == 2
+    assert patching_line(p) == ("set-reversed -> list-reversed: layer 1 at 'list' (position 1) restores 75% of the "
+                                "effect (logit difference +2 on list-reversed, -2 from set-reversed); the last "
+                                "position carries it from layer 2 of 3")
+
+
+def test_no_effect_and_unaligned_positions_are_said() -> None:
+    p = direction(CELLS, source_value=2.0, unaligned_source=[2, 3, 4], unaligned_target=[2, 3], primer="dicts")
+    assert p.fractions[0] == [None, None, None] and carried_from(p) is None
+    assert patching_line(p) == ("set-reversed -> list-reversed [dicts]: no effect to restore (logit difference +2 on "
+                                "list-reversed, +2 from set-reversed); not aligned (middles of unequal length): source "
+                                "positions 2-4, target positions 2-3; 3 aligned")
+
+
+def test_the_rollup_puts_a_members_patching_on_its_pair() -> None:
+    info = ChapterInfo(name="sets", label="ch.2 sets", title="t", path="cases/2-sets.yaml",
+                       implementation_defined=False, case_ids=["list-reversed", "set-reversed", "dict"],
+                       pairs={"list-vs-set": ["list-reversed", "set-reversed"], "dict-vs-set": ["dict", "set-reversed"]},
+                       twins={})
+    entries = [direction(CELLS), direction(CELLS, source="list-reversed", target="set-reversed")]
+    cases = [CaseResult("list-reversed", "sets", "scored", "ok"),
+             CaseResult("set-reversed", "sets", "scored", "ok", patching=entries), CaseResult("dict", "sets", "scored", "ok")]
+    (chapter,) = rollup(cases, {"sets": info})
+    assert [p.patching for p in chapter.pairs] == [entries, []]
