@@ -106,7 +106,7 @@ def summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
 
 
 def _summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
-    slow = slow_bfloat16(report.model_infos, report.run)
+    slow = slow_bfloat16(report.model_infos)
     if slow is not None:
         yield slow_bfloat16_line(slow), {"yellow": True}
     several = len(report.model_ids) > 1

@@ -341,12 +341,12 @@ def numerics_lines(check: Numerics, recorded: Header, now: Header) -> Iterator[L
 
 
 def slow_bfloat16_line(slow: SlowBfloat16) -> str:
-    """The summary's first line on a CPU without native bfloat16: what it costs here and what to do instead."""
-    cost = f" ({slow.seconds_per_pass:.2f} s a forward pass in this run)" if slow.seconds_per_pass is not None else ""
+    """The summary's first line on a CPU without native bfloat16: what it costs and what to do instead."""
     return (f"{', '.join(slow.models)}: bfloat16 on a CPU without native bfloat16 kernels ({slow.hardware}) is "
-            f"emulated and several times slower than float32{cost}. For the write-up's bfloat16 numbers faster, run "
-            "on a GPU or a CPU with AVX-512-BF16 or AMX; --gotchas-dtype float32 is fast here but gives other "
-            "numbers (its own baseline file; docs/determinism.md).")
+            "emulated: a matmul of gemma-3-270m's shape ran at 7.4 GFLOP/s in bfloat16 against 27.5 in float32 "
+            "on such a CPU (an AVX2-only AMD EPYC). For the write-up's bfloat16 numbers faster, run on a GPU or a "
+            "CPU with AVX-512-BF16 or AMX; --gotchas-dtype float32 is fast here but gives other numbers (its own "
+            "baseline file; docs/determinism.md).")
 
 
 def _span(positions: list[int]) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .schema import ModelInfo, RunInfo
+from .schema import ModelInfo
 
 # The CPU flags of model/numerics.FLAGS with native bfloat16 matmul kernels.
 NATIVE_BFLOAT16 = ("avx512_bf16", "amx_bf16")
@@ -27,14 +27,10 @@ def lacks_native_bfloat16(model: ModelInfo) -> bool:
 class SlowBfloat16:
     models: list[str]  # the ids of the run's models it concerns
     hardware: str
-    seconds_per_pass: float | None  # the run's forward seconds over its full passes, every process; None: none ran
 
 
-def slow_bfloat16(models: list[ModelInfo], run: RunInfo) -> SlowBfloat16 | None:
+def slow_bfloat16(models: list[ModelInfo]) -> SlowBfloat16 | None:
+    """The run's bfloat16 models on a CPU without native bfloat16. No seconds of this run: the summary stays the same
+    bits run after run (serial and -n 2 are compared line by line)."""
     slow = [m for m in models if lacks_native_bfloat16(m)]
-    if not slow:
-        return None
-    timings = [t for t in (run.timings, *run.workers.values()) if t is not None]
-    passes = sum(t.forward_passes for t in timings)
-    seconds = sum(t.seconds.get("forward", 0.0) for t in timings)
-    return SlowBfloat16([m.id for m in slow], slow[0].hardware, seconds / passes if passes else None)
+    return SlowBfloat16([m.id for m in slow], slow[0].hardware) if slow else None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -65,9 +66,9 @@ def test_the_last_layer_is_the_final_reading_on_the_embedded_models(tmp_path: Pa
     (tmp_path / "cases").mkdir()
     shutil.copy(cases / "0-pep289.yaml", tmp_path / "cases")
     out = tmp_path / "result.json"
-    subprocess.run(["pytest", "--gotchas", "cases", "-p", "no:cacheprovider", "-p", "no:xdist", "--gotchas-model",
-                    model, "--gotchas-layers", "--gotchas-json", str(out)], cwd=tmp_path, capture_output=True,
-                   text=True, timeout=1800)
+    subprocess.run([sys.executable, "-m", "pytest", "--gotchas", "cases", "-p", "no:cacheprovider", "-p", "no:xdist",
+                    "--gotchas-model", model, "--gotchas-layers", "--gotchas-json", str(out)], cwd=tmp_path,
+                   capture_output=True, text=True, timeout=1800)
     data = json.loads(out.read_text())
     count = {"gemma-3-270m": 18, "smollm2-135m": 30}[model]
     runs = [r for case in data["cases"] if case["status"] == "scored" for r in case["runs"]]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+import sys
 
 import pytest
 from helpers import CASES_DIR, SPEC_CHAPTERS
@@ -29,8 +30,8 @@ def full_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     import subprocess
 
     out = root / "result.json"
-    done = subprocess.run(["pytest", "--gotchas", "cases", "-p", "no:cacheprovider", "--gotchas-model", request.param,
-                           "--gotchas-json", str(out), "-p", "no:xdist"],
+    done = subprocess.run([sys.executable, "-m", "pytest", "--gotchas", "cases", "-p", "no:cacheprovider",
+                           "--gotchas-model", request.param, "--gotchas-json", str(out), "-p", "no:xdist"],
                           cwd=root, capture_output=True, text=True, timeout=1800)
     return json.loads(out.read_text()), done.stdout, done.returncode
 

@@ -114,8 +114,8 @@ def test_update_then_compare_is_green(run, chapters, pytester) -> None:
     assert data["pairs"] == {"alpha/ab": "pass", "beta/cd": "fail"}
     assert {k: v["verdict"] for k, v in data["verdicts"].items()} == {
         "alpha/a": "ok", "alpha/b": "ok", "beta/c": "ok", "beta/d": "MISS"}
-    assert data["models"][0]["dtype"] == "bfloat16" and data["models"][0]["device"] == "cpu"
-    assert len(data["models"][0]["weights_sha256"]) == 64
+    assert data["model"]["dtype"] == "bfloat16" and data["model"]["device"] == "cpu"
+    assert len(data["model"]["weights_sha256"]) == 64
 
     again = run()
     assert again.ret == pytest.ExitCode.OK, again.stdout.str()

@@ -44,7 +44,8 @@ def test_a_warm_run_gives_the_same_numbers_without_the_tokenizer(run) -> None:
     assert not again["tokenizer_loaded"] and again["cut_cache"] == {"hits": 2, "misses": 0}
     assert again["seconds"]["tokenizer_load"] == 0.0
     assert again["transcript_cache"] == {"hits": 2, "misses": 0}
-    assert set(again["seconds"]) == {"collection", "model_load", "tokenizer_load", "cuts", "forward", "layers", "report"}
+    assert set(again["seconds"]) == {"collection", "model_load", "tokenizer_load", "cuts", "forward", "layers", "patching",
+                                     "report"}
     # one full pass per prompt: the healed cut's back-off is its prompt's pass one position earlier
     assert again["forward_passes"] == 2 == sum(r["forward_passes"] for c in warm["cases"] for r in c["runs"])
     assert again["forward_calls"] == 2  # batch size 1: one call per prompt
