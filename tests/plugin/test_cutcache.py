@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from helpers.cutcache import CHAPTER, RULES
 from helpers.tinymodel import build_tiny_model
+from helpers.results import read_report
 
 pytest.importorskip("transformers")
 
@@ -30,7 +31,7 @@ def run(pytester: pytest.Pytester, tiny_folder: Path):
         result = pytester.runpytest_subprocess("--gotchas", "--gotchas-model", str(tiny_folder), "--gotchas-cache-dir",
                                                str(pytester.path / "models"), "--gotchas-json", "out.json", *args)
         assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-        return result, json.loads((pytester.path / "out.json").read_text())
+        return result, read_report(pytester.path / "out.json")
 
     return go
 

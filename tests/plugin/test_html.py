@@ -3,19 +3,17 @@ as --junitxml properties; without the option there is no page; under xdist the c
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import jsonschema
 import pytest
 from helpers.browser import between, row, text_of
+from helpers.results import read_report
 
 from pytest_gotchas.report import html
 from pytest_gotchas.report.page_runs import CURSOR
-from pytest_gotchas.results.report import SCHEMA_FILE, from_data
+from pytest_gotchas.results.report import from_data
 
-SCHEMA = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
 
 HEADER = """\
 chapter: demo
@@ -91,8 +89,7 @@ def test_plugin_writes_html_and_junit_properties(pytester: pytest.Pytester, writ
     assert result.ret == 0
     assert result.parseoutcomes() == {"ok": 3, "MISS": 1}
 
-    data = json.loads((pytester.path / "out" / "result.json").read_text(encoding="utf-8"))
-    jsonschema.validate(data, SCHEMA)  # a subprocess run: the conftest cannot see its writes
+    data = read_report(pytester.path / "out" / "result.json")
     page = (pytester.path / "out" / "report.html").read_text(encoding="utf-8")
     assert page == html.render(from_data(data))  # the page is a view of the JSON's data, nothing more
     shown = text_of(page)
@@ -144,7 +141,7 @@ def test_under_xdist_the_controller_writes_the_page_once(pytester: pytest.Pytest
     assert result.ret == 0
     assert result.parseoutcomes() == {"ok": 3, "MISS": 1}
     assert sorted(p.name for p in (pytester.path / "out").iterdir()) == ["report.html", "result.json"]
-    data = json.loads((pytester.path / "out" / "result.json").read_text(encoding="utf-8"))
+    data = read_report(pytester.path / "out" / "result.json")
     assert data["run"]["xdist_workers"] == 2
     assert len(data["cases"]) == 4
     assert (pytester.path / "out" / "report.html").read_text(encoding="utf-8") == html.render(from_data(data))

@@ -7,12 +7,12 @@ bwrap's absence is simulated with the probe's seam (`sandbox.which`, in-process 
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
 
 import pytest
+from helpers.results import read_report
 
 from pytest_gotchas.cli import main
 from pytest_gotchas.truth import sandbox
@@ -158,7 +158,7 @@ def test_weak_is_named_in_the_header_the_summary_the_json_and_the_page(pytester:
     assert header(result) == [f"gotchas: snippets run under {weak.description}"]
     gotchas = result.outlines[result.outlines.index(next(l for l in result.outlines if " gotchas " in l)):]
     assert f"snippets ran under {weak.description}" == gotchas[-2]  # the last line above pytest's own
-    assert json.loads((pytester.path / "report.json").read_text())["run"]["isolation"] == weak.description
+    assert read_report(pytester.path / "report.json")["run"]["isolation"] == weak.description
     assert weak.description.replace("'", "&#39;") in (pytester.path / "report.html").read_text()
     if shutil.which("unshare") and os.geteuid() == 0:
         assert weak.description == WEAK_PID

@@ -7,11 +7,11 @@ checks on the real embedded models that the last layer's reading is the final re
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from helpers.tinymodel import build_tokenizer, layer_writing_llama, save_folder
+from helpers.results import read_report
 
 torch = pytest.importorskip("torch")
 
@@ -55,7 +55,7 @@ def run(pytester: pytest.Pytester, model: Path, *args: str) -> tuple[pytest.RunR
         "--gotchas", "--gotchas-model", str(model), "--gotchas-cache-dir", str(pytester.path / "cache"),
         "-o", f"cache_dir={pytester.path / 'pc'}", "--rootdir", str(pytester.path), "-p", "no:randomly",
         "--gotchas-json", str(out), *args)
-    return result, json.loads(out.read_text()) if out.exists() else {}
+    return result, read_report(out) if out.exists() else {}
 
 
 @pytest.mark.parametrize("reading", ["text", "token"])

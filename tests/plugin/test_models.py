@@ -3,12 +3,11 @@ model's own special-token convention: through pytester, on tiny models whose ver
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pytest
-from helpers.results import comparable_report
+from helpers.results import comparable_report, read_report
 from helpers.tinymodel import build_tiny_model
 
 CHAPTER = """\
@@ -94,7 +93,7 @@ def test_a_table_per_chapter_with_a_column_per_model_and_the_comparison(run) -> 
 
 def test_ground_truth_runs_once_whatever_the_number_of_models(run, pytester: pytest.Pytester) -> None:
     run("--gotchas-json", "out.json")
-    data = json.loads((pytester.path / "out.json").read_text())
+    data = read_report(pytester.path / "out.json")
     assert data["run"]["timings"]["transcript_cache"] == {"hits": 0, "misses": 2}  # two prompts, two models
     assert [m["id"] for m in data["models"]] == ["left", "right"]
     assert {(c["model"], c["id"]) for c in data["cases"]} == {(m, c) for m in ("left", "right") for c in ("one", "two")}
@@ -165,7 +164,7 @@ def test_a_python_test_and_a_chapter_share_the_model_and_the_report(pytester: py
                                            "-p", "no:randomly", *workers)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert result.parseoutcomes() == {"ok": 1, "MISS": 1, "passed": 3}
-    data = json.loads((pytester.path / "out.json").read_text())
+    data = read_report(pytester.path / "out.json")
     cases = {(c["chapter"], c["id"]): c for c in data["cases"]}
     # The same transcript scores the same as a YAML case and as a Python test.
     assert cases["python-probes", "as-yaml"]["runs"][0]["readings"] == cases["demo", "one"]["runs"][0]["readings"]
@@ -203,7 +202,7 @@ def test_bos_follows_the_tokenizer_unless_told(pytester: pytest.Pytester, no_bos
                                            "--gotchas-cache-dir", str(pytester.path / "cache"),
                                            "--gotchas-json", "out.json", "-W", "ignore::pytest.PytestWarning")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-    data = json.loads((pytester.path / "out.json").read_text())
+    data = read_report(pytester.path / "out.json")
     assert data["models"][0]["bos"] == f"{mode}: {first or 'none'}"
 
 

@@ -4,7 +4,6 @@ kernels (or on the same ones)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ import torch
 import yaml
 from helpers.numerics import CHAPTER, RULES
 from helpers.tinymodel import build_tiny_model
+from helpers.results import read_report
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,7 @@ def test_the_precision_check_marks_exactly_the_runs_rounding_decides(run, pytest
         "  pair both: FAIL (rounded precision-dep, clear ok)",
         "precision check: computed in float32, 1 of 2 case verdicts change (precision-dep): demo/rounded",
     ])
-    cases = {c["id"]: c for c in json.loads((pytester.path / "out.json").read_text())["cases"]}
+    cases = {c["id"]: c for c in read_report(pytester.path / "out.json")["cases"]}
     rounded = cases["rounded"]["runs"][0]["readings"]
     assert (rounded["text"]["verdict"], rounded["precision"]["verdict"]) == ("tie", "MISS")
     assert rounded["precision"]["softmax_dtype"] == "float32"
@@ -51,7 +51,7 @@ def test_the_precision_check_marks_exactly_the_runs_rounding_decides(run, pytest
 
 def test_the_fingerprint_and_the_hardware_are_recorded(run, pytester: pytest.Pytester) -> None:
     run("--gotchas-json", "out.json", "--gotchas-update-baseline")
-    model = json.loads((pytester.path / "out.json").read_text())["models"][0]
+    model = read_report(pytester.path / "out.json")["models"][0]
     assert len(model["numerics"]) == 16 and int(model["numerics"], 16) >= 0
     assert model["threads"] == torch.get_num_threads()
     assert model["hardware"].startswith("cpu ") and "torch " in model["hardware"]

@@ -5,11 +5,11 @@ tests/unit/scoring/test_one_pass.py."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from helpers.tinymodel import build_tiny_model, build_tokenizer
+from helpers.results import read_report
 
 from pytest_gotchas.results import onepass
 from pytest_gotchas.results.schema import TOKEN
@@ -61,7 +61,7 @@ def run_plugin(pytester: pytest.Pytester, folder: Path, *args: str) -> tuple[pyt
                                            str(pytester.path / "models"), "--gotchas-json", "out.json",
                                            "--gotchas-reading", "token", "-p", "no:xdist", *args)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-    return result, json.loads((pytester.path / "out.json").read_text())
+    return result, read_report(pytester.path / "out.json")
 
 
 def test_the_plugin_counts_one_pass_per_run_and_checks_it(pytester: pytest.Pytester, tiny_folder: Path) -> None:

@@ -9,11 +9,11 @@ answer sits at an earlier token.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from helpers.tinymodel import build_tiny_model, build_tokenizer
+from helpers.results import read_report
 
 pytest.importorskip("torch")
 
@@ -66,7 +66,7 @@ def run(pytester: pytest.Pytester, tiny_model: Path):
             "--gotchas", "--gotchas-model", str(tiny_model), "--gotchas-cache-dir", str(pytester.path / "models"),
             "-o", f"cache_dir={pytester.path / 'pc'}", "--rootdir", str(pytester.path), "-p", "no:randomly",
             "--gotchas-json", str(out), *args)
-        return result, json.loads(out.read_text()) if out.exists() else {}
+        return result, read_report(out) if out.exists() else {}
     return run
 
 

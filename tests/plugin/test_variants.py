@@ -4,12 +4,12 @@ variants that collect and score."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from helpers.tinymodel import build_tiny_model
 from helpers.variants import CHAPTER
+from helpers.results import read_report
 
 from pytest_gotchas.cases.chapter import load_chapter
 
@@ -48,7 +48,7 @@ def test_without_the_option_no_variant_is_executed(run, pytester: pytest.Pyteste
     assert run("--collect-only", text=text).ret == pytest.ExitCode.OK
     result = run("--gotchas-json", "out.json", "-p", "no:cacheprovider", text=text)
     assert result.parseoutcomes() == {"ok": 2}
-    timings = json.loads((pytester.path / "out.json").read_text())["run"]["timings"]
+    timings = read_report(pytester.path / "out.json")["run"]["timings"]
     assert timings["transcript_cache"] == {"hits": 0, "misses": 2}  # the two cases' own transcripts, no variant
 
 
@@ -65,7 +65,7 @@ def test_a_verdict_that_belongs_to_a_name_is_surface_dep(run, pytester: pytest.P
         "  pair both: FAIL (named surface-dep, steady ok)",
         "names decide: 1 of 1 cases with variants are surface-dep: named (ok 2, MISS 1)",
     ])
-    case = next(c for c in json.loads((pytester.path / "out.json").read_text())["cases"] if c["id"] == "named")
+    case = next(c for c in read_report(pytester.path / "out.json")["cases"] if c["id"] == "named")
     assert [(r["variant"], r["verdict"]) for r in case["runs"]] == [(None, "ok"), ("rename-ys", "MISS"),
                                                                     ("rename-zs", "ok")]
     assert case["qualifiers"] == ["surface-dep"]
