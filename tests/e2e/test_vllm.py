@@ -8,32 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.tinymodel import build_tiny_model
+from helpers.chapters import PAIR_CHAPTER
 from helpers.results import read_report
+from helpers.tinymodel import build_tiny_model
 
 pytest.importorskip("vllm")
 
-CHAPTER = """\
-chapter: demo
-title: "two backends"
-interpreter: "3.12"
-env: {PYTHONHASHSEED: "0"}
-cases:
-  - id: one
-    transcript: |-
-      >>> print("a7")
-      a█
-    correct: "7"
-    wrong: "8"
-  - id: two
-    transcript: |-
-      >>> print("b7")
-      b█
-    correct: "7"
-    wrong: "8"
-pairs:
-  both: [one, two]
-"""
+CHAPTER = PAIR_CHAPTER
 RULES = {"a": {"7": 2.0, "8": 1.0}, "b": {"7": 1.0, "8": 2.0}}
 
 

@@ -84,3 +84,27 @@ UNSEEDED_SET = """
 def describe(py) -> str:
     """The line collection (truth/collect.py) appends to every refusal."""
     return f"  (python {py.version} at {py.path}; no variables set; 3 runs)"
+
+# Two cases in one pair that a tiny model's rules decide (after `a` and after `b`): the chapter of the runs of
+# several models, of two backends, and of the private pytest API's tests.
+PAIR_CHAPTER = """\
+chapter: demo
+title: "two models"
+interpreter: "3.12"
+env: {PYTHONHASHSEED: "0"}
+cases:
+  - id: one
+    transcript: |-
+      >>> print("a7")
+      a█
+    correct: "7"
+    wrong: "8"
+  - id: two
+    transcript: |-
+      >>> print("b7")
+      b█
+    correct: "7"
+    wrong: "8"
+pairs:
+  both: [one, two]
+"""

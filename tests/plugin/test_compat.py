@@ -7,26 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.chapters import PAIR_CHAPTER
 from helpers.tinymodel import build_tiny_model
 
-CHAPTER = """\
-chapter: demo
-title: "compat"
-interpreter: "3.12"
-cases:
-  - id: one
-    transcript: |-
-      >>> print("a7")
-      a█
-    correct: "7"
-    wrong: "8"
-  - id: two
-    transcript: |-
-      >>> print("b7")
-      b█
-    correct: "7"
-    wrong: "8"
-"""
+CHAPTER = PAIR_CHAPTER
 # A user's conftest: an autouse fixture logs each item it is set up for, with the model parameter the item carries
 # (pytest computes an item's fixtures when it is made, as for its doctest items, so marks added later do not count).
 CONFTEST = """\

@@ -7,30 +7,11 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers.chapters import PAIR_CHAPTER
 from helpers.results import comparable_report, read_report
 from helpers.tinymodel import build_tiny_model
 
-CHAPTER = """\
-chapter: demo
-title: "two models"
-interpreter: "3.12"
-env: {PYTHONHASHSEED: "0"}
-cases:
-  - id: one
-    transcript: |-
-      >>> print("a7")
-      a█
-    correct: "7"
-    wrong: "8"
-  - id: two
-    transcript: |-
-      >>> print("b7")
-      b█
-    correct: "7"
-    wrong: "8"
-pairs:
-  both: [one, two]
-"""
+CHAPTER = PAIR_CHAPTER
 # "left" gets both right; "right" gets `two` wrong: the pair passes for one model only.
 LEFT = {"a": {"7": 2.0, "8": 1.0}, "b": {"7": 2.0, "8": 1.0}}
 RIGHT = {"a": {"7": 2.0, "8": 1.0}, "b": {"7": 1.0, "8": 2.0}}
