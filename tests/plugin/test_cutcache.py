@@ -28,8 +28,11 @@ def run(pytester: pytest.Pytester, tiny_folder: Path):
     (pytester.path / "demo.yaml").write_text(CHAPTER)
 
     def go(*args: str) -> tuple[pytest.RunResult, dict]:
+        # --rootdir: else pytest takes the common folder of the paths among the arguments (the model's, shared by
+        # the module's tests) as the rootdir, and its .pytest_cache, the cut cache, with it.
         result = pytester.runpytest_subprocess("--gotchas", "--gotchas-model", str(tiny_folder), "--gotchas-cache-dir",
-                                               str(pytester.path / "models"), "--gotchas-json", "out.json", *args)
+                                               str(pytester.path / "models"), "--gotchas-json", "out.json",
+                                               "--rootdir", str(pytester.path), *args)
         assert result.ret == pytest.ExitCode.OK, result.stdout.str()
         return result, read_report(pytester.path / "out.json")
 

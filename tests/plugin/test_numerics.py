@@ -73,7 +73,7 @@ def test_a_baseline_from_other_kernels_is_reported_as_such(run, pytester: pytest
     numbers = data["verdicts"]["demo/rounded"]
 
     def other_kernels(text: str) -> str:
-        text = text.replace(data["models"][0]["numerics"], "0123456789abcdef")
+        text = text.replace(data["model"]["numerics"], "0123456789abcdef")
         old = f"demo/rounded: {{p_correct: {numbers['p_correct']}, p_wrong: {numbers['p_wrong']}, verdict: tie}}"
         assert old in text
         return text.replace(old, "demo/rounded: {p_correct: 0.5, p_wrong: 0.498046875, verdict: ok}")
