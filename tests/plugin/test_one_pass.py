@@ -8,33 +8,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.tinymodel import build_tiny_model, build_tokenizer
+from helpers.cutcache import CHAPTER  # a plain and a healed cut
 from helpers.results import read_report
+from helpers.tinymodel import build_tiny_model, build_tokenizer
 
 from pytest_gotchas.results import onepass
 from pytest_gotchas.results.schema import TOKEN
 
 pytest.importorskip("transformers")
 
-CHAPTER = """\
-chapter: demo
-title: "one pass"
-interpreter: "3.11"
-env: {PYTHONHASHSEED: "0"}
-cases:
-  - id: plain
-    transcript: |-
-      >>> print("a7")
-      a█
-    correct: "7"
-    wrong: "8"
-  - id: healed
-    transcript: |-
-      >>> [(5, 6), (7, 8)]
-      [(5, 6)█
-    correct: ","
-    wrong: "]"
-"""
 
 # In the pytester run's own process: the check's separate passes read "7" 2**-8 higher than the one pass does.
 NUDGE = """\
