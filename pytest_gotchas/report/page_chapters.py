@@ -7,13 +7,14 @@ Pure data built from the report's rollups; the templates only lay it out.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..results.rollup import ChapterRollup, PairResult, TwinResult
 from ..results.schema import CaseResult, ChapterInfo, SeedOutput
 from ..results.verdict import Verdict
+from .page_patching import Heatmap, heatmap
 from .page_runs import Prompt, RunBlock, Variants, own_runs, prompts, run_blocks, variants
-from .wording import chapter_line
+from .wording import PATCHING_EXPLAIN, chapter_line
 
 Model = str | None  # a model's id; None: results of a run that had no model
 Marks = Mapping[tuple[str | None, str], str]  # (model, pair key) -> "regressed" | "improved"
@@ -144,6 +145,7 @@ class PairRow:
     label: str
     members: list[Member]
     cells: list[PairCell | None]  # per model; None: not run
+    heatmaps: list[Heatmap] = field(default_factory=list)  # --gotchas-patch: per model, direction and primer
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,7 @@ class PairsTable:
     sep: str  # between members and their verdicts: + for pairs, / for twins
     explain: str | None
     rows: list[PairRow]
+    patching: str | None = None  # how to read the heatmaps, when a row has any
 
 
 @dataclass(frozen=True)
@@ -311,13 +314,24 @@ def pairs_table(chapter: str, rollups: Mapping[Model, ChapterRollup], models: li
     rows = []
     for pair_id, by_model in _by_id(rollups, "pairs").items():
         cells = [pair_cell(p, marks) if isinstance(p := by_model.get(m), PairResult) else None for m in models]
-        rows.append(PairRow(f"pair {pair_id}", _members(chapter, next(iter(by_model.values())).members), cells))
-    return PairsTable("pairs", "Pairs", "pair", "+", None, rows) if rows else None
+        rows.append(PairRow(f"pair {pair_id}", _members(chapter, next(iter(by_model.values())).members), cells,
+                            heatmaps(by_model, models)))
+    return PairsTable("pairs", "Pairs", "pair", "+", None, rows, _explain(rows)) if rows else None
 
 
 def twins_table(chapter: str, rollups: Mapping[Model, ChapterRollup], models: list[Model]) -> PairsTable | None:
     rows = []
     for twin_id, by_model in _by_id(rollups, "twins").items():
         cells = [twin_cell(t) if isinstance(t := by_model.get(m), TwinResult) else None for m in models]
-        rows.append(PairRow(twin_id, _members(chapter, next(iter(by_model.values())).members), cells))
-    return PairsTable("pairs twins", "Written twice", "twins", "/", TWINS, rows) if rows else None
+        rows.append(PairRow(twin_id, _members(chapter, next(iter(by_model.values())).members), cells,
+                            heatmaps(by_model, models)))
+    return PairsTable("pairs twins", "Written twice", "twins", "/", TWINS, rows, _explain(rows)) if rows else None
+
+
+def heatmaps(by_model: Mapping[Model, PairResult | TwinResult], models: list[Model]) -> list[Heatmap]:
+    """Every patched direction of a pair or twin, model by model in the report's order."""
+    return [heatmap(model_label(m), p) for m in models if (item := by_model.get(m)) for p in item.patching]
+
+
+def _explain(rows: list[PairRow]) -> str | None:
+    return PATCHING_EXPLAIN if any(row.heatmaps for row in rows) else None

@@ -357,6 +357,26 @@ def _span(positions: list[int]) -> str:
     return ",".join(map(str, positions))
 
 
+PATCHING_EXPLAIN = ("Activation patching (--gotchas-patch): each cell replaces one decoder layer's output at one "
+                    "of the target's positions with the source's at the aligned position, and reads logit(correct) "
+                    "- logit(wrong) at the target's cut. Its colour is the fraction of the effect restored, "
+                    "(cell - unpatched) / (source - unpatched): blue moves the target towards the source's answer, "
+                    "red away from it, white changes nothing; the percentage is printed in the cell, the figures "
+                    "are on hover. Positions of the shared prefix are left out: patching them changes nothing.")
+
+
+def heatmap_caption(p: Patching) -> str:
+    primer = f", primer {p.primer}" if p.primer else ""
+    return (f"{p.source} \u2192 {p.target}{primer}: logit difference {p.unpatched:+g} unpatched, "
+            f"{p.source_value:+g} on the source ({p.method})")
+
+
+def heatmap_cell_title(layer: int, token: str, value: float, fraction: float | None) -> str:
+    # + 0.0: a cell that restores nothing reads 0.0%, not -0.0%
+    restored = "no effect to restore" if fraction is None else f"{round(fraction * 100, 1) + 0.0}% of the effect restored"
+    return f"layer {layer} at {token!r}: {restored}; logit difference {value:+g}"
+
+
 def patching_line(p: Patching) -> str:
     """One patched direction (--gotchas-patch): the cell that restores most of the effect, from which layer the last
     position carries it, and what could not be aligned."""

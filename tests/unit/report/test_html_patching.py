@@ -1,0 +1,72 @@
+"""The page's heatmaps of --gotchas-patch (report/page_patching.py): one per model, direction and primer under the
+pair's row, coloured by the fraction restored, the figures on hover; made from a Patching written by hand."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import markupsafe
+from helpers.results import TINY_MODEL, report_of
+
+from pytest_gotchas.report import html
+from pytest_gotchas.report.page import build_page
+from pytest_gotchas.report.page_patching import colour, heatmap
+from pytest_gotchas.report.wording import PATCHING_EXPLAIN
+from pytest_gotchas.results.schema import Patching
+
+CELLS = [[-1.0, 2.0, 2.0],  # layer 1: 'list' restores 75%
+         [1.0, 2.0, 0.0],  # layer 2: the last position restores 50%
+         [2.0, 6.0, -2.0]]  # layer 3: '(' pushes away (-100%), the last position is the source's value
+
+
+def direction(**values: object) -> Patching:
+    base = dict(source="b", target="a", primer=None, source_ids=[2, 5, 9, 7], target_ids=[2, 6, 9, 8],
+                candidate_ids=[11, 12], layers=[1, 2, 3], positions=[[1, 1], [2, 2], [3, 3]],
+                tokens=["list", "(", "<\n>"], unpatched=2.0, source_value=-2.0, cells=CELLS, method="layer-batch",
+                group="ab", prefix=1)
+    return Patching(**{**base, **values})  # type: ignore[arg-type]
+
+
+def test_a_cell_is_coloured_by_the_fraction_restored_and_centred_on_zero() -> None:
+    assert colour(0.0) == ("background:rgba(33,102,172,0.00)", False)
+    assert colour(0.75) == ("background:rgba(33,102,172,0.75)", True)
+    assert colour(-0.25) == ("background:rgba(178,24,43,0.25)", False)
+    assert colour(-3.0) == ("background:rgba(178,24,43,1.00)", True)  # clipped at 100%
+    assert colour(None) == ("background:#f0f0f0", False)
+
+
+def test_the_heatmap_has_a_row_per_layer_and_a_column_per_aligned_token() -> None:
+    map_ = heatmap("tiny", direction())
+    assert map_.tokens == ["'list'", "'('", "'<\\n>'"]
+    assert [r.layer for r in map_.rows] == [1, 2, 3]
+    assert [[c.text for c in r.cells] for r in map_.rows] == [["75", "0", "0"], ["25", "0", "50"],
+                                                             ["0", "-100", "100"]]
+    cell = map_.rows[0].cells[0]
+    assert cell.title == "layer 1 at 'list': 75.0% of the effect restored; logit difference -1"
+    assert map_.caption == "b \u2192 a: logit difference +2 unpatched, -2 on the source (layer-batch)"
+    assert map_.line.startswith("b -> a: layer 1 at 'list' (position 1) restores 75% of the effect")
+    flat = heatmap("tiny", direction(source_value=2.0, primer="dicts"))
+    assert {c.text for r in flat.rows for c in r.cells} == {""}
+    assert flat.rows[0].cells[0].title == "layer 1 at 'list': no effect to restore; logit difference -1"
+    assert flat.caption.startswith("b \u2192 a, primer dicts: ")
+
+
+def test_the_page_draws_each_direction_under_its_pair() -> None:
+    report = report_of(TINY_MODEL)
+    a, b = report.results
+    back = direction(source="a", target="b", tokens=["set", "(", ")"])
+    report = dataclasses.replace(report, results=[dataclasses.replace(a, patching=[direction()]),
+                                                dataclasses.replace(b, patching=[back])])
+    (row,) = build_page(report).chapters[0].pairs.rows
+    assert [m.caption.split(":")[0] for m in row.heatmaps] == ["b \u2192 a", "a \u2192 b"]
+    page = html.render(report)
+    assert str(markupsafe.escape(PATCHING_EXPLAIN)) in page
+    assert "patched: pair ab (2 directions)" in page
+    assert page.count('<table class="heat">') == 2
+    assert ('<td style="background:rgba(33,102,172,0.75)" class="dark" title="layer 1 at &#39;list&#39;: 75.0% of '
+            'the effect restored; logit difference -1">75</td>') in page
+    assert "<code>&#39;&lt;\\n&gt;&#39;</code>" in page  # a token's text is escaped, never markup
+    plain = html.render(report_of(TINY_MODEL))
+    assert 'class="heat"' not in plain and PATCHING_EXPLAIN[:40] not in plain
+    assert not re.search(r"<td[^>]*>None</td>", page)
