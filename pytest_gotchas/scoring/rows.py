@@ -1,22 +1,23 @@
 """The next-token probabilities the readings read (readings.py), and the passes that compute them.
 
 One full forward pass per prompt (the write-up's method), in OnePassRows: the main pass runs over the prompt's own
-tokens (BOS included) and keeps the logits of every position a reading asks for (``logits_to_keep`` as a tensor of
-positions): the full prompt (the plain reading), the backed-off context one or two tokens earlier, and every chain
-or text context that is still inside the prompt. Row by row these equal separate passes over the shorter contexts
-bit for bit (tests/unit/scoring/test_one_pass.py; measured on both embedded models, bench/onepass.py).
+tokens (BOS included) and keeps the logits of the last position (the plain reading) and of every context of the text
+reading that is still inside the prompt (``logits_to_keep`` as a tensor of positions). An earlier position is not
+always a separate pass's arithmetic: on SmolLM2-135M in bfloat16 (AMD EPYC, AVX2) the hidden states at every earlier
+position differed from a pass over that shorter context from the first layer on, by 2 to 6 ulps of a logit, while
+the last position's row was the same bits. So the token reading, the write-up's, reads no earlier position: each of
+its contexts other than the prompt (the back-off one or two tokens earlier, a chain token inside or past the prompt,
+a back-off that BPE retokenized) gets a full pass of its own, counted, and always equals plain separate passes bit
+for bit. A back-off is rare (3 of 225 runs of the library on gemma-3-270m), so passes stay about one per run.
 
 The text reading's chains past the prompt (`F` then `alse`) are incremental steps on the KV cache of the pass they
 extend: the cache cropped to the shared prefix less REFEED tokens, those fed again with the new ones. A step is one
 token's compute instead of a whole prompt's, but not the same arithmetic: the attention kernels compute a row of a
 short query differently, and in bfloat16 on this project's AMD EPYC (AVX2) 21 of 41 step rows of the spec's prompts
 differed from separate passes in their last bits (6 of 41 with 8 tokens re-fed; bench/onepass.py), which moved text
-readings but no verdict. So the steps are named: each Run counts its ``incremental_steps``, the summary says how many
-there were, and --gotchas-one-pass-check recomputes every reading with Rows (one full pass per context,
-``use_cache=False``: the method before) and lists what differs. The token reading, the write-up's, takes no steps: a
-context of it that is not inside the prompt's pass (a chain token past the prompt, a back-off that BPE retokenized
-so that it is no prefix of the prompt's tokens) gets a full pass of its own, counted, so that it always equals plain
-separate passes bit for bit.
+readings but no verdict. So the steps and the earlier positions are named: each Run counts its
+``incremental_steps``, the summary says how many there were, and --gotchas-one-pass-check recomputes every reading
+with Rows (one full pass per context, ``use_cache=False``: the method before) and lists what differs.
 
 Rows is the method before one-pass scoring, and the check's: one full pass per context. torch is imported inside
 the functions that need it.
@@ -197,7 +198,8 @@ def _shared(a: Context, b: Context) -> int:
 def main_positions(plan: CutPlan) -> set[int]:
     """The positions of the prompt's main pass whose logits the readings of this plan read: the last (the plain
     reading), and, when the backed-off context is a prefix of the prompt's tokens, every position from the back-off
-    on (the back-off itself, and the chain and text contexts that are still inside the prompt)."""
+    on (the back-off itself, and the chain and text contexts that are still inside the prompt). vLLM reads them all
+    from its prompt logprobs; OnePassRows keeps only those no token reading needs."""
     prompt = plan.prompt_ids
     positions = {len(prompt) - 1}
     if _is_prefix(plan.context_ids, prompt):
@@ -251,17 +253,20 @@ class OnePassRows(Rows):
         self._cache_arg = "cache" if "cache" in names else "past_key_values"
 
     def prompts(self, plans: list[CutPlan]) -> None:
-        """The main pass of each distinct prompt, then a full pass for each context of a token reading that is not in
-        one (a chain token past the prompt, a back-off that is no prefix of the prompt's tokens)."""
+        """The main pass of each distinct prompt, then a full pass for each context of a token reading other than a
+        prompt (see the module's docstring: the token reading reads no earlier position)."""
+        token = forward_contexts(plans)
         keep: dict[Context, set[int]] = {}
         for plan in plans:
-            keep.setdefault(plan.prompt_ids, set()).update(main_positions(plan))
+            prompt = plan.prompt_ids
+            kept = keep.setdefault(prompt, {len(prompt) - 1})
+            kept.update(n for n in main_positions(plan) if prompt[: n + 1] not in token)
         todo = sorted(c for c in keep if c not in self.caches)
         for group in forward_groups(todo, self.batch_size):
-            self._full(group, sorted(set().union(*(keep[c] for c in group))))
-        roots = sorted(forward_contexts(plans) - set(self.main))
+            self._full(group, keep)
+        roots = sorted(token - set(self.main))
         for group in forward_groups(roots, self.batch_size):
-            self._full(group, [len(group[0]) - 1])
+            self._full(group)
 
     def need(self, contexts: set[Context] | list[Context]) -> None:
         fulls = []
@@ -272,7 +277,7 @@ class OnePassRows(Rows):
             else:
                 self._step(context, base, shared)
         for group in forward_groups(fulls, self.batch_size):
-            self._full(group, [len(group[0]) - 1])
+            self._full(group)
 
     def _base(self, context: Context) -> tuple[Context | None, int]:
         """The full pass whose cache shares the longest prefix with `context`, and that prefix's length; None when
@@ -286,18 +291,24 @@ class OnePassRows(Rows):
             return None, 0
         return best, shared
 
-    def _full(self, group: list[Context], positions: list[int]) -> None:
+    def _full(self, group: list[Context], wanted: dict[Context, set[int]] | None = None) -> None:
+        """Full passes over equal-length contexts, keeping the positions each context wants (default: its last)."""
         import torch
 
+        last = len(group[0]) - 1
+        want = {c: wanted[c] if wanted else {last} for c in group}
+        positions = sorted(set().union(*want.values()))
         input_ids = torch.tensor(group, dtype=torch.long, device=self.model.device)
-        keep: Any = 1 if positions == [len(group[0]) - 1] else torch.tensor(positions, device=self.model.device)
+        keep: Any = 1 if positions == [last] else torch.tensor(positions, device=self.model.device)
         with torch.inference_mode():
             output = self.model(input_ids=input_ids, logits_to_keep=keep, use_cache=True)
         self._count(group)
         self.full_contexts.extend(group)
-        logits = output.logits
         for j, position in enumerate(positions):
-            self._keep([c[: position + 1] for c in group], logits[:, j, :])
+            # In a batch, a row keeps only its own context's positions: another prompt's kept position may be a
+            # context a token reading needs from a pass of its own.
+            rows = [n for n, c in enumerate(group) if position in want[c]]
+            self._keep([group[n][: position + 1] for n in rows], output.logits[rows, j, :])
         cache = _cache_of(output)
         for n, context in enumerate(group):
             self.caches[context] = cache if len(group) == 1 or cache is None else self._row_of(cache, n)

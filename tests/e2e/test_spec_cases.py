@@ -37,20 +37,6 @@ def full_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     return read_report(out), done.stdout, done.returncode
 
 
-# Measured on an AVX2-only AMD EPYC (2026-12-02): with one pass per prompt, smollm2-135m's locals-py311 and
-# locals-py312 read their chain context from an earlier position of the prompt's pass, and that row is not the bits
-# of a separate pass there (locals-py311's token reading P(wrong) 3.317e-05 against 2.917e-05). A known defect of
-# issue #26, named, not hidden: any other difference fails, and the test passes once it is fixed.
-KNOWN = {"smollm2-135m": ["locals-py311", "locals-py312"]}
-
-
-def known_failure(data: dict, differ: list[str]) -> None:
-    model = data["models"][0]["id"]
-    if differ and differ == KNOWN.get(model):
-        pytest.xfail(f"{model}: {', '.join(differ)} differ from separate plain passes (issue #26, known)")
-    assert not differ, differ
-
-
 def test_every_scored_case_gets_a_verdict(full_run: tuple[dict, str, int]) -> None:
     data, stdout, returncode = full_run
     assert returncode == 0, stdout
@@ -154,7 +140,7 @@ def test_every_token_reading_equals_separate_plain_passes(full_run: tuple[dict, 
                 differ.append(case["id"])
             kinds.append(token["kind"])
     assert len(kinds) == 46 and {"plain", "healed", "chain"} <= set(kinds)
-    known_failure(data, differ)
+    assert not differ, differ
 
 
 def test_the_text_reading_equals_an_independent_sum(full_run: tuple[dict, str, int]) -> None:
@@ -228,4 +214,4 @@ def test_the_text_reading_equals_an_independent_sum(full_run: tuple[dict, str, i
                     differ.append(case["id"])
             checked += 1
     assert checked == 46
-    known_failure(data, sorted(set(differ)))
+    assert not differ, sorted(set(differ))

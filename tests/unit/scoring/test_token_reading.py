@@ -74,7 +74,7 @@ def test_healed_score_reports_both_readings(tiny: LoadedModel) -> None:
     assert token(result).p_wrong > token(result).p_correct > 0.2  # healed: a real answer
     assert plain(result).p_correct == plain(result).p_wrong < 0.02  # naive: noise
     assert [top.token for top in result.top[:3]] == [")]", "),", ")"]
-    assert result.forward_passes == 1  # the back-off is the main pass one position earlier
+    assert result.forward_passes == 2  # the back-off, a context of the token reading, gets a pass of its own
 
 
 def test_chain_score_is_the_product_of_its_steps(tiny: LoadedModel) -> None:
@@ -87,9 +87,9 @@ def test_chain_score_is_the_product_of_its_steps(tiny: LoadedModel) -> None:
     assert token(result).p_wrong == first[plan.wrong_ids[0]].item()
     assert (token(result).correct_tokens, token(result).wrong_tokens) == (["'", "k"], ["'."])
     # The chain's second context is the full prompt, where the naive reading is also taken, and its first is the
-    # prompt one token shorter: one pass for all three.
+    # prompt one token shorter, which the token reading never reads from the prompt's pass: two passes.
     assert plan.context_ids + (quote,) == plan.prompt_ids
-    assert result.forward_passes == 1
+    assert result.forward_passes == 2
     assert plain(result).p_correct == second[plan.plain_correct_id].item()
 
 
@@ -163,9 +163,9 @@ def test_batched_scores_are_bit_identical(which: str, request: pytest.FixtureReq
     assert batched == one
     assert one == [score(loaded, plan) for plan in plans]
     assert max(counting.batches) == 4
-    # One full pass per prompt: every other context of these cuts (back-off, chain) lies inside its prompt.
-    assert sum(counting.batches) == len({plan.prompt_ids for plan in plans}) < len(
-        {c for plan in plans for c in contexts(plan)})
+    # One full pass per prompt, and one per other context of a token reading (the back-off of HEALED and CHAIN):
+    # the token reading reads no earlier position of a prompt's pass.
+    assert sum(counting.batches) == len({c for plan in plans for c in contexts(plan)}) == len(prompts) + 2
 
 
 def replace_model(loaded: LoadedModel, model) -> LoadedModel:
