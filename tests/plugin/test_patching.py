@@ -118,3 +118,53 @@ def test_two_workers_give_the_same_cells_as_a_serial_run(run) -> None:
     assert parallel["run"]["xdist_workers"] == 2
     assert parallel["pairs"][0]["patching"] == serial["pairs"][0]["patching"]
     assert len(serial["pairs"][0]["patching"]) == 2
+
+
+TWINS = """\
+chapter: twice
+title: "a twin on a tiny model"
+interpreter: "3.11"
+env: {PYTHONHASHSEED: "0"}
+cases:
+  - id: joined
+    transcript: |-
+      >>> print("a7")
+      a█
+    correct: "7"
+    wrong: "8"
+  - id: concatenated
+    transcript: |-
+      >>> print("a" + "7")
+      a█
+    correct: "7"
+    wrong: "8"
+twins:
+  spelled-twice: [joined, concatenated]
+"""
+
+
+def test_twins_are_patched_and_say_what_did_not_align(pytester: pytest.Pytester, tiny_model: Path) -> None:
+    """A twin is patched as a pair is; its middles differ in length (`"a7"` against `"a" + "7"`), so only the shared
+    suffix and the cut align, and the line says which positions did not. The same answer on both sides: no effect."""
+    (pytester.path / "twice.yaml").write_text(TWINS)
+    result = pytester.runpytest_subprocess(
+        "--gotchas", "--gotchas-model", str(tiny_model), "--gotchas-cache-dir", str(pytester.path / "models"),
+        "-o", f"cache_dir={pytester.path / 'pc'}", "--rootdir", str(pytester.path), "-p", "no:randomly",
+        "--gotchas-json", "out.json", "--gotchas-patch")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    data = read_report(pytester.path / "out.json")
+    (twin,) = [t for rollup in data["rollups"] for t in rollup["twins"]]
+    forward, backward = twin["patching"]
+    assert (forward["source"], forward["target"]) == ("joined", "concatenated")
+    assert (backward["source"], backward["target"]) == ("concatenated", "joined")
+    assert forward["tokens"] == ["7", '"', ")", "\n", "a"]  # the shared suffix and the cut
+    # the whole of `"a7"` but its `7` is shared, so the source has no middle; the target's is `" + "`
+    assert forward["unaligned_source"] == [] and forward["unaligned_target"]
+    assert forward["unpatched"] == forward["source_value"] and forward["fractions"] == [[None] * 5]
+    span = f"{forward['unaligned_target'][0]}-{forward['unaligned_target'][-1]}"
+    result.stdout.fnmatch_lines([
+        "  written twice, spelled-twice: agree*",
+        "    patched joined -> concatenated: no effect to restore (logit difference +1.5 on concatenated, +1.5 from "
+        f"joined); not aligned (middles of unequal length): target positions {span}; 5 aligned",
+        "    patched concatenated -> joined: *",
+    ])
