@@ -21,6 +21,7 @@ import pytest
 from helpers.chapters import chapter_text
 from helpers.hostile import (CASE, FULL_DISK, HOSTILE_CHAPTER, IN_HOSTILE_CHAPTER, MODEL_RULES, OK_CHAPTER,
                              OLDER_BASELINE, STALE_TEMPORARY, latin1)
+from helpers.results import read_report
 from helpers.tinymodel import build_tiny_model
 
 from pytest_gotchas.truth import sandbox
@@ -286,6 +287,7 @@ def test_hostile_inputs_through_one_run(pytester: pytest.Pytester, hostile_run: 
         raise AssertionError(f"{name} in the JSON report")
 
     report = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"), parse_constant=no_constants)
+    assert read_report(pytester.path / "out.json") == report  # and it validates against the JSON Schema
     scored = sorted((c["model"], c["id"]) for c in report["cases"] if c["status"] == "scored")
     assert scored == [("tiny", "a"), ("tiny", "b")]
 
