@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .cut import common_prefix
+
 Pair = tuple[int, int]  # (source position, target position)
 
 
@@ -55,15 +57,6 @@ class Alignment:
         return tuple(p for p in self.pairs if self.shared(p))
 
 
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def _common_suffix(a: Sequence[int], b: Sequence[int], limit: int) -> int:
     n = 0
     while n < limit and a[len(a) - 1 - n] == b[len(b) - 1 - n]:
@@ -86,7 +79,7 @@ def align(source_ids: Sequence[int], target_ids: Sequence[int]) -> Alignment:
         raise ValueError(f"align needs at least one token on each side (source {len(source)}, "
                          f"target {len(target)})")
     ls, lt = len(source), len(target)
-    prefix = _common_prefix(source, target)
+    prefix = common_prefix(source, target)
     suffix = _common_suffix(source, target, min(ls, lt) - prefix)
     middle_s = list(range(prefix, ls - suffix))
     middle_t = list(range(prefix, lt - suffix))

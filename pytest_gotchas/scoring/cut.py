@@ -64,7 +64,8 @@ def _encode(tokenizer: Any, text: str, bos: str = "auto") -> _Encoding:
     return _Encoding(ids[:end], offsets[:end], special[:end])
 
 
-def _common_prefix(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many leading ids the two sequences share."""
     n = 0
     for x, y in zip(a, b):
         if x != y:
@@ -173,7 +174,7 @@ def plan_cut(tokenizer: Any, prompt: str, correct: str, wrong: str, bos: str = "
     t = _encode(tokenizer, prompt, bos)
     a = _encode(tokenizer, prompt + correct, bos)
     b = _encode(tokenizer, prompt + wrong, bos)
-    start = _common_prefix(a.ids, b.ids)
+    start = common_prefix(a.ids, b.ids)
     context_end = _context_end(a, start)
     sides = [("correct", correct, a), ("wrong", wrong, b)]
 

@@ -80,7 +80,8 @@ class LayerLogits:
         return self.logits[layer - self.first_layer]
 
 
-def _attribute(model: Any, path: str) -> Any:
+def attribute(model: Any, path: str) -> Any:
+    """The submodule at a dotted path (``model.norm``), or None where any step of it is missing."""
     found = model
     for name in path.split("."):
         found = getattr(found, name, None)
@@ -97,11 +98,11 @@ def _number(config: Any, name: str) -> float | None:
 def find_readout(model: Any) -> Readout:
     """The final norm, unembedding and output scaling of ``model``; LensError names its class when not found."""
     name = type(model).__name__
-    norm_path = next((p for p in NORM_PATHS if _attribute(model, p) is not None), None)
+    norm_path = next((p for p in NORM_PATHS if attribute(model, p) is not None), None)
     if norm_path is None:
         raise LensError(f"cannot read layers of model class {name}: no final norm found "
                         f"(looked for {', '.join(NORM_PATHS)})")
-    head_path = next((p for p in HEAD_PATHS if _attribute(model, p) is not None), None)
+    head_path = next((p for p in HEAD_PATHS if attribute(model, p) is not None), None)
     if head_path is None:
         raise LensError(f"cannot read layers of model class {name}: no unembedding found "
                         f"(looked for {', '.join(HEAD_PATHS)})")
@@ -109,8 +110,8 @@ def find_readout(model: Any) -> Readout:
     multiply = getattr(model, "logit_scale", None)  # Cohere keeps it on the model, from config.logit_scale
     tie = getattr(config, "tie_last_hidden_states", None)
     return Readout(
-        norm=_attribute(model, norm_path),
-        head=_attribute(model, head_path),
+        norm=attribute(model, norm_path),
+        head=attribute(model, head_path),
         softcap=_number(config, "final_logit_softcapping"),
         multiply=None if multiply is None else float(multiply),
         divide=_number(config, "logits_scaling"),

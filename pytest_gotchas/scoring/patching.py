@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .align import Alignment, align
+from .lens import attribute
 
 FULL, LAYER_BATCH = "full", "layer-batch"
 METHODS = (FULL, LAYER_BATCH)
@@ -51,19 +52,10 @@ class CheckError(PatchingError):
     """An exactness check failed; the message names the check, the layer and the position."""
 
 
-def _attribute(model: Any, path: str) -> Any:
-    found = model
-    for name in path.split("."):
-        found = getattr(found, name, None)
-        if found is None:
-            return None
-    return found
-
-
 def find_layers(model: Any) -> tuple[str, list[Any]]:
     """(where, the decoder layers in order); PatchingError names the model's class when there are none."""
     for path in LAYER_PATHS:
-        layers = _attribute(model, path)
+        layers = attribute(model, path)
         if layers is not None and len(layers) > 0:
             return path, list(layers)
     raise PatchingError(f"cannot patch model class {type(model).__name__}: no decoder layers found "

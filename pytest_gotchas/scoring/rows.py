@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .cut import CutPlan
+from .cut import CutPlan, common_prefix
 
 Context = tuple[int, ...]
 MAX_DEPTH = 8  # tokens along one chain of the text reading
@@ -186,15 +186,6 @@ def _is_prefix(short: Context, long: Context) -> bool:
     return len(short) <= len(long) and long[: len(short)] == short
 
 
-def _shared(a: Context, b: Context) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def main_positions(plan: CutPlan) -> set[int]:
     """The positions of the prompt's main pass whose logits the readings of this plan read: the last (the plain
     reading), and, when the backed-off context is a prefix of the prompt's tokens, every position from the back-off
@@ -284,7 +275,7 @@ class OnePassRows(Rows):
         no cache can be extended to it within MAX_DEPTH new tokens."""
         best, shared = None, 0
         for base, cache in self.caches.items():
-            n = _shared(base, context)
+            n = common_prefix(base, context)
             if n > shared and cache is not None and _extendable(cache, max(len(base), len(context))):
                 best, shared = base, n
         if best is None or len(context) - shared > MAX_DEPTH:
