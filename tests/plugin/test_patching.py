@@ -78,7 +78,7 @@ def test_both_directions_are_on_the_pair(run) -> None:
     assert list(forward)[:len(KEYS)] == KEYS
     assert (forward["source"], forward["target"], backward["source"], backward["target"]) == (
         "seven", "eight", "eight", "seven")
-    assert forward["primer"] is None and forward["method"] == "layer-batch" and forward["layers"] == [1]
+    assert forward["primer"] is None and forward["method"] == "from-layer" and forward["layers"] == [1]
     # `print("a7")\na` against `print("b8")\nb`: equal lengths, so every position from the first difference aligns.
     assert forward["tokens"] == ["b", "8", '"', ")", "\n", "b"]
     assert forward["positions"] == [[t, t] for t in range(len(forward["target_ids"]) - 6, len(forward["target_ids"]))]

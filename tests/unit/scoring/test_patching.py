@@ -219,7 +219,7 @@ def test_batched_methods_equal_full_passes_bit_for_bit(computing, unequal: bool)
     for source, target in ((pa, pb), (pb, pa)):
         full = P.patch(model, source, target, (5, 6), P.FULL)
         assert full.effect != 0
-        for method in (P.LAYER_BATCH,):
+        for method in (P.LAYER_BATCH, P.FROM_LAYER):
             fast = P.patch(model, source, target, (5, 6), method)
             assert fast.cells == full.cells, method  # floats compared exactly
             assert (fast.unpatched, fast.source_value) == (full.unpatched, full.source_value)
@@ -305,9 +305,34 @@ def test_a_layer_that_returns_a_tuple_is_patched_in_its_first_element() -> None:
     assert P._hidden(out) is out[0] and P._hidden(out[0]) is out[0]
 
 
+def test_from_layer_skips_the_layers_up_to_the_patched_one_and_puts_each_forward_back() -> None:
+    """Layers 1..L return the given states without running; an instance ``forward`` (as accelerate's hooks set) is
+    restored, a class one left as it was; a layer of old transformers gets (hidden,)."""
+    class Counting(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.calls = 0
+
+        def forward(self, x):
+            self.calls += 1
+            return x + 1
+
+    layers = [Counting() for _ in range(3)]
+    wrapped = layers[0].forward
+    layers[0].forward = wrapped  # an instance attribute, as accelerate leaves it
+    hidden = torch.full((1, 2, 3), 5.0)
+    with P._StartedAt(layers, 2, hidden, tupled=False):
+        out = layers[2](layers[1](layers[0](torch.zeros(1, 2, 3))))
+    assert torch.equal(out, hidden + 1) and [m.calls for m in layers] == [0, 0, 1]
+    assert layers[0].__dict__["forward"] is wrapped and "forward" not in layers[1].__dict__
+    with P._StartedAt(layers, 1, hidden, tupled=True):
+        assert layers[0](torch.zeros(1)) == (hidden,)
+    assert torch.equal(layers[1](torch.zeros(1)), torch.ones(1)) and layers[1].calls == 1
+
+
 def test_an_unknown_method_is_refused(answer) -> None:
     source, target = passes(answer, SOURCE, TARGET)
-    with pytest.raises(ValueError, match="method must be one of full, layer-batch"):
+    with pytest.raises(ValueError, match="^method must be one of full, layer-batch, from-layer, not 'fast'$"):
         P.patch(answer, source, target, TARGET_IDS, "fast")
 
 
