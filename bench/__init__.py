@@ -5,6 +5,8 @@ Run it from the repository's root:
     python -m bench.run --cost-only   # only cold, warm and naive, interleaved: the cost against the naive script
     python -m bench.features     # the opt-in readings against a plain warm run
     python -m bench.onepass      # the one-pass readings against the separate full passes they replace, bit for bit
+    python -m bench.patching     # --gotchas-patch over the whole library against a plain run; 2B and 7B by FLOPs
+    python -m bench.firstrun     # cold against warm, plain and with variants; bfloat16 against float32 per pass
 
 Speed is measured here, never asserted in a test: as ratios against a reference run measured side by side
 (interleaved) in the same process run. Absolute seconds on a shared machine are noisy; the ratios are the result.
@@ -40,6 +42,8 @@ The modules, in the order a run goes through them:
     render.py      the markdown of RESULTS.md from the figures
     run.py, features.py   the entry points
     onepass.py     one process: every reading of a run's prompts by one pass per prompt and by separate passes
+    patching.py    --gotchas-patch's cost per pair direction and by method, and a FLOP projection to larger models
+    firstrun.py    a user's first run against the warm one, phase by phase, and bfloat16 against float32
 
 To add a scenario, add one Scenario to scenarios.py; measure and render need no change:
 
