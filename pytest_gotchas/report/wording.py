@@ -362,7 +362,8 @@ PATCHING_EXPLAIN = ("Activation patching (--gotchas-patch): each cell replaces o
                     "- logit(wrong) at the target's cut. Its colour is the fraction of the effect restored, "
                     "(cell - unpatched) / (source - unpatched): blue moves the target towards the source's answer, "
                     "red away from it, white changes nothing; the percentage is printed in the cell, the figures "
-                    "are on hover. Positions of the shared prefix are left out: patching them changes nothing.")
+                    "are on hover. Positions of the shared prefix are left out: patching them changes nothing (checked, "
+                    "unless the members' own passes round that prefix differently: the line below says so).")
 
 
 def heatmap_caption(p: Patching) -> str:
@@ -401,4 +402,15 @@ def patching_line(p: Patching) -> str:
     if left:
         shown = len(p.positions)
         text += f"; not aligned (middles of unequal length): {', '.join(left)}; {shown} aligned"
+    if p.prefix_apart:
+        text += f"; {prefix_drift(p)}"
     return head + text
+
+
+def prefix_drift(p: Patching) -> str:
+    """Why the shared-prefix check did not run for a direction, with how far patching there moved the metric."""
+    effect = p.source_value - p.unpatched
+    share = f" ({abs(p.prefix_shift / effect) * 100:.1f}% of the effect)" if effect else ""
+    return (f"shared prefix not checked: the members' own states there differ by up to {p.prefix_apart:g} "
+            f"(lengths {len(p.source_ids)} and {len(p.target_ids)} round it differently on this machine), and "
+            f"patching there moved the logit difference by up to {p.prefix_shift:g}{share}")

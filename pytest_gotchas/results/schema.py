@@ -222,6 +222,11 @@ class Patching:
     unaligned_source: list[int] = field(default_factory=list)
     unaligned_target: list[int] = field(default_factory=list)
     prefix: int = 0  # shared leading tokens (their cells equal unpatched: checked, not shown)
+    # Where the members' own passes differ over that prefix (a pass of another length rounds it differently on some
+    # CPUs), the check cannot hold bit for bit and does not run: the largest |difference| of their states there,
+    # and the largest |cell - unpatched| patching there gave. Both 0 when the states are identical.
+    prefix_apart: float = 0.0
+    prefix_shift: float = 0.0
 
     @computed_field  # type: ignore[prop-decorator]
     @property

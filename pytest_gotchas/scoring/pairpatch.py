@@ -45,7 +45,8 @@ def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str
         target_ids=list(target[1].context_ids), candidate_ids=list(ids), layers=result.layers,
         positions=result.positions, tokens=[decode(target[1].context_ids[t]) for _, t in result.positions],
         unpatched=result.unpatched, source_value=result.source_value, cells=result.cells, method=result.method,
-        unaligned_source=list(a.unaligned_source), unaligned_target=list(a.unaligned_target), prefix=a.prefix)
+        unaligned_source=list(a.unaligned_source), unaligned_target=list(a.unaligned_target), prefix=a.prefix,
+        prefix_apart=result.prefix_apart, prefix_shift=result.prefix_shift)
 
 
 def patch_partners(model: Any, plan: Planned, cuts: list[CutPlan], partners: list[Partner],

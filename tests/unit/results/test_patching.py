@@ -40,6 +40,14 @@ def test_no_effect_and_unaligned_positions_are_said() -> None:
                                 "positions 2-4, target positions 2-3; 3 aligned")
 
 
+def test_a_shared_prefix_the_members_computed_differently_is_said_with_its_shift() -> None:
+    p = direction(CELLS, prefix_apart=512.0, prefix_shift=0.0625)
+    assert patching_line(p).endswith(
+        "from layer 2 of 3; shared prefix not checked: the members' own states there differ by up to 512 (lengths 4 "
+        "and 4 round it differently on this machine), and patching there moved the logit difference by up to 0.0625 "
+        "(1.6% of the effect)")
+
+
 def test_the_rollup_puts_a_members_patching_on_its_pair() -> None:
     info = ChapterInfo(name="sets", label="ch.2 sets", title="t", path="cases/2-sets.yaml",
                        implementation_defined=False, case_ids=["list-reversed", "set-reversed", "dict"],
