@@ -7,6 +7,8 @@ Run it from the repository's root:
     python -m bench.onepass      # the one-pass readings against the separate full passes they replace, bit for bit
     python -m bench.patching     # --gotchas-patch over the whole library against a plain run; 2B and 7B by FLOPs
     python -m bench.firstrun     # cold against warm, plain and with variants; bfloat16 against float32 per pass
+    python -m bench.backends     # the vLLM backend against transformers (run it in the vLLM venv)
+    bash bench/device.sh         # on a GPU: what bench/device.py measures there, in under 8 minutes
 
 Speed is measured here, never asserted in a test: as ratios against a reference run measured side by side
 (interleaved) in the same process run. Absolute seconds on a shared machine are noisy; the ratios are the result.
@@ -44,6 +46,8 @@ The modules, in the order a run goes through them:
     onepass.py     one process: every reading of a run's prompts by one pass per prompt and by separate passes
     patching.py    --gotchas-patch's cost per pair direction and by method, and a FLOP projection to larger models
     firstrun.py    a user's first run against the warm one, phase by phase, and bfloat16 against float32
+    backends.py    each embedded model through vLLM and through transformers: what differs, and each one's time
+    device.py      the steps a lent GPU runs (device.sh), each within a time budget or saying why it did not run
 
 To add a scenario, add one Scenario to scenarios.py; measure and render need no change:
 

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# What a lent GPU should measure, in under 8 minutes (issue #23): bench/device.py's steps (both embedded models
+# through transformers on the GPU in bfloat16, with batching's bit-identity; through vLLM against transformers over
+# the whole library, batch-invariant on and off; --gotchas-patch's cost), appended to bench/RESULTS.md and, when a
+# folder is given, written to FOLDER/device.md too (to bring the figures back from a machine that is handed back).
+#
+#   bash bench/device.sh [FOLDER [bench.device's options]]
+#   bash bench/device.sh /tmp --device cpu --budget 60 --steps transformers   # the script itself, on a CPU
+#
+# Needs on that machine: this package installed (pip install -e ".[default-model]"; the second model as README
+# says; ".[vllm]" for the vLLM step). A step whose model or engine is missing says so in place of its figures.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+folder="${1:-}"
+report="$(mktemp)"
+export PYTHONUNBUFFERED=1
+# 7 minutes for the steps (none starts after 6), then the timeout: one step over its share must not eat the rest of
+# a 15-minute lease.
+timeout 420 python3 -m bench.device --budget 360 "${@:2}" | tee "$report"
+status=${PIPESTATUS[0]}
+{ echo; cat "$report"; } >> bench/RESULTS.md
+if [ -n "$folder" ]; then cp "$report" "$folder/device.md"; fi
+[ "$status" -eq 124 ] && echo "bench/device.sh: stopped at 420 s; the figures above are those it had" >&2
+exit "$status"
