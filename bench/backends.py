@@ -25,7 +25,7 @@ from pytest_gotchas.results.pairwise import Differences, differences
 from pytest_gotchas.results.report import Report
 
 from . import scenarios
-from .child import BenchFailed, Child, load_average, log, machine, model_folder
+from .child import BenchFailed, Child, header, log, machine, model_folder
 from .measure import Context, run_plan
 from .scenarios import Group, Scenario
 
@@ -112,11 +112,9 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         shutil.rmtree(root, ignore_errors=True)
     log("done")
-    print(f"# The vLLM backend against transformers\n\ndate: {info.date}\nmachine: {info.nproc} cores, {info.memory}, "
-          f"{info.cpu}\nsoftware: python {info.python}, torch {info.torch} ({info.torch_threads} threads), "
-          f"transformers {info.transformers}\nload average: {info.load} at the start, {load_average()} at the end\n"
-          f"cases: {'the spec chapters' if args.spec_chapters else 'every chapter'}; {args.reps} warm run(s) per "
-          f"backend, medians\n")
+    cases = "the spec chapters" if args.spec_chapters else "every chapter"
+    print(header("The vLLM backend against transformers", info, f"{cases}; {args.reps} warm run(s) per backend, "
+                 "medians"))
     print("\n".join(lines))
 
 

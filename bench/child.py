@@ -126,12 +126,23 @@ def load_average() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def model_folder() -> Path:
-    """The converted default model (converted now if this machine has not yet: about a minute, once)."""
+def model_folder(model: str | None = None) -> Path:
+    """The converted embedded model, the default one unless named (converted now if this machine has not yet:
+    about a minute, once). BenchFailed's message ends with the child's last line of stderr: why it is not there."""
+    name = "DEFAULT" if model is None else repr(model)
     code = ("import sys; from pytest_gotchas.model.embedded import DEFAULT, MODELS; from pytest_gotchas.plugin.options "
-            "import Settings; print(MODELS[DEFAULT].folder(Settings().model_cache, lambda line: print(line, "
+            f"import Settings; print(MODELS[{name}].folder(Settings().model_cache, lambda line: print(line, "
             "file=sys.stderr)))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=child_env())
     if done.returncode != 0:
-        raise BenchFailed(f"the default model is not available:\n{done.stderr}")
+        raise BenchFailed(f"the {model or 'default'} model is not available:\n{done.stderr.strip() or 'no message'}")
     return Path(done.stdout.strip().splitlines()[-1])
+
+
+def header(title: str, info: Machine, cases: str, cpu_note: str = "") -> str:
+    """A bench's markdown heading: the machine and software it ran on, the load average, and the cases."""
+    note = f", {cpu_note}" if cpu_note else ""
+    return (f"# {title}\n\ndate: {info.date}\nmachine: {info.nproc} cores, {info.memory}, {info.cpu}{note}\n"
+            f"software: python {info.python}, torch {info.torch} ({info.torch_threads} threads), transformers "
+            f"{info.transformers}\nload average: {info.load} at the start, {load_average()} at the end\n"
+            f"cases: {cases}\n")

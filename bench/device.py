@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import backends, patching, scenarios
-from .child import BenchFailed, child_env, load_average, log, machine
+from .child import BenchFailed, child_env, load_average, log, machine, model_folder
 from .measure import Context, Runs, run_plan, same_numbers
 from .scenarios import PLAIN, Group, Scenario
 
@@ -39,14 +39,10 @@ STEPS = ("transformers", "vllm", "patching")
 
 def folder_of(model: str) -> tuple[Path | None, str]:
     """The converted embedded model's folder on this machine, or None and why it is not there."""
-    code = ("import sys; from pytest_gotchas.model.embedded import MODELS; from pytest_gotchas.plugin.options import "
-            f"Settings; print(MODELS[{model!r}].folder(Settings().model_cache, lambda line: print(line, "
-            "file=sys.stderr)))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=child_env())
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        return None, f"not on this machine ({last})"
-    return Path(done.stdout.strip().splitlines()[-1]), ""
+    try:
+        return model_folder(model), ""
+    except BenchFailed as failed:
+        return None, f"not on this machine ({str(failed).splitlines()[-1]})"
 
 
 def vllm_version() -> str | None:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import scenarios
-from .child import BenchFailed, Child, load_average, machine, model_folder
+from .child import BenchFailed, Child, header, machine, model_folder
 from .measure import Context, run_plan
 from .scenarios import COLD, Group, Scenario
 
@@ -84,11 +84,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"bench: {failed}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print(f"# First runs and bfloat16\n\ndate: {info.date}\nmachine: {info.nproc} cores, {info.memory}, {info.cpu}, "
-          f"{bf16_flags()}\nsoftware: python {info.python}, torch {info.torch} ({info.torch_threads} threads), "
-          f"transformers {info.transformers}\nload average: {info.load} at the start, {load_average()} at the end\n"
-          f"cases: {'every chapter' if args.all_chapters else 'the spec chapters'}, {args.reps} repetition(s), "
-          f"medians\n")
+    cases = "every chapter" if args.all_chapters else "the spec chapters"
+    print(header("First runs and bfloat16", info, f"{cases}, {args.reps} repetition(s), medians", bf16_flags()))
     print("\n".join(lines))
 
 

@@ -36,7 +36,7 @@ from pytest_gotchas.scoring.align import align
 from pytest_gotchas.scoring.patching import rows_per_layer
 
 from . import scenarios
-from .child import BenchFailed, Child, load_average, log, machine, model_folder
+from .child import BenchFailed, Child, header, log, machine, model_folder
 from .measure import Context, run_plan
 from .scenarios import PLAIN, Group, Scenario
 
@@ -184,10 +184,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"bench: {failed}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print(f"# --gotchas-patch cost\n\ndate: {info.date}\nmachine: {info.nproc} cores, {info.memory}, {info.cpu}\n"
-          f"software: python {info.python}, torch {info.torch} ({info.torch_threads} threads), transformers "
-          f"{info.transformers}\nload average: {info.load} at the start, {load_average()} at the end\n"
-          f"cases: {'the spec chapters' if args.spec_chapters else 'every chapter'}\n")
+    print(header("--gotchas-patch cost", info, "the spec chapters" if args.spec_chapters else "every chapter"))
     print("\n".join(lines))
 
 

@@ -224,7 +224,8 @@ class Patching:
     prefix: int = 0  # shared leading tokens (their cells equal unpatched: checked, not shown)
     # Where the members' own passes differ over that prefix (a pass of another length rounds it differently on some
     # CPUs), the check cannot hold bit for bit and does not run: the largest |difference| of their states there,
-    # and the largest |cell - unpatched| patching there gave. Both 0 when the states are identical.
+    # and the largest |cell - unpatched| patching there gave. Both 0 when the check held (or did not run for want
+    # of a shared prefix).
     prefix_apart: float = 0.0
     prefix_shift: float = 0.0
 

@@ -261,7 +261,7 @@ class PatchResult:
     checks: list[Check]
     seconds: float  # wall time of the patched passes and the checks (the members' own passes not included)
     passes: int  # model calls made for the cells and the checks
-    prefix_apart: float = 0.0  # largest |difference| of the members' own states over the shared prefix
+    prefix_apart: float = 0.0  # largest |difference| of the members' own states there, when its check failed
     prefix_shift: float = 0.0  # largest |cell - unpatched| patching there gave (0 unless prefix_apart is not)
 
     @property
