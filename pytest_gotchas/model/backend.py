@@ -54,6 +54,10 @@ def refusals(settings: Any, names: list[str | None], flag: str = "--gotchas-", w
     shown = ", ".join(str(name) for name in models)
     out = [f"{flag}{item.flag} cannot be used with the vllm backend ({shown}): {item.why}"
            for item in VLLM_UNSUPPORTED if getattr(settings, item.setting, False)]
+    kernels = getattr(settings, "kernels", "plain")
+    if kernels != "plain":
+        out.append(f"{flag}kernels {kernels} cannot be used with the vllm backend ({shown}): the path replaces "
+                   "transformers' linear layers, and vLLM runs kernels of its own (leave it out)")
     device = getattr(settings, "device", None)
     if device is not None and device not in ("cpu", "cuda"):
         out.append(f"{flag}device {device} cannot be used with the vllm backend ({shown}): vLLM places the model "

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..results.schema import ModelInfo
-from . import DTYPES, numerics
+from . import DTYPES, float32_matmul, kernels, numerics
 from .convert import ConversionError, Log, convert_gguf, no_progress_bars, one_line
 from .embedded import DEFAULT, MODELS, EmbeddedMissing, short_name
 from .hashes import file_sha256, hub_snapshot, tokenizer_fingerprint, weight_files, weights_sha256
@@ -32,6 +32,7 @@ class ModelSpec:
     worker_id: str | None = None  # the pytest-xdist worker ("gw1") loading it: a plain "cuda" becomes its own GPU
     workers: int = 0  # how many xdist workers share this machine's cores
     flag: str = "--gotchas-"  # how the options that messages name are spelled (`gotchas new` drops "gotchas-")
+    kernels: str = "plain"  # the kernel path of a bfloat16 model's matmuls (kernels.py)
 
 
 class LoadedModel:
@@ -122,11 +123,12 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
     if spec.dtype not in DTYPES:
         raise ModelLoadError(f"cannot load model {shown!r}: dtype {spec.dtype!r} is not one of {', '.join(DTYPES)}")
     device = "auto" if spec.device_map_auto else resolve_device(spec.device, spec.worker_id)
-    _check_device(device, shown, spec.flag)
+    _check_device(device, shown, spec)
     full_threads = torch.get_num_threads()
     shared = share_cpu_threads(device, spec.workers)
     source = _resolve_source(spec.name, Path(cache_dir), log or _quiet, spec.flag)
     model = _load_weights(shown, source, getattr(torch, spec.dtype), device)
+    float32_matmul.apply(model, spec.kernels)
     try:
         fingerprint, threads, kept = numerics.keep_threads_if_they_matter(model, shared or full_threads, full_threads)
     except Exception as error:  # the first forward pass: a model that loads but cannot run fails here, once
@@ -154,7 +156,7 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
         torch_version=str(torch.__version__),
         transformers_version=str(transformers.__version__),
         hardware=numerics.hardware(device),
-        numerics=fingerprint,
+        numerics=numerics.named(fingerprint, spec.kernels),
         threads=threads,
     )
     if lazy_tokenizer:
@@ -203,8 +205,15 @@ def share_cpu_threads(device: str, workers: int) -> int | None:
     return threads
 
 
-def _check_device(device: str, shown: str, flag: str) -> None:
+def _check_device(device: str, shown: str, spec: ModelSpec) -> None:
+    """The device exists, and the kernel path the spec asks for can run there."""
     import torch
+
+    flag = spec.flag
+    refused = kernels.refusal(spec.kernels, spec.dtype, flag) or kernels.device_refusal(spec.kernels, device, shown,
+                                                                                        flag)
+    if refused:
+        raise ModelLoadError(refused)
 
     if not device.startswith("cuda"):
         return

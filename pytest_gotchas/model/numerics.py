@@ -6,7 +6,8 @@ yet give other probabilities) and, on some CPUs, on the number of threads. So ev
 - ``hardware``: the CPU model with the instruction sets that matter (avx2, avx512f, avx512_bf16, amx_bf16) and torch's
   capability, or the GPU with its compute capability;
 - ``numerics``: a hash of the exact logits, in the model's dtype, of fixed probe inputs (token ids, so no tokenizer is
-  needed) at this process's thread count. Equal fingerprints mean the same kernels gave the same bits; a baseline
+  needed) at this process's thread count, after the kernel path's name when it is not plain (``named``:
+  "float32-matmul:1a2b..."; kernels.py). Equal fingerprints mean the same kernels gave the same bits; a baseline
   recorded under another fingerprint is compared as such.
 
 Under pytest-xdist each worker gets a share of the cores; `keep_threads_if_they_matter` checks on the probes that the
@@ -57,6 +58,14 @@ def fingerprint(model: Any) -> str:
                            use_cache=False).logits[0, -1]
             digest.update(logits.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
     return digest.hexdigest()[:16]
+
+
+def named(fingerprint: str, kernels: str) -> str:
+    """The fingerprint as ModelInfo.numerics records it: a kernel path other than plain is named in it, so that every
+    view that shows the numerics (baseline headers, the report's facts, `gotchas merge`'s refusals) shows the path."""
+    from .kernels import PLAIN
+
+    return fingerprint if kernels == PLAIN else f"{kernels}:{fingerprint}"
 
 
 def keep_threads_if_they_matter(model: Any, shared: int, full: int) -> tuple[str, int, bool]:

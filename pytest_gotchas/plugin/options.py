@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import DTYPES
+from ..model.kernels import KERNELS
 from ..truth.sandbox import LEVELS as ISOLATIONS
 
 READINGS = ("text", "token")
@@ -137,6 +138,9 @@ OPTIONS = (
            "<bos>; SmolLM2: none), always puts its BOS token first, never leaves it out", "auto", choices=BOS,
            cli=True),
     Option("dtype", "dtype the model runs in", "bfloat16", choices=DTYPES, cli=True),
+    Option("kernels", "how a bfloat16 model's matmuls are computed on the CPU: plain (its bfloat16 kernels) or "
+           "float32-matmul (float32 from the bfloat16 values, rounded to bfloat16: float32's speed on a CPU without "
+           "native bfloat16, other last bits; docs/determinism.md)", "plain", choices=KERNELS, cli=True),
     Option("device", "cpu, cuda or cuda:N (default: cuda when available, else cpu; under -n N each worker gets its "
            "own GPU); auto: device_map=\"auto\", one model spread over every GPU (for a model too large for one)",
            cli=True, shown_default="cuda if available, else cpu"),
@@ -208,6 +212,7 @@ class Settings:
     models: list[str] = field(default_factory=list)  # --gotchas-model, repeatable; empty: the embedded default
     bos: str = "auto"
     dtype: str = "bfloat16"
+    kernels: str = "plain"
     device: str | None = None
     softmax_dtype: str | None = None
     reading: str = "text"

@@ -144,12 +144,14 @@ class GotchasSession:
 
 
 def refuse_unsupported(config: pytest.Config, settings: Settings, names: list[str | None], workers: int) -> None:
-    """What a backend of the run's models cannot do is one usage error at the start, naming the flag and the
-    backend (model/backend.py)."""
+    """What a backend of the run's models cannot do, and a kernel path the dtype has no use for, is one usage error
+    at the start, naming the flag and the backend (model/backend.py, model/kernels.py)."""
+    from ..model import kernels
     from ..model.backend import refusals
 
     asked = getattr(config.option, "numprocesses", None) or 0  # the controller's -n; "auto" and "logical" count
-    problems = refusals(settings, names, workers=workers or (asked if isinstance(asked, int) else 2))
+    problems = [p for p in [kernels.refusal(settings.kernels, settings.dtype)] if p]
+    problems += refusals(settings, names, workers=workers or (asked if isinstance(asked, int) else 2))
     if problems:
         raise pytest.UsageError("\n".join(problems))
 

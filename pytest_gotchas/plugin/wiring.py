@@ -38,7 +38,7 @@ def scorer(settings: Settings, model_id: str, name: str | None, clock: Clock, ca
         from ..model.load import ModelLoadError, ModelSpec, load_model
 
         auto = settings.device == "auto"  # device_map="auto": one model over every GPU
-        spec = ModelSpec(name=name, id=model_id, dtype=settings.dtype, device_map_auto=auto,
+        spec = ModelSpec(name=name, id=model_id, dtype=settings.dtype, kernels=settings.kernels, device_map_auto=auto,
                          device=None if auto else settings.device, worker_id=worker_id, workers=workers, flag=flag)
         if split(name)[0] == VLLM:
             from ..model.vllm import load_vllm

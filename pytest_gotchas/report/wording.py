@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 from ..results.baselines import (ANY_MODEL_FLAG, UPDATE_FLAG, BaselineOutcome, Comparison, Header, Numerics,
                                  PairChange, Probability, Refusal, Regression, UpdateStats)
+from ..model.kernels import FLOAT32_MATMUL
 from ..results.hardware import SlowBfloat16
 from ..results.layers import TIE, Lead, Stretch
 from ..results.onepass import OnePassCheck, ReadingDifference, Stepped
@@ -341,12 +342,18 @@ def numerics_lines(check: Numerics, recorded: Header, now: Header) -> Iterator[L
 
 
 def slow_bfloat16_line(slow: SlowBfloat16) -> str:
-    """The summary's first line on a CPU without native bfloat16: what it costs and what to do instead."""
-    return (f"{', '.join(slow.models)}: bfloat16 on a CPU without native bfloat16 kernels ({slow.hardware}) is "
-            "emulated: a matmul of gemma-3-270m's shape ran at 7.4 GFLOP/s in bfloat16 against 27.5 in float32 "
-            "on such a CPU (an AVX2-only AMD EPYC). For the write-up's bfloat16 numbers faster, run on a GPU or a "
-            "CPU with AVX-512-BF16 or AMX; --gotchas-dtype float32 is fast here but gives other numbers (its own "
-            "baseline file; docs/determinism.md).")
+    """The summary's first line on a CPU without native bfloat16: what it costs and what to do instead, or, on the
+    float32-matmul path, what that path gave up. The figures are bench/RESULTS.md's ("First runs and bfloat16")."""
+    where = f"{', '.join(slow.models)}: bfloat16 on a CPU without native bfloat16 kernels ({slow.hardware})"
+    if slow.kernels == FLOAT32_MATMUL:
+        return (f"{where}, its matmuls computed in float32 (--gotchas-kernels {FLOAT32_MATMUL}): float32's speed, "
+                "but not the bits of the plain bfloat16 kernels, so close verdicts can differ from a plain run's "
+                "(1 of 199 over the library on an Intel Xeon; docs/determinism.md).")
+    return (f"{where} is emulated, at a cost: a pass of the library's prompts took 1.5x float32's time on an Intel "
+            "Xeon with AVX-512 but not AVX-512-BF16, and a matmul of gemma-3-270m's shape 3.7x on an AVX2-only AMD "
+            f"EPYC. Faster: --gotchas-kernels {FLOAT32_MATMUL} (float32 matmuls of the bfloat16 values: float32's "
+            "speed, other last bits, so close verdicts can change), --gotchas-dtype float32 (other numbers, its own "
+            "baseline file), or a GPU or a CPU with AVX-512-BF16 or AMX (docs/determinism.md).")
 
 
 def _span(positions: list[int]) -> str:

@@ -11,6 +11,8 @@ import pytest
     (["--gotchas-top-k", "0"], "argument --gotchas-top-k: must be at least 1, got 0"),
     (["--gotchas-dtype", "int8"], "argument --gotchas-dtype: invalid choice: 'int8' (choose from 'bfloat16', "
                                   "'float16', 'float32')"),
+    (["--gotchas-kernels", "fast"], "argument --gotchas-kernels: invalid choice: 'fast' (choose from 'plain', "
+                                    "'float32-matmul')"),
 ])
 def test_a_bad_value_on_the_command_line_is_one_usage_error(pytester: pytest.Pytester, args: list[str],
                                                            message: str) -> None:
@@ -24,9 +26,25 @@ def test_a_bad_value_on_the_command_line_is_one_usage_error(pytester: pytest.Pyt
     ("gotchas_runs = 1", "ini option gotchas_runs must be at least 2, got 1"),
     ("gotchas_softmax_dtype = half", "ini option gotchas_softmax_dtype must be one of bfloat16, float16, float32, "
                                      "got 'half'"),
+    ("gotchas_kernels = fast", "ini option gotchas_kernels must be one of plain, float32-matmul, got 'fast'"),
 ])
 def test_a_bad_value_in_the_ini_file_is_one_usage_error(pytester: pytest.Pytester, ini: str, message: str) -> None:
     pytester.makeini(f"[pytest]\ngotchas = true\n{ini}\n")
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert f"ERROR: {message}" in result.errlines
+
+
+@pytest.mark.parametrize("source", ["cli", "ini"])
+def test_a_kernel_path_for_a_dtype_without_bfloat16_matmuls_is_refused_before_anything_runs(
+        pytester: pytest.Pytester, source: str) -> None:
+    args = ["--gotchas-dtype", "float32"]
+    if source == "ini":
+        pytester.makeini("[pytest]\ngotchas_kernels = float32-matmul\n")
+    else:
+        args += ["--gotchas-kernels", "float32-matmul"]
+    result = pytester.runpytest("--gotchas", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert [line for line in result.errlines if line] == [
+        "ERROR: --gotchas-kernels float32-matmul computes bfloat16 models' matmuls in float32, and --gotchas-dtype "
+        "float32 has no bfloat16 matmul to replace: leave --gotchas-kernels out, or run bfloat16"]

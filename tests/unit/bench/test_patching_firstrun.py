@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from bench import firstrun
+from helpers.results import TINY_MODEL, report_of
 from bench.patching import LARGER, Shape, projection
 from pytest_gotchas.results.schema import Patching, Timings
 
@@ -46,20 +47,27 @@ def test_projection_aligns_each_direction_it_was_given() -> None:
     assert projection([entry, entry], GEMMA_270M) == 2 * GEMMA_270M.flops(5, rows)
 
 
-def child(wall: float, forward: float, passes: int, steps: int = 0, **phases: float) -> SimpleNamespace:
+def child(wall: float, forward: float, passes: int, steps: int = 0, report: object = None,
+          **phases: float) -> SimpleNamespace:
     seconds = {"collection": 1.0, "forward": forward, **phases}
     timings = Timings(seconds=seconds, forward_passes=passes, incremental_steps=steps)
-    return SimpleNamespace(wall=wall, timings=timings, seconds=lambda phase: seconds.get(phase, 0.0))
+    return SimpleNamespace(wall=wall, timings=timings, seconds=lambda phase: seconds.get(phase, 0.0),
+                           report=report or report_of(TINY_MODEL))
 
 
-def test_firstrun_table_and_its_two_ratios() -> None:
+def test_firstrun_table_its_ratios_and_what_the_kernel_path_changes() -> None:
+    # Case a keeps its verdict with other probabilities; case b's MISS becomes ok.
+    fast = report_of(TINY_MODEL, ((0.625, 0.125), (0.5, 0.25)))
     runs = {"cold": [child(30.0, 10.0, 40, 10, collection=12.0)], "warm": [child(20.0, 10.0, 40, 10)],
             "cold, variants": [child(90.0, 50.0, 200)], "warm, variants": [child(60.0, 50.0, 200)],
-            "warm, float32": [child(15.0, 5.0, 40, 10)]}
+            "warm, float32": [child(15.0, 5.0, 40, 10)], firstrun.FAST: [child(15.0, 6.0, 40, 10, fast)]}
     text = "\n".join(firstrun.markdown(runs))  # type: ignore[arg-type]
-    assert "| whole process | 30.0 | 20.0 | 90.0 | 60.0 | 15.0 |" in text
-    assert "| collection | 12.00 | 1.00 | 1.00 | 1.00 | 1.00 |" in text
-    assert "| full passes + steps | 40 + 10 | 40 + 10 | 200 + 0 | 200 + 0 | 40 + 10 |" in text
-    assert "| forward seconds per pass | 0.200 | 0.200 | 0.250 | 0.250 | 0.100 |" in text
+    assert "| whole process | 30.0 | 20.0 | 90.0 | 60.0 | 15.0 | 15.0 |" in text
+    assert "| collection | 12.00 | 1.00 | 1.00 | 1.00 | 1.00 | 1.00 |" in text
+    assert "| full passes + steps | 40 + 10 | 40 + 10 | 200 + 0 | 200 + 0 | 40 + 10 | 40 + 10 |" in text
+    assert "| forward seconds per pass | 0.200 | 0.200 | 0.250 | 0.250 | 0.100 | 0.120 |" in text
     assert "plain **1.50x**, with variants **1.50x**" in text
-    assert "a warm pass in bfloat16 / float32: **2.00x**" in text
+    assert ("a warm pass in bfloat16 / float32: **2.00x** (target: within 1.3x); on the float32-matmul path / "
+            "float32: **1.20x**") in text
+    assert ("the float32-matmul path against plain bfloat16: probabilities differ in 2 of 2 runs (largest |dP| "
+            "0.5000); 1 case verdicts change: sets/b: MISS -> ok") in text

@@ -48,6 +48,13 @@ def test_each_unsupported_option_is_named_with_the_backend(setting: str, flag: s
     assert message.startswith(f"{flag} cannot be used with the vllm backend (vllm:gemma-3-270m): ")
 
 
+def test_a_kernel_path_is_transformers_own() -> None:
+    assert refusals(settings(kernels="plain"), ["vllm:x"]) == []
+    assert refusals(settings(kernels="float32-matmul"), ["vllm:x"]) == [
+        "--gotchas-kernels float32-matmul cannot be used with the vllm backend (vllm:x): the path replaces "
+        "transformers' linear layers, and vLLM runs kernels of its own (leave it out)"]
+
+
 def test_every_refusal_at_once_and_xdist_workers() -> None:
     messages = refusals(settings(layers=True, precision_check=True, device="auto"), ["vllm:x"], workers=2)
     assert [m.split(" cannot")[0] for m in messages] == ["--gotchas-layers", "--gotchas-precision-check",
