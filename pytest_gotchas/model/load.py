@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -82,6 +83,31 @@ class LoadedModel:
         return self._float32
 
 
+class Prefetched:
+    """A load running in a thread of its own; `result` waits for it and returns its value or raises its error.
+    A thread suffices: gemma's tokenizer parses in C and Rust for much of its 3-4 s, and the weights' load and
+    probes mostly run in torch, which releases the GIL."""
+
+    def __init__(self, load: Callable[[], Any]) -> None:
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+        def run() -> None:
+            try:
+                self._value = load()
+            except BaseException as error:  # re-raised where the value is asked for, as a lazy load would raise it
+                self._error = error
+
+        self._thread = threading.Thread(target=run, name="gotchas-tokenizer", daemon=True)
+        self._thread.start()
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
 class ModelLoadError(Exception):
     """One user-facing message: what was asked, where it looked, what failed, what to do."""
 
@@ -112,11 +138,14 @@ def _import_libraries(shown: str) -> tuple[Any, Any]:
     return torch, transformers
 
 
-def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_tokenizer: bool = False) -> LoadedModel:
+def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_tokenizer: bool = False,
+               prefetch: Callable[[str], bool] | None = None) -> LoadedModel:
     """Load the model ``spec`` names; .gguf files (and embedded models) are converted once into ``cache_dir``.
 
     ``log`` receives a line before slow one-time work (the conversion takes about a minute). With
-    ``lazy_tokenizer`` the tokenizer is loaded and checked on first use, and ``tokenizer_key`` is set.
+    ``lazy_tokenizer`` the tokenizer is loaded and checked on first use, and ``tokenizer_key`` is set; where
+    ``prefetch(tokenizer_key)`` says the run will need it (a first run: nothing cached for it), a thread starts
+    loading it while the weights load, and first use waits for that thread.
     """
     shown = shown_name(spec.name)
     torch, transformers = _import_libraries(shown)
@@ -127,6 +156,7 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
     full_threads = torch.get_num_threads()
     shared = share_cpu_threads(device, spec.workers)
     source = _resolve_source(spec.name, Path(cache_dir), log or _quiet, spec.flag)
+    tokenizer_loader = _tokenizer_loader(shown, source, Path(cache_dir), prefetch if lazy_tokenizer else None)
     model = _load_weights(shown, source, getattr(torch, spec.dtype), device)
     float32_matmul.apply(model, spec.kernels)
     try:
@@ -134,11 +164,6 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
     except Exception as error:  # the first forward pass: a model that loads but cannot run fails here, once
         raise ModelLoadError(f"cannot load model {shown!r}: it loaded but a forward pass on probe token ids failed "
                              f"({one_line(error)})") from None
-
-    def tokenizer_loader() -> Any:
-        tokenizer = _load_tokenizer(shown, source)
-        check_tokenizer(tokenizer, shown)
-        return tokenizer
 
     started = time.perf_counter()
     tokenizer = None if lazy_tokenizer else tokenizer_loader()  # eager: a bad tokenizer is a load error now
@@ -170,6 +195,20 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
                             f"{full_threads} give other bits): each xdist worker keeps {full_threads} threads, as a "
                             "serial run does, so that -n gives the same numbers (set OMP_NUM_THREADS to choose)")
     return loaded
+
+
+def _tokenizer_loader(shown: str, source: Path | str, cache_dir: Path, prefetch: Callable[[str], bool] | None
+                      ) -> Callable[[], Any]:
+    """What loads and checks the tokenizer: already running in a thread when `prefetch` says the run will need it.
+    A hub id's folder is known only once its weights are downloaded, so its tokenizer is never prefetched."""
+    def load() -> Any:
+        tokenizer = _load_tokenizer(shown, source)
+        check_tokenizer(tokenizer, shown)
+        return tokenizer
+
+    if prefetch is not None and isinstance(source, Path) and prefetch(tokenizer_fingerprint(source, cache_dir)):
+        return Prefetched(load).result
+    return load
 
 
 def resolve_device(requested: str | None, worker_id: str | None) -> str:

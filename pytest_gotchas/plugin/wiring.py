@@ -48,10 +48,22 @@ def scorer(settings: Settings, model_id: str, name: str | None, clock: Clock, ca
                 raise ModelLoadError(problems[0])
             return load_vllm(spec, vllm_options(settings), settings.model_cache, log=log,
                              lazy_tokenizer=cache_dir is not None)
-        return load_model(spec, settings.model_cache, log=log, lazy_tokenizer=cache_dir is not None)
+        return load_model(spec, settings.model_cache, log=log, lazy_tokenizer=cache_dir is not None,
+                          prefetch=first_run(settings, cache_dir))
 
     return Scorer(model_id=model_id, slot=ModelSlot(load, clock), config=scoring_config(settings, cache_dir),
                   planned=planned)
+
+
+def first_run(settings: Settings, cache_dir: Path | None) -> Callable[[str], bool] | None:
+    """Whether a run will need the tokenizer, from its key, before the model loads: the text reading's table of it
+    is not in the cache folder (a first run), so it loads beside the weights instead of after them. None: the
+    tokenizer loads on first use, if ever (a warm run never needs it)."""
+    if cache_dir is None or settings.reading != "text":
+        return None
+    from ..scoring.vocab import VocabCache
+
+    return lambda key: not VocabCache(cache_dir / "vocab", key).stored()
 
 
 def vllm_options(settings: Settings) -> Any:

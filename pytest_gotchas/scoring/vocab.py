@@ -70,12 +70,24 @@ class VocabCache:
     tokenizer_key: str | None
     loaded: dict[str, Vocab] = field(default_factory=dict)
 
+    def _key(self) -> str:
+        return f"vocab-{FORMAT_VERSION}-{self.tokenizer_key}"
+
+    def _path(self, key: str) -> Path | None:
+        return self.directory / f"{key}.json" if self.directory and self.tokenizer_key else None
+
+    def stored(self) -> bool:
+        """Whether the table is on disk: when it is not, this is the tokenizer's first run with this cache folder,
+        and the text reading will need the tokenizer."""
+        path = self._path(self._key())
+        return path is not None and path.is_file()
+
     def get(self, tokenizer: Any) -> Vocab:
         """The table, read from disk or built from the tokenizer (``tokenizer`` is called only when needed)."""
-        key = f"vocab-{FORMAT_VERSION}-{self.tokenizer_key}"
+        key = self._key()
         if key in self.loaded:
             return self.loaded[key]
-        path = self.directory / f"{key}.json" if self.directory and self.tokenizer_key else None
+        path = self._path(key)
         stored = read_sealed(path, key) if path else None
         if isinstance(stored, list) and all(isinstance(t, str) for t in stored):
             vocab = Vocab([base64.b64decode(t) for t in stored])

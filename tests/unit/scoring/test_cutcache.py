@@ -79,3 +79,56 @@ def test_an_entry_of_another_shape_is_planned_again(tiny_folder: Path, tmp_path:
              "plain_correct_id", "plain_wrong_id", "prompt_ids"), []), "kind": "plain"}, "decoded": {}}):
         write_sealed(cache._path(key), key, payload)
         assert cache.get(*CUTS[0]) is None
+
+
+def test_a_first_run_loads_the_tokenizer_in_a_thread_beside_the_weights(tiny_folder: Path, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from pytest_gotchas.model import load
+
+    threads, asked = [], []
+    real = load._load_tokenizer
+    monkeypatch.setattr(load, "_load_tokenizer",
+                        lambda *a: threads.append(threading.current_thread().name) or real(*a))
+    first = load_model(ModelSpec(name=str(tiny_folder), device="cpu"), tmp_path, lazy_tokenizer=True,
+                       prefetch=lambda key: asked.append(key) or True)
+    assert asked == [tokenizer_fingerprint(tiny_folder, tmp_path)] == [first.tokenizer_key]
+    assert first.tokenizer("x")["input_ids"][0] == first.tokenizer.bos_token_id
+    assert threads == ["gotchas-tokenizer"] and first.tokenizer_loaded
+    warm = load_model(ModelSpec(name=str(tiny_folder), device="cpu"), tmp_path, lazy_tokenizer=True,
+                      prefetch=lambda key: False)
+    assert not warm.tokenizer_loaded and threads == ["gotchas-tokenizer"]  # not loaded, in no thread
+    assert warm.tokenizer is not None and threads == ["gotchas-tokenizer", "MainThread"]
+
+
+def test_a_tokenizer_that_fails_in_its_thread_fails_on_first_use_as_a_lazy_one_does(tiny_folder: Path,
+                                                                                   tmp_path: Path) -> None:
+    from pytest_gotchas.model.load import ModelLoadError
+
+    folder = tmp_path / "broken"
+    shutil.copytree(tiny_folder, folder)
+    (folder / "tokenizer.json").write_text("{not json")
+    messages = []
+    for prefetch in (lambda key: True, None):
+        loaded = load_model(ModelSpec(name=str(folder), device="cpu"), tmp_path, lazy_tokenizer=True,
+                            prefetch=prefetch)
+        with pytest.raises(ModelLoadError) as raised:
+            loaded.tokenizer
+        messages.append(str(raised.value))
+    assert messages[0] == messages[1] and messages[0].startswith(
+        f"cannot load the tokenizer of model {str(folder)!r} from {folder}: ")
+
+
+def test_a_first_run_is_one_whose_text_reading_table_is_not_stored(tiny_folder: Path, tmp_path: Path) -> None:
+    from pytest_gotchas.plugin.options import Settings
+    from pytest_gotchas.plugin.wiring import first_run
+    from pytest_gotchas.scoring.vocab import VocabCache
+
+    assert first_run(Settings(), None) is None  # no cache folder: the tokenizer loads with the model
+    assert first_run(Settings(reading="token"), tmp_path) is None
+    asks = first_run(Settings(), tmp_path)
+    assert asks is not None and asks("key")
+    cache = VocabCache(tmp_path / "vocab", "key")
+    cache.get(lambda: load_model(ModelSpec(name=str(tiny_folder), device="cpu"), tmp_path).tokenizer)
+    assert cache.stored() and not asks("key") and asks("another tokenizer")
