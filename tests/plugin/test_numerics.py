@@ -97,3 +97,18 @@ def test_with_the_same_kernels_any_difference_is_a_bug(run, pytester: pytest.Pyt
     result = run()
     result.stdout.fnmatch_lines([f"  numerics match the baseline's ({data['model']['numerics']}), yet 1 cases' "
                                  "probabilities differ from it: that is a bug, please report it: demo/clear"])
+
+
+def test_a_run_on_the_float32_matmul_path_is_compared_as_other_kernels(run, pytester: pytest.Pytester) -> None:
+    """The path is named in the fingerprint, so a baseline recorded with the plain kernels is another kernels'
+    (the tiny model's sums are exact, so here no probability moves)."""
+    run("--gotchas-update-baseline", "--gotchas-json", "plain.json")
+    result = run("--gotchas-kernels", "float32-matmul", "--gotchas-json", "fast.json")
+    plain, fast = (read_report(pytester.path / name) for name in ("plain.json", "fast.json"))
+    assert fast["models"][0]["numerics"] == f"float32-matmul:{plain['models'][0]['numerics']}"
+    assert fast["cases"] == plain["cases"]
+    hardware = plain["models"][0]["hardware"]
+    result.stdout.fnmatch_lines([
+        f"  same model, other kernels (numerics {plain['models'][0]['numerics']} on {hardware}, now "
+        f"{fast['models'][0]['numerics']} on {hardware}): probabilities differ from the baseline's in 0 cases; "
+        "0 verdicts changed"])
