@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..results.hardware import PLAIN
+
 TRANSFORMERS, VLLM = "transformers", "vllm"
 PREFIX = VLLM + ":"
 
@@ -54,8 +56,8 @@ def refusals(settings: Any, names: list[str | None], flag: str = "--gotchas-", w
     shown = ", ".join(str(name) for name in models)
     out = [f"{flag}{item.flag} cannot be used with the vllm backend ({shown}): {item.why}"
            for item in VLLM_UNSUPPORTED if getattr(settings, item.setting, False)]
-    kernels = getattr(settings, "kernels", "plain")
-    if kernels != "plain":
+    kernels = getattr(settings, "kernels", PLAIN)
+    if kernels != PLAIN:
         out.append(f"{flag}kernels {kernels} cannot be used with the vllm backend ({shown}): the path replaces "
                    "transformers' linear layers, and vLLM runs kernels of its own (leave it out)")
     device = getattr(settings, "device", None)

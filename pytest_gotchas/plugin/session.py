@@ -150,8 +150,9 @@ def refuse_unsupported(config: pytest.Config, settings: Settings, names: list[st
     from ..model.backend import refusals
 
     asked = getattr(config.option, "numprocesses", None) or 0  # the controller's -n; "auto" and "logical" count
-    problems = [p for p in [kernels.refusal(settings.kernels, settings.dtype)] if p]
-    problems += refusals(settings, names, workers=workers or (asked if isinstance(asked, int) else 2))
+    refused = kernels.refusal(settings.kernels, settings.dtype)
+    problems = ([refused] if refused else []) + refusals(settings, names, workers=workers or (
+        asked if isinstance(asked, int) else 2))
     if problems:
         raise pytest.UsageError("\n".join(problems))
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
+from ..model.kernels import FLOAT32_MATMUL
 from ..results.baselines import (ANY_MODEL_FLAG, UPDATE_FLAG, BaselineOutcome, Comparison, Header, Numerics,
                                  PairChange, Probability, Refusal, Regression, UpdateStats)
-from ..model.kernels import FLOAT32_MATMUL
 from ..results.hardware import SlowBfloat16
 from ..results.layers import TIE, Lead, Stretch
 from ..results.onepass import OnePassCheck, ReadingDifference, Stepped
