@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from ..results.schema import ModelInfo
-from . import DTYPES, float32_matmul, kernels, numerics
+from . import DTYPES, float32_matmul, invariance, kernels, numerics, row_readout
 from .convert import ConversionError, Log, convert_gguf, no_progress_bars, one_line
 from .embedded import DEFAULT, MODELS, EmbeddedMissing, short_name
 from .hashes import file_sha256, hub_snapshot, tokenizer_fingerprint, weight_files, weights_sha256
+from .invariance import INVARIANT, Invariance
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class LoadedModel:
         self.tokenizer_seconds = 0.0
         self.notes: list[str] = []  # said once per run: how the load went against the defaults
         self._float32: Any = None
+        self.invariance = INVARIANT  # load_model measures it (invariance.py)
 
     @property
     def tokenizer(self) -> Any:
@@ -79,7 +81,11 @@ class LoadedModel:
         if self.model.dtype == torch.float32:
             return self.model
         if self._float32 is None:
-            self._float32 = copy.deepcopy(self.model).to(torch.float32).eval()
+            upcast = copy.deepcopy(self.model).to(torch.float32).eval()
+            # float32 kernels choose by shape too (invariance.py): its rows must be its own reference's bits
+            if not invariance.measure(upcast, numerics.probes(*numerics.probe_args(upcast))[0]).rows:
+                row_readout.apply(upcast)
+            self._float32 = upcast
         return self._float32
 
 
@@ -164,6 +170,14 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
     except Exception as error:  # the first forward pass: a model that loads but cannot run fails here, once
         raise ModelLoadError(f"cannot load model {shown!r}: it loaded but a forward pass on probe token ids failed "
                              f"({one_line(error)})") from None
+    probe = numerics.probes(*numerics.probe_args(model))[0]
+    first = found = invariance.measure(model, probe)
+    if not first.rows:
+        row_readout.apply(model)
+        found = invariance.measure(model, probe)  # a batch's difference may have been the head's alone
+        if not found.rows:
+            raise ModelLoadError(f"cannot load model {shown!r}: its head rounds a row otherwise among several rows "
+                                 "than alone, even computed one row at a time; please report this CPU and model")
 
     started = time.perf_counter()
     tokenizer = None if lazy_tokenizer else tokenizer_loader()  # eager: a bad tokenizer is a load error now
@@ -190,6 +204,8 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
     else:
         loaded = LoadedModel(model, tokenizer, info)
         loaded.tokenizer_seconds = tokenizer_seconds
+    loaded.invariance = found
+    loaded.notes.extend(invariance.notes(Invariance(rows=first.rows, batch=found.batch), spec.dtype))
     if kept:
         loaded.notes.append(f"on this CPU the number of threads changes {spec.dtype} logits ({shared} threads and "
                             f"{full_threads} give other bits): each xdist worker keeps {full_threads} threads, as a "

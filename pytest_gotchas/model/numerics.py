@@ -45,15 +45,20 @@ def max_positions(config: Any) -> int | None:
     return None
 
 
+def probe_args(model: Any) -> tuple[int, int | None, int | None]:
+    """probes()'s arguments for `model`: its vocabulary size, BOS token and longest input."""
+    config = model.config
+    vocab = int(getattr(config, "vocab_size", 0) or model.get_output_embeddings().weight.shape[0])
+    return vocab, getattr(config, "bos_token_id", None), max_positions(config)
+
+
 def fingerprint(model: Any) -> str:
     """sha256 (first 16 hex digits) of the last position's logits of every probe, in the model's own dtype."""
     import torch
 
-    config = model.config
-    vocab = int(getattr(config, "vocab_size", 0) or model.get_output_embeddings().weight.shape[0])
     digest = hashlib.sha256()
     with torch.inference_mode():
-        for ids in probes(vocab, getattr(config, "bos_token_id", None), max_positions(config)):
+        for ids in probes(*probe_args(model)):
             logits = model(input_ids=torch.tensor([ids], device=model.device), logits_to_keep=1,
                            use_cache=False).logits[0, -1]
             digest.update(logits.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())

@@ -31,14 +31,14 @@ def _by_primer(plan: Planned, cuts: list[CutPlan]) -> dict[str | None, CutPlan]:
 
 
 def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str, CutPlan],
-               target: tuple[str, CutPlan], decode: Callable[[int], str]) -> tuple[Any, Patching]:
+               target: tuple[str, CutPlan], decode: Callable[[int], str], method: str) -> tuple[Any, Patching]:
     from .patching import member_pass, patch
 
     for _, cut in (source, target):
         if cut.context_ids not in passes:
             passes[cut.context_ids] = member_pass(model, cut.context_ids)
     ids = (target[1].correct_ids[0], target[1].wrong_ids[0])
-    result = patch(model, passes[source[1].context_ids], passes[target[1].context_ids], ids)
+    result = patch(model, passes[source[1].context_ids], passes[target[1].context_ids], ids, method)
     a = result.alignment
     return result, Patching(
         source=source[0], target=target[0], primer=None, source_ids=list(source[1].context_ids),
@@ -50,9 +50,11 @@ def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str
 
 
 def patch_partners(model: Any, plan: Planned, cuts: list[CutPlan], partners: list[Partner],
-                   cuts_of: Callable[[Planned], list[CutPlan]], decode: Callable[[int], str]) -> list[Patching]:
-    """Every partner's pair in both directions (first member -> last, then last -> first), per shared primer.
-    A failed exactness check raises CheckError, a model without decoder layers PatchingError."""
+                   cuts_of: Callable[[Planned], list[CutPlan]], decode: Callable[[int], str],
+                   method: str) -> list[Patching]:
+    """Every partner's pair in both directions (first member -> last, then last -> first), per shared primer, by
+    patching.py's `method`. A failed exactness check raises CheckError, a model without decoder layers
+    PatchingError."""
     from dataclasses import replace
 
     from .patching import CheckError
@@ -66,7 +68,7 @@ def patch_partners(model: Any, plan: Planned, cuts: list[CutPlan], partners: lis
             first, last = (partner.other.case.id, theirs[primer]), (plan.case.id, mine[primer])
             for source, target in ((first, last), (last, first)):
                 try:
-                    _, entry = _direction(model, passes, source, target, decode)
+                    _, entry = _direction(model, passes, source, target, decode, method)
                 except CheckError as error:
                     under = f" under primer {primer!r}" if primer else ""
                     kind = "twin" if partner.twin else "pair"

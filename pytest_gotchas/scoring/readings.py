@@ -171,9 +171,10 @@ def score_batch(loaded: Any, cuts: list[Cut] | list[CutPlan], softmax_dtype: str
     earlier position, or an incremental step on its KV cache; see OnePassRows).
 
     With ``batch_size`` > 1 only prompts of identical length share a pass. Batched results were bit-identical to
-    ``batch_size=1`` on CPU (tests/unit/scoring/test_token_reading.py checks it on the tiny model; it held on
-    gemma-3-270m too). GPU kernels may pick a different reduction order for a different batch shape, which is why
-    the default stays 1.
+    ``batch_size=1`` on most CPUs (tests/unit/scoring/test_token_reading.py checks it on the tiny model; it held on
+    gemma-3-270m too), not on an Intel AVX-512 Xeon without BF16, where scoring runs each prompt alone
+    (model/invariance.py). GPU kernels may pick a different reduction order for a different batch shape, which is
+    why the default stays 1.
 
     ``decoded`` (token id -> text) is read before the tokenizer is asked, and extended with what it answers.
     ``vocab`` gives the token texts the text reading needs; without it there is no text reading. ``main`` names

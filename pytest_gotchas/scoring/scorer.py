@@ -77,6 +77,22 @@ class Clock:
             self.seconds[name] += (time.perf_counter() - started) - (exclude() - excluded)
 
 
+def effective_batch_size(loaded: Any, config: ScoringConfig) -> int:
+    """The batch size asked for, or 1 where a batch computes other bits than a prompt alone (model/invariance.py)."""
+    return config.batch_size if batch_invariant(loaded) else 1
+
+
+def patch_method(loaded: Any) -> str:
+    from .patching import DEFAULT, FULL
+
+    return DEFAULT if batch_invariant(loaded) else FULL
+
+
+def batch_invariant(loaded: Any) -> bool:
+    invariance = getattr(loaded, "invariance", None)  # a vLLM engine has its own (--gotchas-vllm-batch-invariant)
+    return invariance is None or invariance.batch
+
+
 class ModelSlot:
     """One model, loaded on first use and released on request."""
 
@@ -182,7 +198,7 @@ class Scorer:
         runs = [Run(primer=prompt.primer, prompt=prompt.transcript.prompt, correct=str(prompt.correct),
                     wrong=str(prompt.wrong),
                     readings={**s.readings, **{separate(name): r for name, r in s.checked.items()}},
-                    main=self.config.reading, top=s.top, batch_size=self.config.batch_size,
+                    main=self.config.reading, top=s.top, batch_size=effective_batch_size(loaded, self.config),
                     forward_passes=s.forward_passes, incremental_steps=s.incremental_steps, variant=prompt.variant,
                     layers=layers)
                 for prompt, s, layers in zip(plan.prompts, scores, per_layer)]
@@ -212,7 +228,7 @@ class Scorer:
 
         try:
             with self.clock.phase("patching", exclude=self.slot.tokenizer_seconds):
-                return patch_partners(loaded.model, plan, cuts, partners, cuts_of, decode)
+                return patch_partners(loaded.model, plan, cuts, partners, cuts_of, decode, patch_method(loaded))
         except CheckError as error:
             raise GotchasError(str(error)) from None
         except PatchingError as error:
@@ -293,7 +309,7 @@ class Scorer:
             with self.clock.phase("forward", exclude=self.slot.tokenizer_seconds):
                 scores = score_batch(loaded, [Cut(c, *t) for c, t in zip(cuts, texts)],
                                      softmax_dtype=config.softmax_dtype, top_k=config.top_k,
-                                     batch_size=config.batch_size, decoded=decoded,
+                                     batch_size=effective_batch_size(loaded, config), decoded=decoded,
                                      vocab=lambda: vocab.get(lambda: loaded.tokenizer), main=config.reading,
                                      precision=loaded.float32() if config.precision_check else None,
                                      check=config.one_pass_check, rows_of=_rows_of(loaded))
@@ -329,10 +345,11 @@ class Scorer:
         config = self.config
         vocab = self._vocab.get(lambda: loaded.tokenizer) if config.reading == "text" else None
         dtype = resolve_softmax_dtype(loaded.model, config.softmax_dtype)
+        batch = effective_batch_size(loaded, config)
         try:
             with self.clock.phase("layers"):
-                return [layer_readings(loaded.model, cut, t, config.reading, vocab, dtype, config.batch_size,
-                                       lambda token: "") for cut, t in zip(cuts, texts)]
+                return [layer_readings(loaded.model, cut, t, config.reading, vocab, dtype, batch, lambda token: "")
+                        for cut, t in zip(cuts, texts)]
         except LensError as error:
             raise self.slot.fail(f"{error}; run without --gotchas-layers") from None
 

@@ -13,6 +13,7 @@ from pytest_gotchas.model.load import ModelSpec, load_model
 from pytest_gotchas.scoring import patching as P
 from pytest_gotchas.scoring.align import align
 from pytest_gotchas.scoring.cut import plan_cut
+from pytest_gotchas.scoring.scorer import patch_method
 
 USER_CACHE = Path.home() / ".cache" / "pytest-gotchas"
 PRIMER = ">>> 1 == 2\nFalse\n>>> 1 == 1\nTrue\n"
@@ -56,8 +57,11 @@ def test_gemma_3_270m_batched_methods_equal_full_passes_and_an_independent_probe
     ids = (target.correct_ids[0], target.wrong_ids[0])
     full = P.patch(model, ps, pt, ids, P.FULL)
     assert full.layers == list(range(1, 19)) and full.positions == positions
-    for method in (P.LAYER_BATCH, P.FROM_LAYER):
-        assert P.patch(model, ps, pt, ids, method).cells == full.cells, method  # floats compared exactly
+    if loaded.invariance.batch:
+        for method in (P.LAYER_BATCH, P.FROM_LAYER):
+            assert P.patch(model, ps, pt, ids, method).cells == full.cells, method  # floats compared exactly
+    else:  # this CPU's kernels round a batch otherwise (model/invariance.py): scoring patches one pass per cell
+        assert patch_method(loaded) == P.FULL
     pairs = align(source.context_ids, target.context_ids).pairs
     assert [[probe(model, target.context_ids, layer, t, ps.states[layer - 1, s], ids) for s, t in pairs]
             for layer in full.layers] == full.cells

@@ -168,3 +168,33 @@ def test_twins_are_patched_and_say_what_did_not_align(pytester: pytest.Pytester,
         f"joined); not aligned (middles of unequal length): target positions {span}; 5 aligned",
         "    patched concatenated -> joined: *",
     ])
+
+
+# Loaded with -p: F.linear that moves a batch's outputs by a few ulps, as kernels that round a batch otherwise than
+# a prompt alone do (model/invariance.py; measured on an Intel AVX-512 Xeon without BF16).
+BATCH_DEPENDENT = """
+import torch
+
+real = torch.nn.functional.linear
+
+
+def linear(input, weight, bias=None):
+    out = real(input, weight, bias)
+    return out + out.abs() * 2 ** -6 + 2 ** -6 if input.dim() == 3 and input.shape[0] > 1 else out
+
+
+torch.nn.functional.linear = linear
+"""
+
+
+def test_kernels_that_round_a_batch_otherwise_patch_one_pass_per_cell(run, pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(batch_dependent=BATCH_DEPENDENT)
+    result, data = run("--gotchas-patch", "--gotchas-batch-size", "4", "-p", "batch_dependent")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.stdout.fnmatch_lines(["*on this CPU a batch of prompts computes other bfloat16 bits than a prompt alone "
+                                 "(measured at load): every prompt ran alone (batch size 1), and patching used one "
+                                 "pass per cell (method full)*"])
+    forward, backward = data["pairs"][0]["patching"]
+    assert (forward["method"], backward["method"]) == ("full", "full")
+    assert forward["cells"] == [[1.5, 1.5, 1.5, 1.5, 1.5, -1.5]]  # the cells of a serial run, bit for bit
+    assert {run["batch_size"] for case in data["cases"] for run in case["runs"]} == {1}
