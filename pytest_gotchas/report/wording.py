@@ -350,7 +350,7 @@ def slow_bfloat16_line(slow: SlowBfloat16) -> str:
                 "but not the bits of the plain bfloat16 kernels, so close verdicts can differ from a plain run's "
                 "(1 of 199 over the library on an Intel Xeon; docs/determinism.md).")
     return (f"{where} is emulated, at a cost: a pass of the library's prompts took 1.5x float32's time on an Intel "
-            "Xeon with AVX-512 but not AVX-512-BF16, and a matmul of gemma-3-270m's shape 3.7x on an AVX2-only AMD "
+            "Xeon with AVX-512 but not AVX-512-BF16, and a pass of the spec's prompts 2.4x on an AVX2-only AMD "
             f"EPYC. Faster: --gotchas-kernels {FLOAT32_MATMUL} (float32 matmuls of the bfloat16 values: float32's "
             "speed, other last bits, so close verdicts can change), --gotchas-dtype float32 (other numbers, its own "
             "baseline file), or a GPU or a CPU with AVX-512-BF16 or AMX (docs/determinism.md).")

@@ -47,8 +47,8 @@ def test_the_summary_says_it_first() -> None:
     first = next(iter(terminal.summary_lines(report_of(model), [])))
     assert first == (
         f"tiny: bfloat16 on a CPU without native bfloat16 kernels ({AVX2}) is emulated, at a cost: a pass of the "
-        "library's prompts took 1.5x float32's time on an Intel Xeon with AVX-512 but not AVX-512-BF16, and a matmul "
-        "of gemma-3-270m's shape 3.7x on an AVX2-only AMD EPYC. Faster: --gotchas-kernels float32-matmul (float32 "
+        "library's prompts took 1.5x float32's time on an Intel Xeon with AVX-512 but not AVX-512-BF16, and a pass "
+        "of the spec's prompts 2.4x on an AVX2-only AMD EPYC. Faster: --gotchas-kernels float32-matmul (float32 "
         "matmuls of the bfloat16 values: float32's speed, other last bits, so close verdicts can change), "
         "--gotchas-dtype float32 (other numbers, its own baseline file), or a GPU or a CPU with AVX-512-BF16 or AMX "
         "(docs/determinism.md).", {"yellow": True})
