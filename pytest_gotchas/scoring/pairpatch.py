@@ -32,13 +32,13 @@ def _by_primer(plan: Planned, cuts: list[CutPlan]) -> dict[str | None, CutPlan]:
 
 def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str, CutPlan],
                target: tuple[str, CutPlan], decode: Callable[[int], str], method: str) -> tuple[Any, Patching]:
-    from .patching import member_pass, patch
+    from .patching import member_pass, patch_exact
 
     for _, cut in (source, target):
         if cut.context_ids not in passes:
             passes[cut.context_ids] = member_pass(model, cut.context_ids)
     ids = (target[1].correct_ids[0], target[1].wrong_ids[0])
-    result = patch(model, passes[source[1].context_ids], passes[target[1].context_ids], ids, method)
+    result = patch_exact(model, passes[source[1].context_ids], passes[target[1].context_ids], ids, method)
     a = result.alignment
     return result, Patching(
         source=source[0], target=target[0], primer=None, source_ids=list(source[1].context_ids),
@@ -53,8 +53,8 @@ def patch_partners(model: Any, plan: Planned, cuts: list[CutPlan], partners: lis
                    cuts_of: Callable[[Planned], list[CutPlan]], decode: Callable[[int], str],
                    method: str) -> list[Patching]:
     """Every partner's pair in both directions (first member -> last, then last -> first), per shared primer, by
-    patching.py's `method`. A failed exactness check raises CheckError, a model without decoder layers
-    PatchingError."""
+    patching.py's `method` (``full`` again where its checks fail: patch_exact). A failed check of ``full`` raises
+    CheckError, a model without decoder layers PatchingError."""
     from dataclasses import replace
 
     from .patching import CheckError

@@ -226,9 +226,16 @@ class Scorer:
         def decode(token: int) -> str:
             return str(loaded.tokenizer.decode([token]))
 
+        method = patch_method(loaded)
         try:
             with self.clock.phase("patching", exclude=self.slot.tokenizer_seconds):
-                return patch_partners(loaded.model, plan, cuts, partners, cuts_of, decode, patch_method(loaded))
+                entries = patch_partners(loaded.model, plan, cuts, partners, cuts_of, decode, method)
+            if any(entry.method != method for entry in entries):
+                self.notes.append(f"patching: the {method} method's exactness checks failed on this machine's "
+                                  "kernels for some directions (a batch's rows rounded otherwise than a row alone), "
+                                  "so those were computed again with full, one pass per cell; the JSON names the "
+                                  "method of each")
+            return entries
         except CheckError as error:
             raise GotchasError(str(error)) from None
         except PatchingError as error:

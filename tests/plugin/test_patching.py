@@ -180,7 +180,7 @@ real = torch.nn.functional.linear
 
 def linear(input, weight, bias=None):
     out = real(input, weight, bias)
-    return out + out.abs() * 2 ** -6 + 2 ** -6 if input.dim() == 3 and input.shape[0] > 1 else out
+    return out + out.abs() * 2 ** -6 + 2 ** -6 if input.dim() == 3 and input.shape[0] > ROWS else out
 
 
 torch.nn.functional.linear = linear
@@ -188,7 +188,7 @@ torch.nn.functional.linear = linear
 
 
 def test_kernels_that_round_a_batch_otherwise_patch_one_pass_per_cell(run, pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(batch_dependent=BATCH_DEPENDENT)
+    pytester.makepyfile(batch_dependent="ROWS = 1\n" + BATCH_DEPENDENT)
     result, data = run("--gotchas-patch", "--gotchas-batch-size", "4", "-p", "batch_dependent")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     result.stdout.fnmatch_lines(["*on this CPU a batch of prompts computes other bfloat16 bits than a prompt alone "
@@ -198,3 +198,20 @@ def test_kernels_that_round_a_batch_otherwise_patch_one_pass_per_cell(run, pytes
     assert (forward["method"], backward["method"]) == ("full", "full")
     assert forward["cells"] == [[1.5, 1.5, 1.5, 1.5, 1.5, -1.5]]  # the cells of a serial run, bit for bit
     assert {run["batch_size"] for case in data["cases"] for run in case["runs"]} == {1}
+
+
+def test_a_batched_method_whose_checks_fail_is_computed_again_and_said(run, pytester: pytest.Pytester) -> None:
+    """Kernels that round a batch otherwise only past the load probe's two rows: the probe passes, the from-layer
+    method's checks fail on the pair's six rows, and the directions are computed again with full."""
+    pytester.makepyfile(batch_dependent="ROWS = 2\n" + BATCH_DEPENDENT)
+    result, data = run("--gotchas-patch", "-p", "batch_dependent")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.stdout.fnmatch_lines(["*patching: the from-layer method's exactness checks failed on this machine's "
+                                 "kernels for some directions (a batch's rows rounded otherwise than a row alone), so "
+                                 "those were computed again with full, one pass per cell; the JSON names the method "
+                                 "of each*"])
+    assert "a batch of prompts computes other" not in result.stdout.str()
+    forward, backward = data["pairs"][0]["patching"]
+    assert (forward["method"], backward["method"]) == ("full", "full")
+    assert forward["cells"] == [[1.5, 1.5, 1.5, 1.5, 1.5, -1.5]]
+

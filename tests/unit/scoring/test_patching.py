@@ -245,6 +245,26 @@ def test_batched_methods_equal_full_passes_bit_for_bit(computing, unequal: bool)
             assert (fast.unpatched, fast.source_value) == (full.unpatched, full.source_value)
 
 
+def test_a_batched_method_whose_checks_fail_is_computed_again_one_pass_per_cell(
+        computing, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kernels that round a batch's rows otherwise (simulated: F.linear moved by a few ulps for a batch of more than
+    one row) fail a batched method's checks; patch_exact then gives full's cells, and says so in `method`."""
+    _, model = computing
+    a, b = random_pair(False)
+    pa, pb = passes(model, a, b)
+    full = P.patch(model, pa, pb, (5, 6), P.FULL)
+    assert P.patch_exact(model, pa, pb, (5, 6)).method == P.DEFAULT  # invariant kernels: the method asked for
+    real = torch.nn.functional.linear
+
+    def batch_dependent(input, weight, bias=None):
+        out = real(input, weight, bias)
+        return out + out.abs() * 2 ** -6 + 2 ** -6 if input.dim() == 3 and input.shape[0] > 1 else out
+
+    monkeypatch.setattr(torch.nn.functional, "linear", batch_dependent)
+    with pytest.raises(P.CheckError, match=r"^patching check failed \(method from-layer\): "):
+        P.patch(model, pa, pb, (5, 6), P.FROM_LAYER)
+    exact = P.patch_exact(model, pa, pb, (5, 6), P.FROM_LAYER)
+    assert (exact.method, exact.cells) == (P.FULL, full.cells)
 
 
 # -- (e) an independent probe: one hook, one full pass, two logits --------------------------------------------------
