@@ -170,14 +170,7 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
     except Exception as error:  # the first forward pass: a model that loads but cannot run fails here, once
         raise ModelLoadError(f"cannot load model {shown!r}: it loaded but a forward pass on probe token ids failed "
                              f"({one_line(error)})") from None
-    probe = numerics.probes(*numerics.probe_args(model))[0]
-    first = found = invariance.measure(model, probe)
-    if not first.rows:
-        row_readout.apply(model)
-        found = invariance.measure(model, probe)  # a batch's difference may have been the head's alone
-        if not found.rows:
-            raise ModelLoadError(f"cannot load model {shown!r}: its head rounds a row otherwise among several rows "
-                                 "than alone, even computed one row at a time; please report this CPU and model")
+    found, notes = _shape_invariance(model, shown, spec.dtype)
 
     started = time.perf_counter()
     tokenizer = None if lazy_tokenizer else tokenizer_loader()  # eager: a bad tokenizer is a load error now
@@ -205,12 +198,25 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
         loaded = LoadedModel(model, tokenizer, info)
         loaded.tokenizer_seconds = tokenizer_seconds
     loaded.invariance = found
-    loaded.notes.extend(invariance.notes(Invariance(rows=first.rows, batch=found.batch), spec.dtype))
+    loaded.notes.extend(notes)
     if kept:
         loaded.notes.append(f"on this CPU the number of threads changes {spec.dtype} logits ({shared} threads and "
                             f"{full_threads} give other bits): each xdist worker keeps {full_threads} threads, as a "
                             "serial run does, so that -n gives the same numbers (set OMP_NUM_THREADS to choose)")
     return loaded
+
+
+def _shape_invariance(model: Any, shown: str, dtype: str) -> tuple[Invariance, list[str]]:
+    """invariance.py's measure, with the head computed a row at a time where its rows differ; and the notes."""
+    probe = numerics.probes(*numerics.probe_args(model))[0]
+    first = found = invariance.measure(model, probe)
+    if not first.rows:
+        row_readout.apply(model)
+        found = invariance.measure(model, probe)  # a batch's difference may have been the head's alone
+        if not found.rows:
+            raise ModelLoadError(f"cannot load model {shown!r}: its head rounds a row otherwise among several rows "
+                                 "than alone, even computed one row at a time; please report this CPU and model")
+    return found, invariance.notes(Invariance(rows=first.rows, batch=found.batch), dtype)
 
 
 def _tokenizer_loader(shown: str, source: Path | str, cache_dir: Path, prefetch: Callable[[str], bool] | None

@@ -133,3 +133,10 @@ def test_the_precision_checks_float32_copy_is_measured_on_its_own(folder: Path, 
     upcast = loaded.float32()
     assert (upcast.dtype, type(upcast.get_output_embeddings()).__name__) == (torch.float32, "RowByRow")
     assert type(loaded.model.get_output_embeddings()) is torch.nn.Linear
+
+
+def test_bits_are_compared_nan_included() -> None:
+    nan = torch.tensor([float("nan"), 1.0], dtype=torch.bfloat16)
+    assert invariance.same_bits(nan, nan.clone()) and not torch.equal(nan, nan.clone())
+    assert not invariance.same_bits(torch.tensor([0.0]), torch.tensor([-0.0]))  # equal values, other bits
+    assert not invariance.same_bits(torch.zeros(2), torch.zeros(3))
