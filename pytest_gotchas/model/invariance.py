@@ -29,10 +29,25 @@ class Invariance:
 INVARIANT = Invariance(rows=True, batch=True)
 
 
-def measure(model: Any, ids: list[int]) -> Invariance:
-    """Both properties on one probe of token ids (and the same ids reversed, as the batch's other row)."""
+def settle(model: Any) -> tuple[Invariance, Invariance]:
+    """(as measured, as it stands after): where the head's rows differ it is computed a row at a time
+    (row_readout.py) and measured again, since a batch's difference may have been the head's alone."""
+    from . import row_readout
+
+    first = measure(model)
+    if first.rows:
+        return first, first
+    row_readout.apply(model)
+    return first, measure(model)
+
+
+def measure(model: Any) -> Invariance:
+    """Both properties on the numerics' short probe (and its ids reversed, as the batch's other row)."""
     import torch
 
+    from .numerics import probe_args, probes
+
+    ids = probes(*probe_args(model))[0]
     device = model.device
     one = torch.tensor([ids], device=device)
     with torch.inference_mode():

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..results.schema import ModelInfo
-from . import DTYPES, float32_matmul, invariance, kernels, numerics, row_readout
+from . import DTYPES, float32_matmul, invariance, kernels, numerics
 from .convert import ConversionError, Log, convert_gguf, no_progress_bars, one_line
 from .embedded import DEFAULT, MODELS, EmbeddedMissing, short_name
 from .hashes import file_sha256, hub_snapshot, tokenizer_fingerprint, weight_files, weights_sha256
@@ -82,9 +82,7 @@ class LoadedModel:
             return self.model
         if self._float32 is None:
             upcast = copy.deepcopy(self.model).to(torch.float32).eval()
-            # float32 kernels choose by shape too (invariance.py): its rows must be its own reference's bits
-            if not invariance.measure(upcast, numerics.probes(*numerics.probe_args(upcast))[0]).rows:
-                row_readout.apply(upcast)
+            invariance.settle(upcast)  # float32 kernels choose by shape too: its rows must be its reference's bits
             self._float32 = upcast
         return self._float32
 
@@ -207,15 +205,11 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
 
 
 def _shape_invariance(model: Any, shown: str, dtype: str) -> tuple[Invariance, list[str]]:
-    """invariance.py's measure, with the head computed a row at a time where its rows differ; and the notes."""
-    probe = numerics.probes(*numerics.probe_args(model))[0]
-    first = found = invariance.measure(model, probe)
-    if not first.rows:
-        row_readout.apply(model)
-        found = invariance.measure(model, probe)  # a batch's difference may have been the head's alone
-        if not found.rows:
-            raise ModelLoadError(f"cannot load model {shown!r}: its head rounds a row otherwise among several rows "
-                                 "than alone, even computed one row at a time; please report this CPU and model")
+    """invariance.settle on the model (a load error where the head's rows still differ), and the run's notes."""
+    first, found = invariance.settle(model)
+    if not found.rows:
+        raise ModelLoadError(f"cannot load model {shown!r}: its head rounds a row otherwise among several rows "
+                             "than alone, even computed one row at a time; please report this CPU and model")
     return found, invariance.notes(Invariance(rows=first.rows, batch=found.batch), dtype)
 
 

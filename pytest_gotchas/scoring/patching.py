@@ -21,8 +21,9 @@ Methods (``method``), all computing the same cells:
 
 Both batched methods are bit-identical to ``full`` on the tiny models of tests/unit/scoring/test_patching.py and on
 gemma-3-270m (tests/e2e/test_patching.py) where the kernels compute a batch's row as they compute it alone; where
-they do not (measured at load, model/invariance.py), scoring patches with ``full``. The KV cache of the shared prefix was measured in the research for #22
-and is not used: a pass over fewer query positions was not always bit-identical.
+they do not (measured at load, model/invariance.py, or found by the checks below: patch_exact), scoring patches
+with ``full``. The KV cache of the shared prefix was measured in the research for #22 and is not used: a pass over
+fewer query positions was not always bit-identical.
 
 Checks run with every call, bit for bit, and a failure raises CheckError naming what failed (scoring names the pair):
 a shared-prefix cell equals ``unpatched``; layer N at the last position gives ``source_value`` (the final norm and

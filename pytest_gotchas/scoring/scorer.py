@@ -230,11 +230,11 @@ class Scorer:
         try:
             with self.clock.phase("patching", exclude=self.slot.tokenizer_seconds):
                 entries = patch_partners(loaded.model, plan, cuts, partners, cuts_of, decode, method)
-            if any(entry.method != method for entry in entries):
-                self.notes.append(f"patching: the {method} method's exactness checks failed on this machine's "
-                                  "kernels for some directions (a batch's rows rounded otherwise than a row alone), "
-                                  "so those were computed again with full, one pass per cell; the JSON names the "
-                                  "method of each")
+            fell_back = (f"patching: the {method} method's exactness checks failed on this machine's kernels for "
+                         "some directions (a batch's rows rounded otherwise than a row alone), so those were computed "
+                         "again with full, one pass per cell; the JSON names the method of each")
+            if any(entry.method != method for entry in entries) and fell_back not in self.notes:
+                self.notes.append(fell_back)
             return entries
         except CheckError as error:
             raise GotchasError(str(error)) from None
