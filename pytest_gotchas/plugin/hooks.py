@@ -93,6 +93,15 @@ def pytest_collection(session: pytest.Session) -> Any:
         return (yield)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest groups the items by model, which keeps their order otherwise
+def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.Item]) -> None:
+    if PLUGIN not in session.config.stash:
+        return
+    from .nodes import chapter_order
+
+    chapter_order(items)
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Every case this process will run, by model, for the models that read them all at once (vLLM)."""
     if PLUGIN not in session.config.stash:
@@ -141,3 +150,31 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
         return None
     word = terminal.verbose_word(result) if result.scored else outcome.word
     return outcome.category, outcome.letter, (word, {outcome.colour: True})
+
+
+# --collect-only: the refusals of the cases selected, which no run fails; kept from the session's end for its summary.
+REFUSED = pytest.StashKey[list[str]]()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A collection that checks the library's ground truth (CI's --collect-only) fails on a refused case, as a run
+    of it would, and says which."""
+    config = session.config
+    if PLUGIN not in config.stash or not config.option.collectonly:
+        return
+    from .nodes import RefusedItem
+
+    refused = [message for item in session.items if isinstance(item, RefusedItem) for message in item.planned.refusals]
+    config.stash[REFUSED] = refused
+    if refused and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    refused = config.stash.get(REFUSED, [])
+    if refused:
+        from ..report.escape import escape
+
+        terminalreporter.write_sep("=", "gotchas: ground truth refuses these cases", red=True)
+        for message in refused:
+            terminalreporter.write_line(escape(message, lines=True), red=True)

@@ -29,7 +29,7 @@ from .warning import GotchasWarning
 
 
 class ChapterFile(pytest.File):
-    def collect(self) -> list[GotchaItem]:
+    def collect(self) -> list[pytest.Item]:
         gotchas = self.config.stash[PLUGIN]
         try:
             plan = gotchas.collector.plan_chapter(self.path, _relative(self.path, self.config.rootpath))
@@ -48,13 +48,19 @@ class ChapterFile(pytest.File):
         for line, message in plan.warnings:
             warnings.warn_explicit(GotchasWarning(escape(message, lines=True)), category=None, filename=str(self.path),
                                    lineno=line)
-        if plan.refused:
-            raise self.CollectError(escape("ground truth refuses these cases:\n" + "\n".join(plan.refused), lines=True))
         gotchas.know(plan.info)
-        items = []
+        items: list[pytest.Item] = []
         several = len(gotchas.model_ids) > 1
         for index, model in enumerate(gotchas.model_ids):
             for planned in plan.planned:
+                if planned.refusals:
+                    # One failing item in its place, whatever the models (its ground truth is theirs alike); the
+                    # chapter's other cases are collected and run. Only what breaks the whole file stops collection.
+                    if index == 0:
+                        refused = RefusedItem.from_parent(self, name=planned.case.id, planned=planned)
+                        refused.extra_keyword_matches.update({planned.chapter.name, *gotchas.model_ids})
+                        items.append(refused)
+                    continue
                 name = f"{planned.case.id}[{model}]" if several else planned.case.id
                 item = GotchaItem.from_parent(self, name=name, planned=planned, model=model,
                                               index=index if several else None)
@@ -123,6 +129,45 @@ class GotchaItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.planned.case.line - 1, escape(f"{self.planned.info.label}: {self.name}")
+
+
+class CaseRefused(Exception):
+    """Ground truth refuses a case; the message names file, line and case for each prompt it refuses."""
+
+
+class RefusedItem(pytest.Item):
+    """A case whose prompt or candidates are not what Python prints (or whose output changes between runs, or that
+    never finishes): it fails with the refusal's full message, and loads no model."""
+
+    def __init__(self, *, planned: Planned, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.planned = planned
+
+    @property
+    def message(self) -> str:
+        return "ground truth refuses this case:\n" + "\n".join(self.planned.refusals)
+
+    def runtest(self) -> None:
+        raise CaseRefused(self.message)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, CaseRefused):
+            return escape(str(excinfo.value), lines=True)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, self.planned.case.line - 1, escape(f"{self.planned.info.label}: {self.name} (refused)")
+
+
+def chapter_order(items: list[pytest.Item]) -> None:
+    """The chapters' items in the order of their files' numbers, numbers by value (cases/2-sets.yaml before
+    cases/10-rounding.yaml, as the reports order them), each chapter's cases in file order. Other items keep their
+    places; the sort is stable, so pytest's grouping by model that follows is unchanged."""
+    places = [n for n, item in enumerate(items) if isinstance(item, (GotchaItem, RefusedItem))]
+    cases = [item for item in items if isinstance(item, (GotchaItem, RefusedItem))]
+    ordered = sorted(cases, key=lambda item: item.planned.info.order)
+    for n, item in zip(places, ordered):
+        items[n] = item
 
 
 def _relative(path: Path, root: Path) -> str:

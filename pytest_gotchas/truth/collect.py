@@ -32,6 +32,9 @@ class Planned:
     message: str | None = None
     interpreter: Interpreter | None = None
     outputs: list[SeedOutput] = field(default_factory=list)
+    # Why ground truth refuses the case (one message per prompt it refuses, each naming file, line and case): the
+    # case is an item that fails with them, the chapter's other cases run.
+    refusals: list[str] = field(default_factory=list)
 
     @property
     def where(self) -> str:
@@ -50,7 +53,7 @@ class ChapterPlan:
     chapter: Chapter
     info: ChapterInfo  # what every result of the chapter records of it
     planned: list[Planned]
-    refused: list[str]  # messages of cases whose ground truth contradicts them: the file fails to collect
+    refused: list[str]  # messages of cases whose ground truth contradicts them (each case's are its `refusals`)
     warnings: list[tuple[int, str]]  # (line, message) of implementation-defined mismatches
 
 
@@ -128,6 +131,7 @@ class Collector:
                                                  f"the case is left out of scoring)"))
             else:
                 refused.append(f"{plan.where}: {body}")
+                plan.refusals.append(refused[-1])
         return ChapterPlan(chapter, info, planned, refused, warnings)
 
     def _describe(self, plan: Planned, prompt: Prompt, checked: Checked, runs: tuple[Run, ...]) -> str:

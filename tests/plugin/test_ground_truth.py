@@ -1,5 +1,5 @@
 """Ground truth at collection: a case whose prompt, correct or wrong text is not what Python printed is refused
-with the expected and the actual text, and so are output that changes between runs, a runaway snippet and an
+with the expected and the actual text (an item of its own that fails: --collect-only exits non-zero and names it), and so are output that changes between runs, a runaway snippet and an
 unscored case whose output never changes; an implementation-defined chapter warns instead; the transcript cache
 runs each snippet once.
 
@@ -31,9 +31,8 @@ def test_prompt_not_what_python_printed_shows_whitespace(pytester: pytest.Pytest
           wrong: "y"
         """)
     result = pytester.runpytest("--gotchas", "--collect-only", "-q")
-    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert_block(result, f"""
-        ground truth refuses these cases:
         a.yaml:{line_of(text, "- id: spaced")}: case 'spaced': the prompt is not what Python printed
           at line 2 of the transcript, after ">>> print(' x')\\n":
             transcript: 'x'
@@ -45,6 +44,8 @@ def test_prompt_not_what_python_printed_shows_whitespace(pytester: pytest.Pytest
 def test_correct_is_not_the_next_text(pytester: pytest.Pytester, write_chapter, py312) -> None:
     _, text = write_chapter(ONE_CASE.replace('"2"', '"4"'))
     result = pytester.runpytest("--gotchas", "--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "a.yaml::plus" in result.outlines  # collected, its refusal named below
     assert_block(result, f"""
         a.yaml:{line_of(text, "- id: plus")}: case 'plus': `correct` '4' is not what Python prints at the cut; it prints '2\\n'
           at line 2 of the transcript, after '>>> 1 + 1\\n':
@@ -92,7 +93,7 @@ def test_nondeterministic_snippet_is_refused_naming_two_seeds(pytester: pytest.P
         pytest.skip(f"this build starts the set with {first!r} under seeds 1, 2 and 3")
     _, text = write_chapter(LETTERS.format(correct=first, wrong="d"))
     result = pytester.runpytest("--gotchas", "--collect-only", "-q")
-    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
     rest = outputs[bad][2:] + "\n"
     assert_block(result, f"""
         a.yaml:{line_of(text, '- id: letters')}: case 'letters': the answer changes between runs: it holds under PYTHONHASHSEED=1 but not under PYTHONHASHSEED={bad}: `correct` {first!r} is not what Python prints at the cut; it prints {rest[:12]!r}
@@ -112,7 +113,7 @@ def test_output_that_varies_but_is_always_wrong_is_nondeterministic(pytester: py
         pytest.skip("this build prints the set the same way under seeds 1, 2 and 3")
     _, text = write_chapter(LETTERS.format(correct="d", wrong="e"))
     result = pytester.runpytest("--gotchas", "--collect-only", "-q")
-    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
     line = line_of(text, "- id: letters")
 
     def problem(seed: str) -> str:
@@ -139,9 +140,8 @@ def test_runaway_snippet_is_refused_with_a_timeout(pytester: pytest.Pytester, wr
           wrong: "b"
         """)
     result = pytester.runpytest("--gotchas", "--collect-only", "-q", "--gotchas-timeout", "1")
-    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert_block(result, f"""
-        ground truth refuses these cases:
         a.yaml:{line_of(text, "- id: forever")}: case 'forever': the snippet did not finish (killed after the timeout, seed 1); the limit is 1 s (--gotchas-timeout)
         """)
 
@@ -156,7 +156,7 @@ def test_unscored_case_whose_output_never_changes_is_refused(pytester: pytest.Py
           unscored: "claims to vary"
         """)
     result = pytester.runpytest("--gotchas", "--collect-only", "-q")
-    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert_block(result, f"""
         a.yaml:{line_of(text, "- id: steady")}: case 'steady': an unscored case must show that its output changes, but it printed the same under PYTHONHASHSEED=1, 2, 3; score it with `correct`/`wrong` instead
         {describe(py312)}

@@ -208,7 +208,7 @@ def test_what_a_snippet_reads_depends_on_the_level(pytester: pytest.Pytester, wr
     strong = pytester.runpytest("--gotchas", "-p", "no:cacheprovider")
     assert strong.ret == pytest.ExitCode.OK and strong.parseoutcomes() == {"unscored": 1}
     weak = pytester.runpytest("--gotchas", "-p", "no:cacheprovider", "--gotchas-isolation=weak")
-    assert weak.ret == pytest.ExitCode.INTERRUPTED
+    assert weak.ret == pytest.ExitCode.TESTS_FAILED and weak.parseoutcomes() == {"failed": 1}
     weak.stdout.fnmatch_lines(["a.yaml:5: case 'shadow': the prompt is not what Python printed",
                                "  at line 2 of the transcript, after \">> open('/etc/shadow').read()\\n\":",
                                "    transcript: 'Traceback (most recent call la'"])
