@@ -29,6 +29,11 @@ from .warning import GotchasWarning
 
 
 class ChapterFile(pytest.File):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        # By model: the case order and the selected cases that GotchaItem.partners reads (--gotchas-patch).
+        self.views: dict[str, tuple[dict[str, int], dict[str, Planned]]] = {}
+
     def collect(self) -> list[pytest.Item]:
         gotchas = self.config.stash[PLUGIN]
         try:
@@ -109,9 +114,7 @@ class GotchaItem(pytest.Item):
         member is selected too (``-k``) and scored, for the same model. Every process collects every item, so the
         item computes its pairs wherever it runs (xdist), and a serial run gives the same cells."""
         info, me = self.planned.info, self.planned.case.id
-        order = {case_id: n for n, case_id in enumerate(info.case_ids)}
-        selected = {i.planned.case.id: i.planned for i in self.session.items
-                    if isinstance(i, GotchaItem) and i.parent is self.parent and i.model == self.model}
+        order, selected = self._chapter_view()
         found = []
         for twin, groups in ((False, info.pairs), (True, info.twins)):
             for group, members in groups.items():
@@ -121,6 +124,18 @@ class GotchaItem(pytest.Item):
                 if other is not None and other.status == Status.SCORED:
                     found.append(Partner(group, twin, other))
         return found
+
+    def _chapter_view(self) -> tuple[dict[str, int], dict[str, Planned]]:
+        """The chapter's case order and its selected cases for this item's model, computed once per chapter and
+        model (kept on the chapter's node): per item, a scan of every item was quadratic in the chapter's size."""
+        chapter = self.parent
+        assert isinstance(chapter, ChapterFile)
+        if self.model not in chapter.views:
+            chapter.views[self.model] = (
+                {case_id: n for n, case_id in enumerate(self.planned.info.case_ids)},
+                {i.planned.case.id: i.planned for i in self.session.items
+                 if isinstance(i, GotchaItem) and i.parent is chapter and i.model == self.model})
+        return chapter.views[self.model]
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, GotchasError):

@@ -134,11 +134,12 @@ class GotchasSession:
         """The results in the run's model order, then chapter and case order: under xdist they arrive as workers
         finish them."""
         rank = {model: n for n, model in enumerate(self.model_ids)}
+        # Each case's place once per chapter: a scan of case_ids per result was quadratic in a chapter's size.
+        places = {name: {case_id: n for n, case_id in reversed(list(enumerate(info.case_ids)))}
+                  for name, info in chapters.items()}
 
         def key(r: CaseResult) -> tuple[Any, ...]:
-            info = chapters[r.chapter]
-            return (rank.get(str(r.model), len(rank)), info.order,
-                    info.case_ids.index(r.id) if r.id in info.case_ids else 0)
+            return (rank.get(str(r.model), len(rank)), chapters[r.chapter].order, places[r.chapter].get(r.id, 0))
 
         return sorted(results, key=key)
 
