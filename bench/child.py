@@ -40,6 +40,9 @@ class Child:
     stderr: str
     report: Report | None = None  # the JSON report of a plugin run
     extra: dict[str, Any] = field(default_factory=dict)  # what a script printed as JSON on its last line
+    # User plus system CPU seconds of the process and of the descendants it waited for (wait4's rusage): on a
+    # machine shared with other work, a steadier measure of the work done than wall time.
+    cpu: float = 0.0
 
     @property
     def timings(self) -> Timings:
@@ -73,7 +76,7 @@ def run_child(argv: list[str], cwd: Path, report: Path | None = None, env: dict[
         out.seek(0)
         err.seek(0)
         child = Child(argv, wall, usage.ru_maxrss / 1024, proc.returncode, out.read().decode(errors="replace"),
-                      err.read().decode(errors="replace"))
+                      err.read().decode(errors="replace"), cpu=usage.ru_utime + usage.ru_stime)
     if report is not None and report.is_file():
         child.report = read_report(report)
     return child

@@ -34,11 +34,11 @@ def test_five_thousand_cases_fit_a_chapter_file() -> None:
 
 
 def test_growth_per_case() -> None:
-    found = [Measured("collect, warm", 1000, 10.0, 200.0), Measured("collect, warm", 5000, 52.0, 300.0),
-             Measured("score", 1000, 10.0, 200.0), Measured("score", 5000, 80.0, 300.0)]
+    found = [Measured("collect, warm", 1000, 99.0, 10.0, 200.0), Measured("collect, warm", 5000, 9.0, 52.0, 300.0),
+             Measured("score", 1000, 10.0, 10.0, 200.0), Measured("score", 5000, 10.0, 80.0, 300.0)]
     assert growth(found) == [
-        "collect, warm: 1,000 -> 5,000 cases: time per case x1.04 (linear); peak memory 200 -> 300 MB (25.0 MB per "
+        "collect, warm: 1,000 -> 5,000 cases: CPU time per case x1.04 (linear); peak memory 200 -> 300 MB (25.0 MB per "
         "1,000 cases more)",
-        "score: 1,000 -> 5,000 cases: time per case x1.60 (SUPERLINEAR); peak memory 200 -> 300 MB (25.0 MB per 1,000 "
+        "score: 1,000 -> 5,000 cases: CPU time per case x1.60 (SUPERLINEAR); peak memory 200 -> 300 MB (25.0 MB per 1,000 "
         "cases more)",
     ]
