@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..cases import environment
 from ..cases.chapter import VERSION
 from ..model.embedded import short_names
 from ..plugin import wiring
@@ -39,6 +40,9 @@ def _env(raw: str) -> tuple[str, str]:
     name, sep, value = raw.partition("=")
     if not sep or not _ENV_NAME.match(name):
         raise argparse.ArgumentTypeError(f"expects NAME=VALUE (e.g. PYTHONHASHSEED=0), got {raw!r}")
+    refused = environment.message(name)
+    if refused is not None:
+        raise argparse.ArgumentTypeError(refused)
     return name, value
 
 

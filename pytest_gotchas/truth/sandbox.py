@@ -31,6 +31,7 @@ the transcript cache key (execute.Request.key).
 from __future__ import annotations
 
 import dataclasses
+import marshal
 import os
 import selectors
 import shutil
@@ -265,12 +266,14 @@ def run(argv: list[str], env: dict[str, str], stdin: bytes, workdir: str, *, tim
         os.chmod(empty, 0)
     try:
         status_r, status_w = os.pipe()
+        # The snippet's variables travel as data to the supervisor, which gives them to the snippet alone: the
+        # launchers (setpriv, unshare, bwrap) and the supervisor start with nothing but the sandbox's plan.
         inner = [host, "-I", "-S", "-c", SUPERVISOR, str(status_w), str(memory), str(cpu), str(file_size),
-                 str(len(env)), *env, *argv]
+                 marshal.dumps(dict(env)).hex(), *argv]
         command, extra = chosen.launch(inner, workdir, support, readable, empty)
         deadline = time.monotonic() + timeout
         try:
-            proc = subprocess.Popen(command, cwd=workdir, env={**env, **extra}, stdin=subprocess.PIPE,
+            proc = subprocess.Popen(command, cwd=workdir, env=extra, stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
                                     pass_fds=(status_w,))
         except BaseException:

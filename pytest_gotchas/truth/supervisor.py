@@ -2,13 +2,14 @@
 interpreter with `-I -S -c` (no environment variable, no site, no current folder can change what it imports, and no
 file of the project, which may be hidden, is read inside the sandbox).
 
-    python -I -S -c <this text> STATUS_FD MEMORY CPU FILE_SIZE N NAME... ARGV...
+    python -I -S -c <this text> STATUS_FD MEMORY CPU FILE_SIZE ENV ARGV...
 
 It forks the snippet into a session of its own with the resource limits set, waits for it and reports on STATUS_FD
 `pid <n>` once the snippet started and `exit <status>` (negative: the signal) once it ended. Inside a PID namespace
 it is PID 1, which ignores every signal it has no handler for (SIGINT, the one Python handles, is ignored outright);
-when it exits, the kernel kills whatever the snippet left behind. The snippet gets exactly the variables NAME... of
-this program's environment.
+when it exits, the kernel kills whatever the snippet left behind. The snippet gets exactly the variables ENV (a
+dict, marshal in hex): they are never this program's environment, nor its launchers', so that no variable a case
+names can change how the confinement itself starts.
 
 Under the namespace confinement (sandbox.NAMESPACES) util-linux `unshare` starts it as root of fresh mount, network,
 PID, IPC, UTS and cgroup namespaces, and the variable GOTCHAS_SANDBOX holds the plan (built by sandbox.py, never a
@@ -28,6 +29,7 @@ and the snippet's process drops every capability (bounding set, inheritable, amb
 executes the snippet. Anything that fails is reported on stderr with exit status 126 before the snippet starts.
 """
 
+import marshal
 import os
 import resource
 import signal
@@ -186,8 +188,6 @@ def _mount_proc(m, plan):
 
 
 def confine(plan):
-    import marshal
-
     plan = marshal.loads(bytes.fromhex(plan))
     m = _Mounts()
     size = plan["size"]
@@ -235,10 +235,9 @@ def _loopback_up():
 
 
 def main():
-    status, mem, cpu, fsize, names = (int(x) for x in sys.argv[1:6])
-    keep, argv = sys.argv[6:6 + names], sys.argv[6 + names:]
+    status, mem, cpu, fsize = (int(x) for x in sys.argv[1:5])
+    env, argv = marshal.loads(bytes.fromhex(sys.argv[5])), sys.argv[6:]
     plan = os.environ.pop("GOTCHAS_SANDBOX", None)
-    env = {k: v for k, v in os.environ.items() if k in keep}  # bubblewrap adds PWD
     mounts = None
     if plan is not None:
         try:

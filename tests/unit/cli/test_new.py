@@ -204,6 +204,9 @@ def test_bad_options(snippet, capsys, args: list[str], message: str) -> None:
 @pytest.mark.parametrize("args, message", [
     (["--interpreter", "three"], "argument --interpreter: expects a version such as 3.12, got 'three'"),
     (["--env", "PYTHONHASHSEED"], "argument --env: expects NAME=VALUE (e.g. PYTHONHASHSEED=0), got 'PYTHONHASHSEED'"),
+    (["--env", "LD_PRELOAD=/tmp/x.so"], "argument --env: the variable LD_PRELOAD cannot be set for a snippet: it "
+                                        "changes how the dynamic loader starts every program; a case's variables may "
+                                        "change what the program does, not how a process starts (docs/cases.md)"),
     (["--python", "3.12"], "argument --python: expects VERSION=PATH (e.g. 3.12=/usr/bin/python3.12), got '3.12'"),
     (["--runs", "1"], "argument --runs: must be at least 2, got 1"),
     (["--timeout", "nan"], "argument --timeout: must be a positive, finite number of seconds, got 'nan'"),
@@ -325,3 +328,11 @@ def test_authoring_runs_default_and_validation(tmp_path: Path, capsys: pytest.Ca
         authored(tmp_path, capsys, "1\n", "--wrong", "2", "--authoring-runs", "1")
     assert capsys.readouterr().err.splitlines()[-1] == ("gotchas new: error: argument --authoring-runs: must be at "
                                                         "least 2, got 1")
+
+
+def test_a_shell_snippet_that_sets_a_start_up_variable_is_refused_before_it_runs(capsys, monkeypatch, py312) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO('LD_PRELOAD=/tmp/x.so python3.12 -c "print(1)"\n'))
+    assert error_of(capsys, main(new("--wrong", "2"))) == (
+        "gotchas new: error: collection would refuse this case: <new case>:6: case 'new-case': the command line: "
+        "the variable LD_PRELOAD cannot be set for a snippet: it changes how the dynamic loader starts every program; "
+        "a case's variables may change what the program does, not how a process starts (docs/cases.md)\n")
