@@ -100,6 +100,54 @@ class _Mounts:
         self._check(libc.capset(header, data), "capset")
 
 
+# The kernel keyring syscalls (add_key, request_key, keyctl) per machine: (audit arch, their numbers, the
+# first number of another ABI sharing the arch: x32 on x86_64).
+_KEY_SYSCALLS = {"x86_64": (0xC000003E, (248, 249, 250), 0x40000000),
+                 "aarch64": (0xC00000B7, (217, 218, 219), None)}
+
+
+def _keyring_filter():
+    """The kernel's keyrings are not namespaced for root: a key the host added to root's keyrings could be read by
+    its serial number. `_no_keyrings(filter)`, in the snippet's process, joins a fresh session keyring and installs
+    this seccomp filter, which makes the keyring syscalls fail with EPERM, as it does every syscall of another
+    architecture or ABI (which could reach them by other numbers). Built before the fork (ctypes is imported once);
+    None where the machine's numbers are not known: there the keyrings are not confined (docs/isolation.md)."""
+    known = _KEY_SYSCALLS.get(os.uname().machine)
+    if known is None:
+        return None
+    import ctypes
+
+    arch, numbers, other_abi = known
+    deny, allow = 0x00050000 | 1, 0x7FFF0000  # SECCOMP_RET_ERRNO | EPERM, SECCOMP_RET_ALLOW
+    # (code, jump if true, jump if false, k); "deny" is a jump to the last instruction
+    code = [(0x20, 0, 0, 4), (0x15, 0, "deny", arch), (0x20, 0, 0, 0)]  # ld arch; jeq arch; ld nr
+    if other_abi is not None:
+        code.append((0x35, "deny", 0, other_abi))  # jge: x32's numbers
+    code += [(0x15, "deny", 0, n) for n in numbers] + [(0x06, 0, 0, allow), (0x06, 0, 0, deny)]
+    last = len(code) - 1
+
+    class Filter(ctypes.Structure):
+        _fields_ = (("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32))
+
+    class Program(ctypes.Structure):
+        _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Filter)))
+
+    to = lambda n, jump: last - n - 1 if jump == "deny" else jump
+    array = (Filter * len(code))(*(Filter(op, to(n, jt), to(n, jf), k) for n, (op, jt, jf, k) in enumerate(code)))
+    return ctypes, ctypes.CDLL(None, use_errno=True), numbers[2], Program(len(code), array), array
+
+
+def _no_keyrings(built):
+    if built is None:
+        return
+    ctypes, libc, keyctl, program, _ = built
+    libc.syscall(keyctl, 1, None)  # keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL): an anonymous session keyring
+    # PR_SET_NO_NEW_PRIVS (a filter needs it), then PR_SET_SECCOMP with SECCOMP_MODE_FILTER
+    if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(program), 0, 0) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, "seccomp: %s" % os.strerror(errno))
+
+
 def _unescape(field):
     """A path of /proc/self/mountinfo: space, tab, newline and backslash are written as octal escapes."""
     out, i = [], 0
@@ -177,14 +225,19 @@ def _apply_steps(m, plan, sources):
             raise ValueError("unknown step %r" % (kind,))
 
 
-def _mount_proc(m, plan):
-    """A fresh /proc for the PID namespace; what in it could change the machine stays read-only."""
+def _mount_proc(m, plan, empty):
+    """A fresh /proc for the PID namespace; what in it could change the machine stays read-only, and the host's
+    kernel keys are the empty file (`empty`, an O_PATH descriptor)."""
     m.mount("proc", "/proc", "proc", m.MS_NOSUID | m.MS_NODEV | m.MS_NOEXEC)
     for name in plan["proc_covered"]:
         path = "/proc/" + name
         if os.path.exists(path):
             m.mount(path, path, None, m.MS_BIND | m.MS_REC)
             m.read_only(path)
+    for name in plan["proc_hidden"]:
+        path = "/proc/" + name
+        if os.path.exists(path):
+            m.bind("/proc/self/fd/%d" % empty, path)
 
 
 def confine(plan):
@@ -194,7 +247,7 @@ def confine(plan):
     m.mount(None, "/", None, m.MS_REC | m.MS_PRIVATE)  # nothing done here reaches the host (unshare does it too)
     # The host's files that are bound back are opened first: once a tmpfs covers /tmp or /root they are out of
     # sight. /proc/self/fd/N names each one afterwards.
-    sources = {}
+    sources = {plan["empty"]: os.open(plan["empty"], os.O_PATH | os.O_CLOEXEC)}  # also bound over /proc/keys
     for step in plan["steps"]:
         if step[0] in ("show", "hide-file"):
             source = step[1] if step[0] == "show" else plan["empty"]
@@ -210,10 +263,10 @@ def confine(plan):
                 raise
     _make_dev(m, devices, size)
     _apply_steps(m, plan, sources)
+    m.read_only("/dev")
+    _mount_proc(m, plan, sources[plan["empty"]])
     for source in (*sources.values(), *devices.values()):
         os.close(source)
-    m.read_only("/dev")
-    _mount_proc(m, plan)
     _loopback_up()
     os.chdir(plan["workdir"])
     return m
@@ -244,6 +297,7 @@ def main():
             mounts = confine(plan)
         except Exception as error:
             _fail(str(error))
+    keyrings = _keyring_filter()
     pid = os.fork()
     if pid == 0:
         try:
@@ -251,6 +305,7 @@ def main():
             if mounts is not None:
                 mounts.drop_capabilities()
             os.setsid()
+            _no_keyrings(keyrings)
             resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
             resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
             resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
