@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import re
 from pathlib import Path
 from typing import Any
@@ -73,14 +74,27 @@ def settings_of(args: argparse.Namespace) -> Settings:
     return settings(values)
 
 
+def project_root(chapter: Path | None) -> Path:
+    """The rootdir pytest would use to collect `chapter` (None: the current folder) from the current folder, by
+    pytest's own rule (ini files, then setup.py, up from there), so that a tool run from a subfolder such as cases/
+    hides the same project that collection hides."""
+    from _pytest.config.findpaths import determine_setup  # pytest's rule itself: no copy of it can drift
+
+    where = [] if chapter is None else [str(chapter if chapter.exists() else chapter.parent)]  # a new file: its folder
+    wanted: dict[str, Any] = dict(inifile=None, override_ini=None, args=where,
+                                  rootdir_cmd_arg=None, invocation_dir=Path.cwd())
+    accepted = inspect.signature(determine_setup).parameters  # pytest 8.0 lacks override_ini
+    return Path(determine_setup(**{k: v for k, v in wanted.items() if k in accepted})[0])
+
+
 class Tools:
     """Collection and scoring as the plugin wires them (plugin/wiring.py), with the transcript cache in a folder of
     the caller's. One scorer per --model, in the order given, each model released before the next is loaded."""
 
-    def __init__(self, settings: Settings, scratch: Path) -> None:
+    def __init__(self, settings: Settings, scratch: Path, chapter: Path | None = None) -> None:
         self.settings = settings
-        try:  # as the plugin does: strong unless --isolation weak; the current folder is the project
-            sandbox.choose(settings.isolation, project=Path.cwd())
+        try:  # as the plugin does: strong unless --isolation weak, hiding the rootdir pytest would collect it under
+            sandbox.choose(settings.isolation, project=project_root(chapter))
         except sandbox.Unavailable as error:
             raise CLIError(str(error)) from None
         self.collector = wiring.collector(settings, scratch / "transcripts")
