@@ -23,6 +23,8 @@ Inside a PID namespace the supervisor is PID 1, which no process of the namespac
 the kernel kills whatever the snippet left behind. The output is read with a deadline (never `communicate()`, which
 waits for a pipe that a detached descendant may keep open): at the deadline the whole sandbox is killed and what it
 printed so far is kept; output beyond the file size limit is not kept in pytest's memory but ends the run.
+Where a cgroup can be made (memory.py), the run starts inside one of its own, so that its memory limit covers every
+process the snippet starts; the supervisor refuses the snippet the kernel's keyrings.
 
 A result obtained under another confinement is a different observation: the isolation's description is part of
 the transcript cache key (execute.Request.key).

@@ -26,7 +26,8 @@ from the same plan:
 - the loopback interface up (the network namespace has nothing else), the working directory entered;
 
 and the snippet's process drops every capability (bounding set, inheritable, ambient; no_new_privs) before it
-executes the snippet. Anything that fails is reported on stderr with exit status 126 before the snippet starts.
+executes the snippet. Under every isolation the snippet's process also joins a session keyring of its own and
+installs a seccomp filter that refuses the kernel keyring syscalls (`_keyring_filter`). Anything that fails is reported on stderr with exit status 126 before the snippet starts.
 """
 
 import marshal
@@ -138,6 +139,7 @@ def _keyring_filter():
 
 
 def _no_keyrings(built):
+    """In the snippet's process, before it executes the snippet: a fresh session keyring, then the filter."""
     if built is None:
         return
     ctypes, libc, keyctl, program, _ = built
