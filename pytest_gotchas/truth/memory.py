@@ -100,8 +100,39 @@ def groups() -> Groups | None:
             Group(candidate, 1 << 30).remove()
         except OSError:
             continue
+        _remove_stale(candidate)
         return candidate
     return None
+
+
+def _remove_stale(where: Groups) -> None:
+    """The cgroups a killed pytest left (SIGKILL runs no cleanup): a gotchas-PID-N whose process is gone, made over
+    a minute ago (not one that another PID namespace's pytest is filling right now). rmdir removes only an empty
+    cgroup, so nothing running is touched."""
+    try:
+        names = os.listdir(where.parent)
+    except OSError:
+        return
+    for name in names:
+        parts = name.split("-")
+        if len(parts) != 3 or parts[0] != "gotchas" or not parts[1].isdigit() or _alive(int(parts[1])):
+            continue
+        path = os.path.join(where.parent, name)
+        try:
+            if time.time() - os.stat(path).st_mtime > 60:
+                os.rmdir(path)
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: only asks
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        pass
+    return True
 
 
 def described() -> str:
@@ -129,12 +160,13 @@ class Group:
             raise
 
     def _write(self, name: str, value: int, optional: bool = False) -> None:
-        try:
-            with open(os.path.join(self.path, name), "w", encoding="ascii") as f:
-                f.write(str(value))
-        except FileNotFoundError:
-            if not optional:
-                raise
+        """Write a control file; an `optional` one the kernel lacks (no swap accounting ...) is skipped (asking
+        cgroupfs for a file it lacks is EACCES, not ENOENT)."""
+        path = os.path.join(self.path, name)
+        if optional and not os.path.exists(path):
+            return
+        with open(path, "w", encoding="ascii") as f:
+            f.write(str(value))
 
     def wrap(self, command: list[str]) -> list[str]:
         """`command`, started inside this cgroup: a shell puts itself in, then becomes the command (exec), so that

@@ -7,6 +7,8 @@ from __future__ import annotations
 import ctypes
 import os
 import re
+import subprocess
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -104,3 +106,32 @@ def test_without_a_cgroup_the_limit_is_per_process_and_the_isolation_says_so(py3
                                                       "here: each process of a run may use the limit)")
     run = run_once(shell(py312, "python -c ...", "-c", CHILDREN), "1", Limits(timeout=10, memory=256 << 20))
     assert (run.text, run.error) == ("$ python -c ...\nstatuses: [0, 0, 0]\n", None)
+
+
+def test_a_cgroup_left_by_a_killed_pytest_is_removed_by_the_next(tmp_path) -> None:
+    where = memory.groups()
+    if where is None:
+        pytest.skip(memory.PER_PROCESS)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale, fresh = (os.path.join(where.parent, f"gotchas-{dead.pid}-{n}") for n in (0, 1))
+    os.mkdir(stale)
+    os.mkdir(fresh)
+    os.utime(stale, (time.time() - 120, time.time() - 120))
+    memory._remove_stale(where)
+    assert (os.path.exists(stale), os.path.exists(fresh)) == (False, True)  # a minute old: perhaps being filled
+    os.rmdir(fresh)
+
+
+def test_where_a_cgroup_is_made_v1_under_its_own_v2_where_memory_is_enabled_for_children(tmp_path, monkeypatch
+                                                                                         ) -> None:
+    for folder, controllers in (("v2/a", "cpu memory"), ("v2/a/b", "cpu"), ("other/c", "memory")):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "cgroup.subtree_control").write_text(controllers + "\n")
+    (tmp_path / "v1" / "x").mkdir(parents=True)
+    monkeypatch.setattr(memory, "_own", lambda: {"": "/a/b", "memory": "/x", "cpu,cpuacct": "/y"})
+    monkeypatch.setattr(memory, "_mounts", lambda: [
+        ("/", str(tmp_path / "v2"), "cgroup2", "rw"), ("/", str(tmp_path / "v1"), "cgroup", "rw,memory"),
+        ("/elsewhere", str(tmp_path / "other"), "cgroup2", "rw"), ("/", str(tmp_path / "cpu"), "cgroup", "rw,cpu")])
+    assert memory._candidates() == [memory.Groups(str(tmp_path / "v2" / "a"), 2),
+                                    memory.Groups(str(tmp_path / "v1" / "x"), 1)]
