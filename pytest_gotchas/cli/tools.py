@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import inspect
 import re
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 from ..cases import environment
 from ..cases.chapter import VERSION
 from ..model.embedded import short_names
-from ..plugin import wiring
+from ..plugin import compat, wiring
 from ..truth import sandbox
 from .errors import CLIError
 from ..plugin.options import OPTIONS, OptionError, Settings, settings
@@ -76,15 +75,10 @@ def settings_of(args: argparse.Namespace) -> Settings:
 
 def project_root(chapter: Path | None) -> Path:
     """The rootdir pytest would use to collect `chapter` (None: the current folder) from the current folder, by
-    pytest's own rule (ini files, then setup.py, up from there), so that a tool run from a subfolder such as cases/
-    hides the same project that collection hides."""
-    from _pytest.config.findpaths import determine_setup  # pytest's rule itself: no copy of it can drift
-
+    pytest's own rule (ini files, then setup.py, up from there; plugin/compat.py), so that a tool run from a
+    subfolder such as cases/ hides the same project that collection hides."""
     where = [] if chapter is None else [str(chapter if chapter.exists() else chapter.parent)]  # a new file: its folder
-    wanted: dict[str, Any] = dict(inifile=None, override_ini=None, args=where,
-                                  rootdir_cmd_arg=None, invocation_dir=Path.cwd())
-    accepted = inspect.signature(determine_setup).parameters  # pytest 8.0 lacks override_ini
-    return Path(determine_setup(**{k: v for k, v in wanted.items() if k in accepted})[0])
+    return compat.rootdir(where, Path.cwd())
 
 
 class Tools:
