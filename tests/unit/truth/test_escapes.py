@@ -7,7 +7,6 @@ from __future__ import annotations
 import ctypes
 import os
 import re
-import subprocess
 import time
 from collections.abc import Iterator
 
@@ -112,9 +111,9 @@ def test_a_cgroup_left_by_a_killed_pytest_is_removed_by_the_next(tmp_path) -> No
     where = memory.groups()
     if where is None:
         pytest.skip(memory.PER_PROCESS)
-    dead = subprocess.Popen(["true"])
-    dead.wait()
-    stale, fresh = (os.path.join(where.parent, f"gotchas-{dead.pid}-{n}") for n in (0, 1))
+    with open("/proc/sys/kernel/pid_max") as f:
+        dead = int(f.read()) + 1  # a PID no process can have
+    stale, fresh = (os.path.join(where.parent, f"gotchas-{dead}-{n}") for n in (0, 1))
     os.mkdir(stale)
     os.mkdir(fresh)
     os.utime(stale, (time.time() - 120, time.time() - 120))
