@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import transcript
+from . import environment, transcript
 from . import yamlfile
 from .transcript import Transcript, TranscriptError
 from .yamlfile import Map
@@ -229,6 +229,9 @@ class _Chapter:
         for name, item in value.items():
             if not isinstance(name, str) or not ENV_NAME.fullmatch(name):
                 raise self.fail(value.lines[name], f"`env`: {name!r} is not a variable name", case)
+            refused = environment.message(name)
+            if refused is not None:
+                raise self.fail(value.lines[name], f"`env`: {refused}", case)
             if not isinstance(item, (str, int)) or isinstance(item, bool):
                 raise self.fail(value.lines[name],
                                 f"`env`: {name} must be a string or a whole number (quote it: \"0\"), got {item!r}",
@@ -277,6 +280,10 @@ class _Chapter:
             case_env = dict(parsed.command.env)
             if "env" in raw:
                 raise self.fail(raw.lines["env"], "a shell case sets its environment on its command line", case_id)
+            for name in case_env:
+                refused = environment.message(name)
+                if refused is not None:
+                    raise self.fail(raw.value_lines["transcript"], f"the command line: {refused}", case_id)
         else:
             version = self._version(raw, case_id) or interpreter
             case_env = {**env, **self._env(raw, case_id)}
@@ -330,6 +337,10 @@ class _Chapter:
             if parsed.kind != own.kind:
                 raise self.fail(item.line, f"variant {variant_id!r}: a {parsed.kind} transcript for a {own.kind} case",
                                 case_id)
+            for name, _ in parsed.command.env if parsed.command else ():
+                refused = environment.message(name)
+                if refused is not None:
+                    raise self.fail(item.value_lines["transcript"], f"variant {variant_id!r}: {refused}", case_id)
             correct, wrong = self._candidates(item, case_id, variant_id)
             variants.append(Variant(variant_id, item.line, parsed, correct, wrong, self._text(item, "note", case_id)))
         return tuple(variants)

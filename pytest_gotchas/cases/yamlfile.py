@@ -6,6 +6,7 @@ The depth bound (DepthLimit) serves every YAML file the project reads: chapters 
 from __future__ import annotations
 
 import codecs
+import os
 from pathlib import Path
 
 import yaml
@@ -21,13 +22,21 @@ class YamlFileError(Exception):
     """The file cannot be read as YAML; the message names the file (and the line where there is one)."""
 
 
+def read_bytes(path: Path, most: int = MAX_BYTES) -> tuple[bytes, int]:
+    """(at most `most` + 1 bytes of the file, its size as far as known): a link to an 8 GiB file, or to
+    /proc/kcore, costs one read of `most` bytes, never the whole file."""
+    with open(path, "rb") as stream:
+        data = stream.read(most + 1)
+        return data, max(len(data), os.fstat(stream.fileno()).st_size)
+
+
 def read_text(path: Path, where: str) -> str:
     try:
-        data = Path(path).read_bytes()
+        data, size = read_bytes(path)
     except OSError as error:
         raise YamlFileError(f"{where}: cannot read the file: {error.strerror or error}") from None
     if len(data) > MAX_BYTES:
-        raise YamlFileError(f"{where}: {len(data)} bytes is more than a chapter file may hold ({MAX_BYTES})")
+        raise YamlFileError(f"{where}: {size} bytes is more than a chapter file may hold ({MAX_BYTES})")
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         raise YamlFileError(f"{where}: the file is UTF-16; save it as UTF-8")
     try:
@@ -41,7 +50,7 @@ def read_text(path: Path, where: str) -> str:
 def sniff(path: Path) -> str:
     """The file's text however it is encoded, for deciding whether it is meant as a chapter; '' if unreadable."""
     try:
-        data = Path(path).read_bytes()[:MAX_BYTES]
+        data = read_bytes(path)[0][:MAX_BYTES]
     except OSError:
         return ""
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):

@@ -129,7 +129,7 @@ def run_new(args: argparse.Namespace, out: TextIO) -> int:
     display = str(target) if target is not None else PRINTED
 
     with tempfile.TemporaryDirectory(prefix="gotchas-new-") as tmp:
-        session = Tools(settings, Path(tmp))
+        session = Tools(settings, Path(tmp), target)
         if snippet.ignored:
             print(f"(ignoring {snippet.ignored} pasted output line(s): the output is executed, not copied)", file=out)
         found = _execute(session, snippet, args, env, base, target, Path(tmp), display, out)

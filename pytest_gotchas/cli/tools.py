@@ -8,9 +8,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..cases import environment
 from ..cases.chapter import VERSION
 from ..model.embedded import short_names
-from ..plugin import wiring
+from ..plugin import compat, wiring
 from ..truth import sandbox
 from .errors import CLIError
 from ..plugin.options import OPTIONS, OptionError, Settings, settings
@@ -39,6 +40,9 @@ def _env(raw: str) -> tuple[str, str]:
     name, sep, value = raw.partition("=")
     if not sep or not _ENV_NAME.match(name):
         raise argparse.ArgumentTypeError(f"expects NAME=VALUE (e.g. PYTHONHASHSEED=0), got {raw!r}")
+    refused = environment.message(name)
+    if refused is not None:
+        raise argparse.ArgumentTypeError(refused)
     return name, value
 
 
@@ -69,14 +73,22 @@ def settings_of(args: argparse.Namespace) -> Settings:
     return settings(values)
 
 
+def project_root(chapter: Path | None) -> Path:
+    """The rootdir pytest would use to collect `chapter` (None: the current folder) from the current folder, by
+    pytest's own rule (ini files, then setup.py, up from there; plugin/compat.py), so that a tool run from a
+    subfolder such as cases/ hides the same project that collection hides."""
+    where = [] if chapter is None else [str(chapter if chapter.exists() else chapter.parent)]  # a new file: its folder
+    return compat.rootdir(where, Path.cwd())
+
+
 class Tools:
     """Collection and scoring as the plugin wires them (plugin/wiring.py), with the transcript cache in a folder of
     the caller's. One scorer per --model, in the order given, each model released before the next is loaded."""
 
-    def __init__(self, settings: Settings, scratch: Path) -> None:
+    def __init__(self, settings: Settings, scratch: Path, chapter: Path | None = None) -> None:
         self.settings = settings
-        try:  # as the plugin does: strong unless --isolation weak; the current folder is the project
-            sandbox.choose(settings.isolation, project=Path.cwd())
+        try:  # as the plugin does: strong unless --isolation weak, hiding the rootdir pytest would collect it under
+            sandbox.choose(settings.isolation, project=project_root(chapter))
         except sandbox.Unavailable as error:
             raise CLIError(str(error)) from None
         self.collector = wiring.collector(settings, scratch / "transcripts")

@@ -73,7 +73,7 @@ def run_vary(args: argparse.Namespace, out: TextIO) -> int:
         raise CLIError(f"{path}:{case.line}: case {case.id!r}: only scored REPL cases can be varied (a shell case's "
                        "program is one quoted argument)")
     with tempfile.TemporaryDirectory(prefix="gotchas-vary-") as tmp:
-        tools = Tools(settings_of(args), Path(tmp))
+        tools = Tools(settings_of(args), Path(tmp), path)
         taken = {v.id for v in case.variants}
         found = []
         for rewrite in rewrites(case.transcript.repl_input, args.n, args.kinds):

@@ -5,10 +5,15 @@ pytest has no public way for a non-Python item to request fixtures or to carry a
 does the first exactly as `take_part_in_fixtures` does, and the second is what `metafunc.parametrize` gives a
 Python test's items (CallSpec since pytest 9.1, CallSpec2 before). pytest reorders items and sets up session
 fixtures by that parameter, which keeps one model in memory at a time.
+
+The authoring tools hide the project as collection does: pytest has no public way to ask which rootdir it would
+choose for some paths, so `rootdir` asks its own rule (`determine_setup`, keyword-only since pytest 9).
 """
 
 from __future__ import annotations
 
+import inspect
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,3 +44,14 @@ def take_part_in_fixtures(item: pytest.Item) -> None:
 
 def fill_fixtures(item: pytest.Item) -> None:
     item._request._fillfixtures()  # type: ignore[attr-defined]
+
+
+def rootdir(args: list[str], invocation_dir: Path) -> Path:
+    """The rootdir pytest chooses when run from `invocation_dir` with the paths `args` (ini files, then setup.py, up
+    from their common folder)."""
+    from _pytest.config.findpaths import determine_setup
+
+    wanted: dict[str, Any] = dict(inifile=None, override_ini=None, args=args, rootdir_cmd_arg=None,
+                                  invocation_dir=invocation_dir)
+    accepted = inspect.signature(determine_setup).parameters  # pytest 8 lacks override_ini
+    return Path(determine_setup(**{k: v for k, v in wanted.items() if k in accepted})[0])

@@ -68,9 +68,12 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     if not read_settings(parent.config).enabled or file_path.suffix not in (".yaml", ".yml"):
         return None
     from ..cases.chapter import looks_like_chapter
-    from .nodes import ChapterFile
+    from .nodes import ChapterFile, refuse_unsafe_name
 
-    return ChapterFile.from_parent(parent, path=file_path) if looks_like_chapter(file_path) else None
+    if not looks_like_chapter(file_path):
+        return None
+    refuse_unsafe_name(file_path, parent.config.rootpath)
+    return ChapterFile.from_parent(parent, path=file_path)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -185,6 +185,17 @@ def chapter_order(items: list[pytest.Item]) -> None:
         items[n] = item
 
 
+def refuse_unsafe_name(path: Path, root: Path) -> None:
+    """A chapter file whose path (as its node id writes it) holds a control character, a bidirectional control or
+    a byte that is not UTF-8 is refused before it becomes a node: pytest writes node ids raw into the JUnit XML,
+    where such a character is not well-formed. The collection error is its folder's, naming the file escaped."""
+    shown = _relative(path, root)
+    if escape(shown) != shown:
+        raise pytest.Collector.CollectError(
+            f"{escape(shown)}: a chapter file's name may not hold control characters (pytest would write them into "
+            "node ids and the JUnit XML, which cannot hold them); rename the file")
+
+
 def _relative(path: Path, root: Path) -> str:
     try:
         return str(path.relative_to(root))

@@ -11,6 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..cases import yamlfile
 from ..cases.chapter import Case, Chapter, Prompt, load_chapter
 from .execute import Cache, Limits, Request, Run
 from .check import Checked, check
@@ -64,7 +65,7 @@ def chapter_info(chapter: Chapter, display: str, from_file: bool = True) -> Chap
         name=chapter.name, label=chapter.label, title=chapter.title, path=display,
         implementation_defined=chapter.implementation_defined, case_ids=[c.id for c in chapter.cases],
         pairs={p.id: list(p.members) for p in chapter.pairs}, twins={t.id: list(t.members) for t in chapter.twins},
-        sha256=hashlib.sha256(Path(chapter.path).read_bytes()).hexdigest() if from_file else None,
+        sha256=hashlib.sha256(yamlfile.read_bytes(Path(chapter.path))[0]).hexdigest() if from_file else None,
     )
 
 

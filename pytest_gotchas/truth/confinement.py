@@ -35,6 +35,7 @@ HIDDEN = (
 )
 PRIVATE = ("/tmp", "/var/tmp")  # private tmpfs, as are /dev/shm and the working directory
 PROC_COVERED = ("sys", "sysrq-trigger", "irq", "bus")  # what in /proc could change the machine: read-only
+PROC_HIDDEN = ("keys", "key-users")  # the host's kernel keys (names, owners) as root sees them: the empty file
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")  # the device nodes of the minimal /dev
 # A project folder that is one of these, or holds one, is not hidden: the snippet could not run without them.
 _SYSTEM = ("/", "/bin", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/opt", "/proc", "/sbin", "/sys", "/tmp", "/usr",
@@ -145,6 +146,9 @@ def bubblewrap_mounts(steps: list[tuple], empty: str) -> list[str]:
     for name in PROC_COVERED:  # as root, bubblewrap leaves /proc/sys writable (its access() check fails)
         if os.path.exists(f"/proc/{name}"):
             mounts += ["--ro-bind", f"/proc/{name}", f"/proc/{name}"]
+    for name in PROC_HIDDEN:
+        if empty and os.path.exists(f"/proc/{name}"):
+            mounts += ["--ro-bind", empty, f"/proc/{name}"]
     mounts += ["--dev", "/dev", "--perms", "1777", "--size", str(TMPFS_SIZE), "--tmpfs", "/dev/shm"]
     for step in steps:
         kind, path = step[0], step[1]
@@ -170,4 +174,4 @@ def supervisor_plan(steps: list[tuple], workdir: str, empty: str) -> str:
     json's)."""
     return marshal.dumps({"steps": steps, "workdir": workdir, "empty": empty, "size": TMPFS_SIZE,
                           "hidden_size": HIDDEN_TMPFS_SIZE, "devices": DEVICES,
-                          "proc_covered": PROC_COVERED}).hex()
+                          "proc_covered": PROC_COVERED, "proc_hidden": PROC_HIDDEN}).hex()

@@ -23,6 +23,8 @@ Inside a PID namespace the supervisor is PID 1, which no process of the namespac
 the kernel kills whatever the snippet left behind. The output is read with a deadline (never `communicate()`, which
 waits for a pipe that a detached descendant may keep open): at the deadline the whole sandbox is killed and what it
 printed so far is kept; output beyond the file size limit is not kept in pytest's memory but ends the run.
+Where a cgroup can be made (memory.py), the run starts inside one of its own, so that its memory limit covers every
+process the snippet starts; the supervisor refuses the snippet the kernel's keyrings.
 
 A result obtained under another confinement is a different observation: the isolation's description is part of
 the transcript cache key (execute.Request.key).
@@ -31,6 +33,7 @@ the transcript cache key (execute.Request.key).
 from __future__ import annotations
 
 import dataclasses
+import marshal
 import os
 import selectors
 import shutil
@@ -44,6 +47,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import memory as cgroup  # the module; `memory` is a run's limit in bytes
 from .confinement import (DEVICES, HIDDEN, PRIVATE, TMPFS_SIZE, bubblewrap_mounts, hidden_paths, plan,  # noqa: F401
                           supervisor_plan)
 
@@ -90,13 +94,14 @@ class Isolation:
 
 
 _WHAT = ("read-only root; credentials, home folders and the project hidden; private /tmp, /var/tmp, /dev/shm and "
-         "working directory; loopback only; no capabilities")
+         "working directory; loopback only; no capabilities, no kernel keyrings")
 
 
 def _bubblewrap(bwrap: str) -> Isolation:
     flags = (bwrap, "--ro-bind", "/", "/", "--unshare-all", "--cap-drop", "ALL", "--die-with-parent",
              "--new-session", "--as-pid-1")
-    return Isolation(BUBBLEWRAP, f"strong isolation: bubblewrap (own PID namespace; {_WHAT})", flags)
+    return Isolation(BUBBLEWRAP, f"strong isolation: bubblewrap (own PID namespace; {_WHAT}); {cgroup.described()}",
+                     flags)
 
 
 def _death(setpriv: str | None) -> tuple[str, ...]:
@@ -110,21 +115,23 @@ def _namespaces(unshare: str, setpriv: str | None) -> Isolation:
     flags = (*_death(setpriv), unshare, *user, "--mount", "--net", "--pid", "--ipc", "--uts", "--cgroup", "--fork",
              "--kill-child", "--")
     spaces = "mount, network, PID, IPC, UTS and cgroup namespaces" + ("" if root else ", in a user namespace")
-    return Isolation(NAMESPACES, f"strong isolation: namespaces by util-linux unshare ({spaces}; {_WHAT})", flags)
+    return Isolation(NAMESPACES, f"strong isolation: namespaces by util-linux unshare ({spaces}; {_WHAT}); "
+                                 f"{cgroup.described()}", flags)
 
 
 def _pid_namespace(unshare: str, setpriv: str | None) -> Isolation:
     user = () if os.geteuid() == 0 else ("--user", "--map-root-user")
     flags = (*_death(setpriv), unshare, *user, "--pid", "--fork", "--kill-child", "--mount-proc")
     return Isolation(PID_NAMESPACE, "weak isolation (--gotchas-isolation=weak): a PID namespace only (util-linux "
-                                    "unshare); the filesystem, the network and the host's secrets are not confined",
-                     flags)
+                                    "unshare); the filesystem, the network and the host's secrets are not confined; "
+                                    f"{cgroup.described()}", flags)
 
 
 def _process_group() -> Isolation:
     return Isolation(PROCESS_GROUP, "weak isolation (--gotchas-isolation=weak): a process group only (unshare does "
                                     "not work here); the filesystem, the network and the host's secrets are not "
-                                    "confined, and a descendant that leaves the group may survive the run")
+                                    "confined, and a descendant that leaves the group may survive the run; "
+                                    f"{cgroup.described()}")
 
 
 class Unavailable(Exception):
@@ -256,36 +263,73 @@ def run(argv: list[str], env: dict[str, str], stdin: bytes, workdir: str, *, tim
     beyond `file_size` bytes is not kept in pytest's memory: the run is killed there, as a file that size could not
     be written."""
     chosen = under or isolation()
-    host = os.path.realpath(sys.executable)
-    readable = [*readable, sys.base_prefix, str(Path(host).parent.parent)]  # the supervisor's interpreter
+    readable = [*readable, sys.base_prefix, str(Path(os.path.realpath(sys.executable)).parent.parent)]  # supervisor's
     empty = ""
     if chosen.level == STRONG:  # the empty file bound over each hidden one: out of the sandbox's sight
         handle, empty = tempfile.mkstemp(prefix=".gotchas-hidden-", dir=workdir)
         os.close(handle)
         os.chmod(empty, 0)
     try:
-        status_r, status_w = os.pipe()
-        inner = [host, "-I", "-S", "-c", SUPERVISOR, str(status_w), str(memory), str(cpu), str(file_size),
-                 str(len(env)), *env, *argv]
-        command, extra = chosen.launch(inner, workdir, support, readable, empty)
-        deadline = time.monotonic() + timeout
-        try:
-            proc = subprocess.Popen(command, cwd=workdir, env={**env, **extra}, stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-                                    pass_fds=(status_w,))
-        except BaseException:
-            os.close(status_r)
-            raise
-        finally:
-            os.close(status_w)
-        watch = _Watch(proc, status_r, stdin, chosen, file_size)
-        try:
-            return watch.until(deadline)
-        finally:
-            watch.close()
+        group = cgroup.Group(where, memory) if (where := cgroup.groups()) is not None else None
+    except OSError as error:
+        if empty:
+            os.unlink(empty)
+        return Outcome(b"", 1, False, f"could not be given a memory cgroup of its own ({error.strerror or error})")
+    try:
+        outcome = _supervised(chosen, argv, env, stdin, workdir, timeout, (memory, cpu, file_size), support,
+                              readable, empty, group)
+        if group is not None and group.oom_killed():
+            return dataclasses.replace(outcome, timed_out=False, error=(
+                f"used more than {_size(memory)} of memory, its processes together (the limit of one run): the "
+                "kernel killed one of them"))
+        return outcome
     finally:
         if empty:
             os.unlink(empty)
+        if group is not None:
+            try:
+                group.remove()
+            except OSError:  # a process of the run still exiting: the empty cgroup is left, nothing runs in it
+                pass
+
+
+def _supervised(chosen: Isolation, argv: list[str], env: dict[str, str], stdin: bytes, workdir: str,
+                timeout: float, limits: tuple[int, int, int], support: Iterable[str], readable: Iterable[str],
+                empty: str, group: cgroup.Group | None) -> Outcome:
+    """The run itself: the supervisor started under `chosen` (inside `group`), watched until it ends or the time
+    is up."""
+    host = os.path.realpath(sys.executable)
+    status_r, status_w = os.pipe()
+    # The snippet's variables travel as data to the supervisor, which gives them to the snippet alone: the
+    # launchers (setpriv, unshare, bwrap) and the supervisor start with nothing but the sandbox's plan.
+    inner = [host, "-I", "-S", "-c", SUPERVISOR, str(status_w), *(str(n) for n in limits),
+             marshal.dumps(dict(env)).hex(), *argv]
+    command, extra = chosen.launch(inner, workdir, support, readable, empty)
+    if group is not None:
+        command = group.wrap(command)
+    deadline = time.monotonic() + timeout
+    try:
+        proc = subprocess.Popen(command, cwd=workdir, env=extra, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                                pass_fds=(status_w,))
+    except BaseException:
+        os.close(status_r)
+        raise
+    finally:
+        os.close(status_w)
+    watch = _Watch(proc, status_r, stdin, chosen, limits[2])
+    try:
+        return watch.until(deadline)
+    finally:
+        watch.close()
+
+
+def _size(count: int) -> str:
+    """A byte count as docs/isolation.md writes it: 1 GiB, 256 MiB."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if count >= 1 << shift and count % (1 << shift) == 0:
+            return f"{count >> shift} {unit}"
+    return f"{count} bytes"
 
 
 class _Watch:

@@ -2,13 +2,14 @@
 interpreter with `-I -S -c` (no environment variable, no site, no current folder can change what it imports, and no
 file of the project, which may be hidden, is read inside the sandbox).
 
-    python -I -S -c <this text> STATUS_FD MEMORY CPU FILE_SIZE N NAME... ARGV...
+    python -I -S -c <this text> STATUS_FD MEMORY CPU FILE_SIZE ENV ARGV...
 
 It forks the snippet into a session of its own with the resource limits set, waits for it and reports on STATUS_FD
 `pid <n>` once the snippet started and `exit <status>` (negative: the signal) once it ended. Inside a PID namespace
 it is PID 1, which ignores every signal it has no handler for (SIGINT, the one Python handles, is ignored outright);
-when it exits, the kernel kills whatever the snippet left behind. The snippet gets exactly the variables NAME... of
-this program's environment.
+when it exits, the kernel kills whatever the snippet left behind. The snippet gets exactly the variables ENV (a
+dict, marshal in hex): they are never this program's environment, nor its launchers', so that no variable a case
+names can change how the confinement itself starts.
 
 Under the namespace confinement (sandbox.NAMESPACES) util-linux `unshare` starts it as root of fresh mount, network,
 PID, IPC, UTS and cgroup namespaces, and the variable GOTCHAS_SANDBOX holds the plan (built by sandbox.py, never a
@@ -25,9 +26,11 @@ from the same plan:
 - the loopback interface up (the network namespace has nothing else), the working directory entered;
 
 and the snippet's process drops every capability (bounding set, inheritable, ambient; no_new_privs) before it
-executes the snippet. Anything that fails is reported on stderr with exit status 126 before the snippet starts.
+executes the snippet. Under every isolation the snippet's process also joins a session keyring of its own and
+installs a seccomp filter that refuses the kernel keyring syscalls (`_keyring_filter`). Anything that fails is reported on stderr with exit status 126 before the snippet starts.
 """
 
+import marshal
 import os
 import resource
 import signal
@@ -96,6 +99,55 @@ class _Mounts:
         header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
         data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable, twice: all empty
         self._check(libc.capset(header, data), "capset")
+
+
+# The kernel keyring syscalls (add_key, request_key, keyctl) per machine: (audit arch, their numbers, the
+# first number of another ABI sharing the arch: x32 on x86_64).
+_KEY_SYSCALLS = {"x86_64": (0xC000003E, (248, 249, 250), 0x40000000),
+                 "aarch64": (0xC00000B7, (217, 218, 219), None)}
+
+
+def _keyring_filter():
+    """The kernel's keyrings are not namespaced for root: a key the host added to root's keyrings could be read by
+    its serial number. `_no_keyrings(filter)`, in the snippet's process, joins a fresh session keyring and installs
+    this seccomp filter, which makes the keyring syscalls fail with EPERM, as it does every syscall of another
+    architecture or ABI (which could reach them by other numbers). Built before the fork (ctypes is imported once);
+    None where the machine's numbers are not known: there the keyrings are not confined (docs/isolation.md)."""
+    known = _KEY_SYSCALLS.get(os.uname().machine)
+    if known is None:
+        return None
+    import ctypes
+
+    arch, numbers, other_abi = known
+    deny, allow = 0x00050000 | 1, 0x7FFF0000  # SECCOMP_RET_ERRNO | EPERM, SECCOMP_RET_ALLOW
+    # (code, jump if true, jump if false, k); "deny" is a jump to the last instruction
+    code = [(0x20, 0, 0, 4), (0x15, 0, "deny", arch), (0x20, 0, 0, 0)]  # ld arch; jeq arch; ld nr
+    if other_abi is not None:
+        code.append((0x35, "deny", 0, other_abi))  # jge: x32's numbers
+    code += [(0x15, "deny", 0, n) for n in numbers] + [(0x06, 0, 0, allow), (0x06, 0, 0, deny)]
+    last = len(code) - 1
+
+    class Filter(ctypes.Structure):
+        _fields_ = (("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32))
+
+    class Program(ctypes.Structure):
+        _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Filter)))
+
+    to = lambda n, jump: last - n - 1 if jump == "deny" else jump
+    array = (Filter * len(code))(*(Filter(op, to(n, jt), to(n, jf), k) for n, (op, jt, jf, k) in enumerate(code)))
+    return ctypes, ctypes.CDLL(None, use_errno=True), numbers[2], Program(len(code), array), array
+
+
+def _no_keyrings(built):
+    """In the snippet's process, before it executes the snippet: a fresh session keyring, then the filter."""
+    if built is None:
+        return
+    ctypes, libc, keyctl, program, _ = built
+    libc.syscall(keyctl, 1, None)  # keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL): an anonymous session keyring
+    # PR_SET_NO_NEW_PRIVS (a filter needs it), then PR_SET_SECCOMP with SECCOMP_MODE_FILTER
+    if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(program), 0, 0) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, "seccomp: %s" % os.strerror(errno))
 
 
 def _unescape(field):
@@ -175,26 +227,29 @@ def _apply_steps(m, plan, sources):
             raise ValueError("unknown step %r" % (kind,))
 
 
-def _mount_proc(m, plan):
-    """A fresh /proc for the PID namespace; what in it could change the machine stays read-only."""
+def _mount_proc(m, plan, empty):
+    """A fresh /proc for the PID namespace; what in it could change the machine stays read-only, and the host's
+    kernel keys are the empty file (`empty`, an O_PATH descriptor)."""
     m.mount("proc", "/proc", "proc", m.MS_NOSUID | m.MS_NODEV | m.MS_NOEXEC)
     for name in plan["proc_covered"]:
         path = "/proc/" + name
         if os.path.exists(path):
             m.mount(path, path, None, m.MS_BIND | m.MS_REC)
             m.read_only(path)
+    for name in plan["proc_hidden"]:
+        path = "/proc/" + name
+        if os.path.exists(path):
+            m.bind("/proc/self/fd/%d" % empty, path)
 
 
 def confine(plan):
-    import marshal
-
     plan = marshal.loads(bytes.fromhex(plan))
     m = _Mounts()
     size = plan["size"]
     m.mount(None, "/", None, m.MS_REC | m.MS_PRIVATE)  # nothing done here reaches the host (unshare does it too)
     # The host's files that are bound back are opened first: once a tmpfs covers /tmp or /root they are out of
     # sight. /proc/self/fd/N names each one afterwards.
-    sources = {}
+    sources = {plan["empty"]: os.open(plan["empty"], os.O_PATH | os.O_CLOEXEC)}  # also bound over /proc/keys
     for step in plan["steps"]:
         if step[0] in ("show", "hide-file"):
             source = step[1] if step[0] == "show" else plan["empty"]
@@ -210,10 +265,10 @@ def confine(plan):
                 raise
     _make_dev(m, devices, size)
     _apply_steps(m, plan, sources)
+    m.read_only("/dev")
+    _mount_proc(m, plan, sources[plan["empty"]])
     for source in (*sources.values(), *devices.values()):
         os.close(source)
-    m.read_only("/dev")
-    _mount_proc(m, plan)
     _loopback_up()
     os.chdir(plan["workdir"])
     return m
@@ -235,16 +290,16 @@ def _loopback_up():
 
 
 def main():
-    status, mem, cpu, fsize, names = (int(x) for x in sys.argv[1:6])
-    keep, argv = sys.argv[6:6 + names], sys.argv[6 + names:]
+    status, mem, cpu, fsize = (int(x) for x in sys.argv[1:5])
+    env, argv = marshal.loads(bytes.fromhex(sys.argv[5])), sys.argv[6:]
     plan = os.environ.pop("GOTCHAS_SANDBOX", None)
-    env = {k: v for k, v in os.environ.items() if k in keep}  # bubblewrap adds PWD
     mounts = None
     if plan is not None:
         try:
             mounts = confine(plan)
         except Exception as error:
             _fail(str(error))
+    keyrings = _keyring_filter()
     pid = os.fork()
     if pid == 0:
         try:
@@ -252,6 +307,7 @@ def main():
             if mounts is not None:
                 mounts.drop_capabilities()
             os.setsid()
+            _no_keyrings(keyrings)
             resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
             resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
             resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))

@@ -63,3 +63,21 @@ def test_the_model_fixture_is_set_up_once_per_model(pytester: pytest.Pytester, m
     shown = [line.strip() for line in result.outlines if " S gotchas_model" in line]
     assert shown == ["SETUP    S gotchas_model['left']", "TEARDOWN S gotchas_model['left']",
                      "SETUP    S gotchas_model['right']", "TEARDOWN S gotchas_model['right']"], result.stdout.str()
+
+
+@pytest.mark.parametrize("ini", ["pyproject.toml", "pytest.ini", None])
+def test_the_rootdir_the_tools_hide_is_the_one_pytest_collects_under(pytester: pytest.Pytester, ini: str | None,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`gotchas new` run from cases/ hides the rootdir pytest run there would have: the project's, where it has a
+    configuration file; with none, pytest's rule takes the folder it runs in."""
+    from pytest_gotchas.plugin import compat
+
+    if ini is not None:
+        pytester.path.joinpath(ini).write_text("[tool.pytest.ini_options]\n" if ini.endswith(".toml") else "[pytest]\n")
+    cases = pytester.mkdir("cases")
+    monkeypatch.chdir(cases)
+    result = pytester.runpytest_inprocess("--collect-only", "-p", "no:cacheprovider", ".")
+    shown = next(line for line in result.outlines if line.startswith("rootdir: ")).split(", ")[0]
+    expected = pytester.path if ini is not None else cases
+    assert shown == f"rootdir: {expected}"
+    assert compat.rootdir([str(cases)], cases) == expected

@@ -16,6 +16,7 @@ import shutil
 import sys
 import textwrap
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 from helpers.chapters import chapter_text
@@ -304,3 +305,20 @@ def test_hostile_inputs_through_one_run(pytester: pytest.Pytester, hostile_run: 
         "keys are \"<chapter>/<id>\", each of letters, digits, `-`, `_` and `.`)",
         "[[]nan] baseline: nothing was scored, so nothing was recorded",
     ])
+
+
+def test_a_chapter_file_named_with_control_characters_is_refused_and_the_junit_xml_stays_well_formed(
+        pytester: pytest.Pytester) -> None:
+    (pytester.path / "cases").mkdir()
+    (pytester.path / "cases" / "a\x1b[31m\x07.yaml").write_text(chapter_text(CASE), encoding="utf-8")
+    (pytester.path / "cases" / "b.yaml").write_text(chapter_text(CASE).replace("chapter: demo", "chapter: other"),
+                                                    encoding="utf-8")
+    result = pytester.runpytest("--gotchas", "--collect-only", "--junitxml=out.xml", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*ERROR collecting cases*",
+                                 "cases/a\\x1b[31m\\x07.yaml: a chapter file's name may not hold control characters "
+                                 "(pytest would write them into node ids and the JUnit XML, which cannot hold them); "
+                                 "rename the file"])
+    assert "\x1b[31m" not in result.stdout.str()
+    testcases = ElementTree.parse(pytester.path / "out.xml").getroot().iter("testcase")  # well-formed
+    assert [(case.get("classname"), case.get("name")) for case in testcases] == [("", "cases")]

@@ -15,12 +15,15 @@ import pytest
 from helpers.results import read_report
 
 from pytest_gotchas.cli import main
-from pytest_gotchas.truth import sandbox
+from pytest_gotchas.truth import memory, sandbox
 
 WHAT = ("read-only root; credentials, home folders and the project hidden; private /tmp, /var/tmp, /dev/shm and "
-        "working directory; loopback only; no capabilities")
+        "working directory; loopback only; no capabilities, no kernel keyrings")
+# What the memory limit covers here (truth/memory.py): per run where a cgroup can be made, else per process.
+MEMORY = ("memory limited per run, all its processes together (a cgroup)" if memory.groups() is not None else
+          "memory limited per process only (no cgroup can be made here: each process of a run may use the limit)")
 WEAK_PID = ("weak isolation (--gotchas-isolation=weak): a PID namespace only (util-linux unshare); the filesystem, "
-            "the network and the host's secrets are not confined")
+            f"the network and the host's secrets are not confined; {MEMORY}")
 ADDITION = """
 - id: letters
   transcript: |-
@@ -75,7 +78,8 @@ def test_with_bwrap_on_path_the_run_is_confined_by_bubblewrap(pytester: pytest.P
     write_chapter(ADDITION)
     result = pytester.runpytest("--gotchas", "--collect-only", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.OK
-    assert header(result) == [f"gotchas: snippets run under strong isolation: bubblewrap (own PID namespace; {WHAT})"]
+    assert header(result) == [f"gotchas: snippets run under strong isolation: bubblewrap (own PID namespace; {WHAT}); "
+                             f"{MEMORY}"]
 
 
 def test_without_bwrap_the_run_is_confined_by_the_namespaces(pytester: pytest.Pytester, write_chapter,

@@ -3,6 +3,7 @@ refused with one message naming the file (and the line where there is one); a ke
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from helpers.chapters import ONE_CASE, chapter_text, line_of
 from helpers.hostile import CASE, latin1, refused
 
+from pytest_gotchas.cases import yamlfile
 from pytest_gotchas.cases.chapter import CaseFileError, load_chapter, looks_like_chapter
 from pytest_gotchas.cases.yamlfile import MAX_DEPTH
 
@@ -97,3 +99,45 @@ def test_a_hundred_levels_are_read(tmp_path) -> None:
     depth = MAX_DEPTH - 4  # the chapter, `cases`, the case and the note's own level are 4 of them
     text = chapter_text(CASE) + "    note: " + "[" * (depth - 1) + "1" + "]" * (depth - 1) + "\n"
     assert refused(tmp_path, text).startswith(f"a.yaml:{NOTE}: case 'one': `note` is a text, got a list: [[[")
+
+
+def test_a_link_to_a_huge_file_is_refused_after_reading_one_mebibyte(tmp_path, monkeypatch) -> None:
+    huge = tmp_path / "huge.img"
+    with open(huge, "wb") as stream:  # 8 GiB, sparse: as large as it says, and nothing on disk
+        stream.truncate(8 << 30)
+    (tmp_path / "a.yaml").symlink_to(huge)
+    asked: list[int] = []
+    real_open = open
+
+    class Counted:
+        def __init__(self, stream) -> None:
+            self.stream = stream
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc) -> None:
+            self.stream.close()
+
+        def read(self, size: int = -1) -> bytes:
+            asked.append(size)
+            return self.stream.read(size)
+
+        def fileno(self) -> int:
+            return self.stream.fileno()
+
+    monkeypatch.setattr(yamlfile, "open", lambda path, mode: Counted(real_open(path, mode)), raising=False)
+    with pytest.raises(CaseFileError) as error:
+        load_chapter(tmp_path / "a.yaml", "a.yaml")
+    assert str(error.value) == "a.yaml: 8589934592 bytes is more than a chapter file may hold (1048576)"
+    assert asked == [(1 << 20) + 1]
+
+
+def test_proc_kcore_named_as_a_chapter_is_refused_with_its_size(tmp_path) -> None:
+    if not os.access("/proc/kcore", os.R_OK):
+        pytest.skip("/proc/kcore cannot be read here (not root, or no such file)")
+    (tmp_path / "a.yaml").symlink_to("/proc/kcore")
+    with pytest.raises(CaseFileError) as error:
+        load_chapter(tmp_path / "a.yaml", "a.yaml")
+    assert str(error.value) == (f"a.yaml: {os.stat('/proc/kcore').st_size} bytes is more than a chapter file may "
+                                "hold (1048576)")

@@ -9,9 +9,11 @@ by hand; tests/plugin/test_cli.py runs pytest on what the command writes.
 from __future__ import annotations
 
 import io
+import shutil
 import subprocess
 import sys
 import textwrap
+import uuid
 from pathlib import Path
 
 import pytest
@@ -204,6 +206,9 @@ def test_bad_options(snippet, capsys, args: list[str], message: str) -> None:
 @pytest.mark.parametrize("args, message", [
     (["--interpreter", "three"], "argument --interpreter: expects a version such as 3.12, got 'three'"),
     (["--env", "PYTHONHASHSEED"], "argument --env: expects NAME=VALUE (e.g. PYTHONHASHSEED=0), got 'PYTHONHASHSEED'"),
+    (["--env", "LD_PRELOAD=/tmp/x.so"], "argument --env: the variable LD_PRELOAD cannot be set for a snippet: it "
+                                        "changes how the dynamic loader starts every program; a case's variables may "
+                                        "change what the program does, not how a process starts (docs/cases.md)"),
     (["--python", "3.12"], "argument --python: expects VERSION=PATH (e.g. 3.12=/usr/bin/python3.12), got '3.12'"),
     (["--runs", "1"], "argument --runs: must be at least 2, got 1"),
     (["--timeout", "nan"], "argument --timeout: must be a positive, finite number of seconds, got 'nan'"),
@@ -325,3 +330,30 @@ def test_authoring_runs_default_and_validation(tmp_path: Path, capsys: pytest.Ca
         authored(tmp_path, capsys, "1\n", "--wrong", "2", "--authoring-runs", "1")
     assert capsys.readouterr().err.splitlines()[-1] == ("gotchas new: error: argument --authoring-runs: must be at "
                                                         "least 2, got 1")
+
+
+def test_a_shell_snippet_that_sets_a_start_up_variable_is_refused_before_it_runs(capsys, monkeypatch, py312) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO('LD_PRELOAD=/tmp/x.so python3.12 -c "print(1)"\n'))
+    assert error_of(capsys, main(new("--wrong", "2"))) == (
+        "gotchas new: error: collection would refuse this case: <new case>:6: case 'new-case': the command line: "
+        "the variable LD_PRELOAD cannot be set for a snippet: it changes how the dynamic loader starts every program; "
+        "a case's variables may change what the program does, not how a process starts (docs/cases.md)\n")
+
+
+def test_run_from_a_subfolder_it_hides_the_whole_project_as_collection_does(capsys, monkeypatch, snippet) -> None:
+    # A project of its own (its pyproject.toml makes it pytest's rootdir) outside every private or hidden folder.
+    if any(REPO.is_relative_to(p) for p in ("/tmp", "/var/tmp", "/dev/shm", "/root", "/home")):
+        pytest.skip(f"the checkout {REPO} lies in a folder that is private or hidden anyway")
+    project = REPO / ".pytest_cache" / f"gotchas-new-{uuid.uuid4().hex[:12]}"
+    (project / "cases").mkdir(parents=True)
+    try:
+        (project / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+        (project / ".env").write_text("TOKEN=secret\n")
+        monkeypatch.chdir(project / "cases")
+        code = main(new(snippet(f"open({str(project / '.env')!r}).read()\n"), "--wrong", "'TOKEN=secret\\n'",
+                        "--authoring-runs", "3"))
+        out = capsys.readouterr().out
+        assert code == 0, out
+        assert f"PermissionError: [Errno 13] Permission denied: '{project / '.env'}'" in out.splitlines()
+    finally:
+        shutil.rmtree(project, ignore_errors=True)

@@ -33,12 +33,15 @@ from pathlib import Path
 import pytest
 from helpers import REPO
 
-from pytest_gotchas.truth import confinement, sandbox
+from pytest_gotchas.truth import confinement, memory, sandbox
 
 PY = os.path.realpath(sys.executable)  # the snippets' interpreter: the host's own, from its folder
 STRONG_KINDS = (sandbox.BUBBLEWRAP, sandbox.NAMESPACES)
 WHAT = ("read-only root; credentials, home folders and the project hidden; private /tmp, /var/tmp, /dev/shm and "
-        "working directory; loopback only; no capabilities")
+        "working directory; loopback only; no capabilities, no kernel keyrings")
+# What the memory limit covers here (truth/memory.py): per run where a cgroup can be made, else per process.
+MEMORY = ("memory limited per run, all its processes together (a cgroup)" if memory.groups() is not None else
+          "memory limited per process only (no cgroup can be made here: each process of a run may use the limit)")
 HOW = ("To confine them: install bubblewrap (Debian, Ubuntu: apt-get install bubblewrap), or allow unprivileged user "
        "namespaces (sysctl user.max_user_namespaces=15000; Debian: kernel.unprivileged_userns_clone=1; Ubuntu: "
        "kernel.apparmor_restrict_unprivileged_userns=0), or run as root.\n"
@@ -118,7 +121,7 @@ def test_strong_is_bubblewrap_where_bwrap_is_on_path_and_works() -> None:
     if isinstance(found, str):
         pytest.skip(found)
     assert (found.kind, found.level) == (sandbox.BUBBLEWRAP, sandbox.STRONG)
-    assert found.description == f"strong isolation: bubblewrap (own PID namespace; {WHAT})"
+    assert found.description == f"strong isolation: bubblewrap (own PID namespace; {WHAT}); {MEMORY}"
 
 
 def test_strong_without_bwrap_on_path_is_the_namespace_confinement(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -136,7 +139,7 @@ def test_strong_without_bwrap_on_path_is_the_namespace_confinement(tmp_path: Pat
     assert (found.kind, found.level) == (sandbox.NAMESPACES, sandbox.STRONG)
     spaces = "mount, network, PID, IPC, UTS and cgroup namespaces" + ("" if os.geteuid() == 0 else
                                                                       ", in a user namespace")
-    assert found.description == f"strong isolation: namespaces by util-linux unshare ({spaces}; {WHAT})"
+    assert found.description == f"strong isolation: namespaces by util-linux unshare ({spaces}; {WHAT}); {MEMORY}"
     assert found.launcher[0] == str(tmp_path / "bin" / ("setpriv" if setpriv else "unshare"))
 
 
@@ -174,7 +177,8 @@ def test_not_root_the_namespaces_add_a_user_namespace() -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "strong isolation: namespaces by util-linux unshare (mount, network, PID, IPC, UTS and cgroup namespaces, in "
-        f"a user namespace; {WHAT})", "0 ['0000000000000000']", "[Errno 13] Permission denied: '/etc/shadow'"]
+        f"a user namespace; {WHAT}); memory limited per process only (no cgroup can be made here: each process of a "
+        "run may use the limit)", "0 ['0000000000000000']", "[Errno 13] Permission denied: '/etc/shadow'"]
 
 
 def test_with_nothing_strong_on_path_one_message_says_what_was_tried_and_how_to_get_it(
@@ -223,13 +227,15 @@ def test_weak_is_asked_for_never_fallen_into(tmp_path: Path, monkeypatch: pytest
     if shutil.which("unshare") and os.geteuid() == 0:
         assert weak.kind == sandbox.PID_NAMESPACE
         assert weak.description == ("weak isolation (--gotchas-isolation=weak): a PID namespace only (util-linux "
-                                    "unshare); the filesystem, the network and the host's secrets are not confined")
+                                    "unshare); the filesystem, the network and the host's secrets are not confined; "
+                                    f"{MEMORY}")
     monkeypatch.setenv("PATH", tools_on_path(tmp_path / "bin"))
     weakest = sandbox.probe(sandbox.WEAK)
     assert (weakest.kind, weakest.level) == (sandbox.PROCESS_GROUP, sandbox.WEAK)
     assert weakest.description == ("weak isolation (--gotchas-isolation=weak): a process group only (unshare does "
                                    "not work here); the filesystem, the network and the host's secrets are not "
-                                   "confined, and a descendant that leaves the group may survive the run")
+                                   "confined, and a descendant that leaves the group may survive the run; "
+                                   f"{MEMORY}")
     with pytest.raises(sandbox.Unavailable):  # the same machine, strong: refused, not weakened
         sandbox.probe(sandbox.STRONG)
     with pytest.raises(ValueError, match=r"^isolation level must be one of strong, weak, got 'medium'$"):

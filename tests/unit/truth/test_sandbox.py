@@ -22,11 +22,14 @@ import pytest
 from helpers import REPO
 from helpers.execution import assert_none_running, repl, running, shell, text_of
 
-from pytest_gotchas.truth import sandbox
+from pytest_gotchas.truth import memory, sandbox
 from pytest_gotchas.truth.execute import Limits, execute, run_once
 from pytest_gotchas.truth.check import check
 from pytest_gotchas.truth.interpreters import Interpreter
 
+# What the memory limit covers here (truth/memory.py): per run where a cgroup can be made, else per process.
+MEMORY = ("memory limited per run, all its processes together (a cgroup)" if memory.groups() is not None else
+          "memory limited per process only (no cgroup can be made here: each process of a run may use the limit)")
 ISOLATION = sandbox.isolation()
 needs_namespace = pytest.mark.skipif(ISOLATION.kind == sandbox.PROCESS_GROUP, reason=ISOLATION.description)
 
@@ -276,12 +279,12 @@ def test_isolation_on_this_machine_is_described() -> None:
     # the default is strong: with neither bubblewrap nor namespaces, isolation() raises instead
     assert ISOLATION.kind in sandbox.STRONG_KINDS and ISOLATION.level == sandbox.STRONG
     what = ("read-only root; credentials, home folders and the project hidden; private /tmp, /var/tmp, /dev/shm and "
-            "working directory; loopback only; no capabilities")
+            "working directory; loopback only; no capabilities, no kernel keyrings")
     if ISOLATION.kind == sandbox.BUBBLEWRAP:
-        assert ISOLATION.description == f"strong isolation: bubblewrap (own PID namespace; {what})"
+        assert ISOLATION.description == f"strong isolation: bubblewrap (own PID namespace; {what}); {MEMORY}"
     elif os.geteuid() == 0:
         assert ISOLATION.description == ("strong isolation: namespaces by util-linux unshare (mount, network, PID, "
-                                         f"IPC, UTS and cgroup namespaces; {what})")
+                                         f"IPC, UTS and cgroup namespaces; {what}); {MEMORY}")
 
 
 def test_isolation_is_probed_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
