@@ -134,7 +134,7 @@ class GotchasSession:
         """The results in the run's model order, then chapter and case order: under xdist they arrive as workers
         finish them."""
         rank = {model: n for n, model in enumerate(self.model_ids)}
-        # Each case's place once per chapter: a scan of case_ids per result was quadratic in a chapter's size.
+        # Each case's (first) place, once per chapter: a scan of case_ids per result was quadratic in a chapter's size.
         places = {name: {case_id: n for n, case_id in reversed(list(enumerate(info.case_ids)))}
                   for name, info in chapters.items()}
 
