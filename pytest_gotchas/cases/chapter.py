@@ -372,5 +372,11 @@ class _Chapter:
                     raise self.fail(line, f"{key[:-1]} {pair_id!r} names unknown case {member!r}")
                 if not ids[member].scored:
                     raise self.fail(line, f"{key[:-1]} {pair_id!r} names unscored case {member!r}")
+            first, second = ids[members[0]], ids[members[1]]
+            if key == "twins" and (first.correct, first.wrong) != (second.correct, second.wrong):
+                # One program written twice is cut at the same point: the same text is right, the same is wrong there.
+                raise self.fail(line, f"twin {name!r} is cut at different points: {first.id!r} has `correct` "
+                                      f"{first.correct!r} and `wrong` {first.wrong!r}, {second.id!r} has "
+                                      f"{second.correct!r} and {second.wrong!r}")
             pairs.append(Pair(id=name, members=(members[0], members[1]), line=line))
         return tuple(pairs)

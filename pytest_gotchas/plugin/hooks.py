@@ -167,7 +167,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     from .nodes import RefusedItem
 
-    refused = [message for item in session.items if isinstance(item, RefusedItem) for message in item.planned.refusals]
+    # A twin's refusal is each member's: listed once.
+    refused = list(dict.fromkeys(
+        message for item in session.items if isinstance(item, RefusedItem) for message in item.planned.refusals))
     config.stash[REFUSED] = refused
     if refused and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

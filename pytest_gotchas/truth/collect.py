@@ -15,6 +15,7 @@ from ..cases import yamlfile
 from ..cases.chapter import Case, Chapter, Prompt, load_chapter
 from .execute import Cache, Limits, Request, Run
 from .check import Checked, check
+from .twins import twin_problem
 from .interpreters import Finder, Interpreter, Missing
 from ..results.schema import CaseResult, ChapterInfo, SeedOutput
 from ..cases.transcript import Transcript
@@ -117,8 +118,11 @@ class Collector:
             requests.extend((plan, prompt, request_for(found, prompt.transcript, case.env)) for prompt in prompts)
         executed = self.cache.execute_all([r for _, _, r in requests], self.runs, self.limits)
         refused, warnings = [], []
+        after: dict[tuple[str, str | None], str] = {}  # (case, primer) -> what its own transcript printed after the cut
         for (plan, prompt, _), runs in zip(requests, executed):
             checked = check(prompt.transcript.prompt, prompt.correct, prompt.wrong, runs)
+            if checked.status == "ok" and prompt.variant is None:
+                after[(plan.case.id, prompt.primer)] = runs[0].text[len(prompt.transcript.prompt):]
             if plan.status == Status.UNSCORED:
                 plan.outputs = [SeedOutput(run.seed, shown(run.text)) for run in runs]
             if checked.status == "ok" or plan.status in (Status.CRASH, Status.EXCLUDED):
@@ -133,7 +137,31 @@ class Collector:
             else:
                 refused.append(f"{plan.where}: {body}")
                 plan.refusals.append(refused[-1])
+        by_id = {plan.case.id: plan for plan in planned}
+        for members, message in self._twins(chapter, info, after):
+            refused.append(message)
+            for member in members:  # both spellings fail with the message: neither alone is the twin
+                by_id[member].refusals.append(message)
         return ChapterPlan(chapter, info, planned, refused, warnings)
+
+    @staticmethod
+    def _twins(chapter: Chapter, info: ChapterInfo,
+               after: dict[tuple[str, str | None], str]) -> list[tuple[tuple[str, str], str]]:
+        """A twin whose members both verified but print different text after the cut is refused; a member that did
+        not verify (refused, crashed, skipped) has its own message."""
+        problems: list[tuple[tuple[str, str], str]] = []
+        for twin in chapter.twins:
+            primers: list[str | None] = [name for name, _ in chapter.primers] or [None]
+            for primer in primers:
+                first, second = (after.get((member, primer)) for member in twin.members)
+                if first is None or second is None:
+                    continue
+                problem = twin_problem(twin.members, (first, second))
+                if problem:
+                    under = f" under primer {primer!r}" if primer else ""
+                    problems.append((twin.members, f"{info.path}:{twin.line}: twin {twin.id!r}{under}: {problem}"))
+                    break
+        return problems
 
     def _describe(self, plan: Planned, prompt: Prompt, checked: Checked, runs: tuple[Run, ...]) -> str:
         interp = plan.interpreter

@@ -75,7 +75,7 @@ pairs:
   good-pair: [right, healed]
   bad-pair: [right, wrong]
 twins:
-  spelled-twice: [right, healed]
+  spelled-twice: [right, wrong]
 """
 
 PRIMED = """\

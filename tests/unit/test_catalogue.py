@@ -12,7 +12,7 @@ from helpers import REPO
 from pytest_gotchas.cases.chapter import Chapter, load_chapter
 
 START, END = "<!-- catalogue -->", "<!-- /catalogue -->"
-COLUMNS = ["ch.", "title", "scored cases", "pairs", "variants", "interpreter", "from", "authority"]
+COLUMNS = ["ch.", "title", "scored cases", "pairs", "twins", "variants", "interpreter", "from", "authority"]
 
 
 def header_comment(path: Path) -> str:
@@ -37,6 +37,7 @@ def expected_row(chapter: Chapter, comment: str) -> list[str]:
         chapter.title,
         str(len(scored)),
         str(len(chapter.pairs)),
+        str(len(chapter.twins)),
         str(sum(len(c.variants) for c in scored)),
         chapter.cases[0].interpreter if len({c.interpreter for c in chapter.cases}) == 1 else "several",
         "spec" if comment.startswith("Spec section:") else "own",
@@ -55,12 +56,13 @@ def table() -> list[list[str]]:
 def test_one_row_per_chapter_with_its_counts() -> None:
     rows = table()
     body, total = rows[:-1], rows[-1]
-    assert [row[:7] for row in body] == [expected_row(*c) for c in chapters()]
+    assert [row[:8] for row in body] == [expected_row(*c) for c in chapters()]
     found = chapters()
-    assert total[:5] == [
+    assert total[:6] == [
         "", f"**{len(found)} chapters**",
         f"**{sum(1 for ch, _ in found for c in ch.cases if c.scored)}**",
         f"**{sum(len(ch.pairs) for ch, _ in found)}**",
+        f"**{sum(len(ch.twins) for ch, _ in found)}**",
         f"**{sum(len(c.variants) for ch, _ in found for c in ch.cases if c.scored)}**",
     ]
 
@@ -68,7 +70,7 @@ def test_one_row_per_chapter_with_its_counts() -> None:
 @pytest.mark.parametrize("chapter, comment", chapters(), ids=[c.name for c, _ in chapters()])
 def test_every_authority_named_is_cited_in_the_chapter(chapter: Chapter, comment: str) -> None:
     (row,) = [r for r in table()[:-1] if r[1] == chapter.title]
-    cited = [a.strip() for a in row[7].split(";") if a.strip()]
+    cited = [a.strip() for a in row[8].split(";") if a.strip()]
     assert cited, f"{chapter.path.name}: the catalogue names no authority"
     for authority in cited:
         words = " ".join(re.sub(r"[*`]", "", authority).split())

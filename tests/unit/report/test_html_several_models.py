@@ -103,11 +103,11 @@ def test_the_matrix_of_pairs_passed_per_chapter_and_model(report: Report, page: 
         rollups = [c for c in report.chapters if c.info.name == name]
         assert [c.model for c in rollups] == list(MODELS)
         label = rollups[0].info.label
-        cells = " ".join(f"{c.passed}/{c.counted} pairs" + (" twins agree 1/1" if c.twins else "") + chips(c.cases)
+        cells = " ".join(f"{c.passed}/{c.counted} pairs" + (" twins agree 0/1" if c.twins else "") + chips(c.cases)
                          for c in rollups)
         assert row(matrix, label) == f"{label} {len(rollups[0].cases)} {cells}"
-    assert row(matrix, "demo: every kind of cut") == "demo: every kind of cut 5 1/2 pairs twins agree 1/1 " \
-                                                     "ok 2 MISS 2 unscored 1 0/2 pairs twins agree 1/1 " \
+    assert row(matrix, "demo: every kind of cut") == "demo: every kind of cut 5 1/2 pairs twins agree 0/1 " \
+                                                     "ok 2 MISS 2 unscored 1 0/2 pairs twins agree 0/1 " \
                                                      "ok 1 MISS 3 unscored 1"
 
 
@@ -177,7 +177,7 @@ def test_pairs_and_twins_have_a_state_per_model(report: Report, page: str) -> No
     assert row(pairs, "pair good-pair") == "pair good-pair right + healed pass ok + ok FAIL MISS + MISS"
     assert row(pairs, "pair bad-pair") == "pair bad-pair right + wrong FAIL ok + MISS FAIL MISS + ok"
     twins = between(section, '<div class="pairs twins">', "</table>")
-    assert row(twins, "spelled-twice") == "spelled-twice right / healed agree ok / ok agree MISS / MISS"
+    assert row(twins, "spelled-twice") == "spelled-twice right / wrong disagree ok / MISS disagree MISS / ok"
     for model in MODELS:
         rollup = next(c for c in report.chapters if c.info.name == "demo" and c.model == model)
         assert f"[{model}] {chapter_line(rollup)}" in text_of(section)
