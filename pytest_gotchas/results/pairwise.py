@@ -16,6 +16,7 @@ import math
 from dataclasses import replace
 from itertools import combinations
 
+from pydantic import computed_field
 from pydantic.dataclasses import dataclass
 
 from .rollup import ChapterRollup, TwinResult
@@ -43,11 +44,13 @@ class ModelComparison:
     p_adjusted: float = 1.0  # Holm-adjusted over every test of the run (or merge)
     level: float = LEVEL
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def shown(self) -> bool:
         """Whether the test shows a difference at the run's level, once corrected for the family."""
         return self.p_adjusted < self.level
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def ahead(self) -> str | None:
         """The model the test shows ahead, or None when it shows no difference."""
@@ -81,7 +84,8 @@ def compare_models(chapters: list[ChapterRollup]) -> list[ModelComparison]:
             cases = [{c.id: c.verdict == Verdict.OK for c in models[m].cases if c.scored} for m in (a, b)]
             if pairs[0] and pairs[1]:
                 out.append(_compare(chapter, a, b, "pairs", *pairs))
-            out.append(_compare(chapter, a, b, "cases", *cases))
+            if cases[0] and cases[1]:  # a chapter no case of which was scored makes no test
+                out.append(_compare(chapter, a, b, "cases", *cases))
     return out
 
 
@@ -101,15 +105,18 @@ class TwinSplit:
     p_adjusted: float = 1.0
     level: float = LEVEL
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def neither(self) -> int:
         """Twins that disagree with neither spelling ok (a MISS against a tie or noise)."""
         return self.counted - self.agree - self.sugared_only - self.desugared_only
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def shown(self) -> bool:
         return self.p_adjusted < self.level
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def ahead(self) -> str | None:
         """The spelling the model is shown to get right more often, or None."""
@@ -128,8 +135,8 @@ def twin_split(chapter: str, model: str | None, twins: list[TwinResult]) -> Twin
 
 
 def twin_splits(chapters: list[ChapterRollup]) -> list[TwinSplit]:
-    """Per chapter with twins, per model (one model's run included): raw p only (`corrected` adjusts them)."""
-    return [twin_split(c.info.name, c.model, c.twins) for c in chapters if c.twins]
+    """Per chapter with twins scored, per model (one model's run included): raw p only (`corrected` adjusts them)."""
+    return [twin_split(c.info.name, c.model, c.twins) for c in chapters if any(t.agree is not None for t in c.twins)]
 
 
 def corrected(comparisons: list[ModelComparison], splits: list[TwinSplit], level: float = LEVEL
@@ -161,6 +168,7 @@ class MarginDifference:
     b: str
     difference: BootstrapInterval
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def shown(self) -> bool:
         """Whether the interval leaves out 0 (an interval per chapter, not corrected for the family)."""
@@ -183,7 +191,8 @@ def margin_differences(chapters: list[ChapterRollup], level: float = LEVEL, resa
             paired = [(m, theirs[c.id]) for c in models[a].cases if (m := margin(c)) is not None
                       and theirs.get(c.id) is not None]
             diffs = [ma - mb for ma, mb in paired if mb is not None]
-            out.append(MarginDifference(chapter, a, b, paired_bootstrap(diffs, level, resamples, seed)))
+            if diffs:  # no case scored under both: nothing to compare
+                out.append(MarginDifference(chapter, a, b, paired_bootstrap(diffs, level, resamples, seed)))
     return out
 
 
