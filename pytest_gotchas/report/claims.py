@@ -16,7 +16,7 @@ from ..results.rollup import ChapterRollup
 from ..results.schema import ChapterInfo
 from ..results.stats import Interval, discordant_needed, smallest_difference
 from .wording import Line
-from .wording_claims import can_show_short, can_show_text, family_line, margin_line, twin_line
+from .wording_claims import can_show_short, can_show_text, family_line, margin_line, twin_line, twins_total_line
 
 PLAIN: dict[str, bool] = {}
 GREEN: dict[str, bool] = {"green": True}
@@ -113,6 +113,10 @@ def claim_lines(report: Report) -> Iterator[Line]:
     for split in report.twin_splits:
         model = f"[{split.model}] " if several and split.model else ""
         yield f"{model}{split.chapter}: {twin_line(split)}", GREEN if split.shown else PLAIN
+    for model_id in dict.fromkeys(s.model for s in report.twin_splits):
+        splits = [s for s in report.twin_splits if s.model == model_id]
+        if len(splits) > 1:
+            yield (f"[{model_id}] " if several and model_id else "") + twins_total_line(splits), PLAIN
 
 
 def margin_lines(report: Report) -> Iterator[Line]:

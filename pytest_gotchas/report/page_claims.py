@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ..results.report import Report
 from ..results.stats import Interval
 from .claims import Cell, Column, Row, columns, rows
-from .wording_claims import bootstrap_text, family_line, interval_text, twin_outcome
+from .wording_claims import bootstrap_text, family_line, interval_text, twin_outcome, twins_total_line
 
 WIDTH, HEIGHT, LEFT, RIGHT, TOP, FOOT = 300, 120, 40, 12, 8, 26
 
@@ -102,6 +102,7 @@ class Claims:
     columns: list[str]
     table: list[TableRow]
     twins: list[TwinRow]
+    twins_total: list[str]  # per model with twins in two chapters or more: the sum of its counts (no test)
     margins: list[MarginRow]
     series: list[Series]  # empty: no order given (or fewer than two models in it)
 
@@ -116,8 +117,11 @@ def build_claims(report: Report) -> Claims:
                      twin_outcome(s), s.shown) for s in report.twin_splits]
     margins = [MarginRow(labels.get(m.chapter, m.chapter), f"ch-{m.chapter}", m.a, m.b, bootstrap_text(m.difference),
                          m.shown) for m in report.margins]
+    by_model = {m: [s for s in report.twin_splits if s.model == m] for m in dict.fromkeys(s.model for s in
+                                                                                         report.twin_splits)}
+    totals = [(f"{m}: " if m else "") + twins_total_line(splits) for m, splits in by_model.items() if len(splits) > 1]
     return Claims(family_line(tests, report.run.level) if tests else None, f"{(1 - report.run.level) * 100:g}%",
-                  [c.title for c in cols], [table_row(r) for r in found], twins, margins, series(cols, found))
+                  [c.title for c in cols], [table_row(r) for r in found], twins, totals, margins, series(cols, found))
 
 
 def table_row(row: Row) -> TableRow:

@@ -76,3 +76,13 @@ def can_show_short(units: int, needed: int, smallest: float | None) -> str:
     if smallest is None:
         return f"nothing: fewer than {needed} pairs"
     return f"a pass rate {smallest * 100:.0f}+ points apart ({needed} of {units} pairs one way)"
+
+
+def twins_total_line(splits: list[TwinSplit]) -> str:
+    """One model's twins summed over the chapters: a count, never a test (chapters are not pooled for claims)."""
+    counted = sum(s.counted for s in splits)
+    agree = sum(s.agree for s in splits)
+    sugared = sum(s.sugared_only for s in splits)
+    desugared = sum(s.desugared_only for s in splits)
+    return (f"twins over {len(splits)} chapter{'s' if len(splits) != 1 else ''} (a sum of counts, not tested): agree "
+            f"{agree}/{counted}; right in one spelling only: sugared {sugared}, desugared {desugared}")

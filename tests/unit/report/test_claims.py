@@ -181,3 +181,15 @@ def test_a_page_of_one_model_has_its_intervals_and_no_comparison() -> None:
     assert claims.margins == [] and claims.series == [] and claims.columns == ["a"]
     page = html.render(report(("a", 2, 0)))
     assert "2/7 pairs [8.2%, 64.1%]" in page and "Margins compared" not in page
+
+
+def test_twins_over_the_library_are_a_sum_of_counts_never_a_test() -> None:
+    second = ChapterInfo(name="with", label="PEP 343", title="with", path="1-with.yaml", implementation_defined=False,
+                         case_ids=["w-sugar", "w-plain"], pairs={}, twins={"w": ["w-sugar", "w-plain"]})
+    found = results("a", 2, 3) + [make_case("w-sugar", "with", [make_run(*MISS)], model="a"),
+                                  make_case("w-plain", "with", [make_run(*OK)], model="a")]
+    r = Report(found, [SETS, TWINS, EMPTY, second])
+    assert len(r.twin_splits) == 2
+    text = summary(r)
+    assert ("twins over 2 chapters (a sum of counts, not tested): agree 5/9; right in one spelling only: sugared 3, "
+            "desugared 1") in text
