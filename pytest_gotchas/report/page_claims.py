@@ -14,7 +14,7 @@ from ..results.stats import Interval
 from .claims import Cell, Column, Row, columns, rows
 from .wording_claims import bootstrap_text, family_line, interval_text, twin_outcome, twins_total_line
 
-WIDTH, HEIGHT, LEFT, RIGHT, TOP, FOOT = 300, 120, 40, 12, 8, 26
+WIDTH, HEIGHT, LEFT, RIGHT, TOP, FOOT = 320, 120, 40, 34, 8, 26
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,8 @@ def can_show_text(units: int, needed: int, smallest: float | None) -> str:
     if smallest is None:
         return (f"{units} pair{'s' if units != 1 else ''}: fewer than the {needed} discordant pairs, all one way, the exact test needs; "
                 "no difference in pass counts can be shown")
+    if smallest >= 1:
+        return f"{units} pairs: a difference shows only if all {units} are discordant, all one way (before correction)"
     return (f"{units} pairs: a difference shows only from {needed} discordant pairs all one way, i.e. a pass rate at "
             f"least {smallest * 100:.0f} points apart (before correction)")
 
@@ -75,6 +77,8 @@ def can_show_short(units: int, needed: int, smallest: float | None) -> str:
         return "no pairs"
     if smallest is None:
         return f"nothing: fewer than {needed} pairs"
+    if smallest >= 1:
+        return f"only all {units} pairs one way"
     return f"a pass rate {smallest * 100:.0f}+ points apart ({needed} of {units} pairs one way)"
 
 
