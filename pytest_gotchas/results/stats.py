@@ -6,9 +6,10 @@ add about 100 MB to a plugin that runs on CI boxes; tests/unit/results/test_stat
 scipy.stats.binomtest, statsmodels' proportion_confint and multipletests (the `test` extra).
 
 Intervals are Wilson score intervals. With the 6-7 pairs of a chapter, the exact Clopper-Pearson interval
-guarantees its coverage only by being wider than needed (its actual coverage at n = 6 is about 98-99%), so 2/6
-reads [4.3%, 77.7%] against Wilson's [9.7%, 70.0%]; Wilson's coverage averages close to the nominal level over p,
-and it is what inspect_ai ships for small binary samples. Neither is ever given for 0/0: nothing was counted.
+guarantees its coverage only by being wider than needed (at n = 6 it covers 98.9% on average over the true rate
+where 95% is asked), so 2/6 reads [4.3%, 77.7%] against Wilson's [9.7%, 70.0%]; Wilson's covers 95.5% on average
+there (less for some rates), and it is what inspect_ai ships for small binary samples. No interval is ever given
+for 0/0: nothing was counted.
 """
 
 from __future__ import annotations
