@@ -88,7 +88,7 @@ def table_lines(report: Report) -> Iterator[Line]:
     """Models x chapters: pairs passed, each with its interval; never pooled over chapters."""
     cols = columns(report)
     found = rows(report)
-    width = max(len(r.info.name) for r in found)
+    width = max([len("chapter")] + [len(r.info.name) for r in found])
     texts = [[compact(c.pairs) if c and r.pairs else "no pairs" if c else "not run" for c in r.cells] for r in found]
     widths = [max([len(col.title)] + [len(t[n]) for t in texts]) for n, col in enumerate(cols)]
     yield "", PLAIN
