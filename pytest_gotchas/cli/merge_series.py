@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..plugin.options import OptionError, level
 from ..results.report import Report
 from ..results.schema import ModelLabel
 from ..results.stats import LEVEL
@@ -31,13 +32,11 @@ def add_arguments(merge: argparse.ArgumentParser) -> None:
 
 
 def _level(raw: str) -> float:
+    """--gotchas-level's own validation, as argparse reports it."""
     try:
-        value = float(raw)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expects a significance level such as 0.05, got {raw!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be more than 0 and less than 1, got {raw!r}")
-    return value
+        return level(raw)
+    except OptionError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _pair(raw: str, flag: str, shape: str) -> tuple[str, str]:

@@ -24,7 +24,6 @@ from .schema import CaseResult
 from .stats import LEVEL, RESAMPLES, SEED, BootstrapInterval, holm, mcnemar, paired_bootstrap
 from .verdict import Verdict
 
-ALPHA = LEVEL
 # Each probability is floored here before its log is taken: a reading can be exactly 0 (bfloat16 underflow), and a
 # case with P(wrong) = 1e-20 should not outweigh a whole chapter. 1e-6 is below the 0.01% the reports print.
 MARGIN_FLOOR = 1e-6
