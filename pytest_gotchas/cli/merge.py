@@ -31,6 +31,7 @@ from ..report.wording import Line, outcome_lines, pct
 from ..results.baselines import BaselineOutcome
 from ..results.report import FORMAT, Report, from_data, result_to_data
 from ..results.schema import CaseResult, ChapterInfo, ModelInfo, RunInfo
+from . import merge_series
 from .errors import CLIError
 
 # Facts of a run that the merged run states only when every input agrees on them.
@@ -68,6 +69,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     merge.add_argument("reports", nargs="+", metavar="REPORT.json", help="JSON reports written by --gotchas-json")
     merge.add_argument("--json", metavar="OUT.json", help="write the merged JSON report here")
     merge.add_argument("--html", metavar="OUT.html", help="write the merged HTML page here")
+    merge_series.add_arguments(merge)
     merge.set_defaults(run=run_merge)
 
 
@@ -305,7 +307,7 @@ def merge(sources: list[Source], command: str = "gotchas merge", date: str | Non
 
 
 def command_line(args: argparse.Namespace) -> str:
-    words = ["gotchas", "merge", *args.reports]
+    words = ["gotchas", "merge", *args.reports, *merge_series.command_words(args)]
     for flag in ("json", "html"):
         if getattr(args, flag):
             words += [f"--{flag}", getattr(args, flag)]
@@ -325,7 +327,11 @@ def baseline_lines(report: Report) -> list[Line]:
 
 def run_merge(args: argparse.Namespace, out: TextIO) -> int:
     sources = [read_source(path) for path in args.reports]
+    data = [source.data for source in sources]
+    merge_series.rename([source.name for source in sources], data, args.rename)
     report = merge(sources, command_line(args))
+    merge_series.place(report, args.level if args.level is not None else merge_series.shared_level(data),
+                       args.order or merge_series.recorded_order(data))
     models = ", ".join(report.model_ids) or "no model"
     print(escape(f"merged {len(report.results)} results ({models}) from {len(sources)} reports"), file=out)
     writes = [(args.json, json_report.write), (args.html, html.write)]

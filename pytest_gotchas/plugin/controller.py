@@ -77,7 +77,7 @@ class Controller:
             date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             pytest=pytest.__version__, python=platform.python_version(), platform=platform.platform(),
             xdist_workers=getattr(config.option, "numprocesses", None) or 0,
-            isolation=sandbox.isolation().description,
+            isolation=sandbox.isolation().description, level=self.session.settings.level,
             workers={name: data.timings for name, data in sorted(self.workers.items()) if data.timings})
 
     def write(self, session: pytest.Session) -> None:

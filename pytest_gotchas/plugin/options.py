@@ -63,6 +63,16 @@ def fraction(raw: str) -> float:
     return value
 
 
+def level(raw: str) -> float:
+    try:
+        value = float(str(raw).strip())
+    except ValueError:
+        raise OptionError(f"expects a significance level such as 0.05, got {raw!r}") from None
+    if not 0 < value < 1:
+        raise OptionError(f"must be more than 0 and less than 1, got {raw!r}")
+    return value
+
+
 def text(raw: str) -> str | None:
     return str(raw).strip() or None
 
@@ -202,6 +212,8 @@ OPTIONS = (
            "layer's output at each aligned position of the target replaced by the source's, the logit difference "
            "of the target's candidates read at its cut (activation patching: which tokens and layers carry the "
            "answer)", False, kind="flag"),
+    Option("level", "significance level of the run's tests (model comparisons, twins), after Holm's correction over "
+           "all of them; every count's interval is at 1 - level", 0.05, level, metavar="ALPHA"),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 
@@ -239,6 +251,7 @@ class Settings:
     vllm_memory: float | None = None
     vllm_batch_invariant: str = "auto"
     patch: bool = False
+    level: float = 0.05
 
     @property
     def model_cache(self) -> Path:

@@ -19,12 +19,15 @@ from ..results.schema import CaseResult, ModelInfo, RunInfo
 from ..results.verdict import NOISE_FLOOR
 from .page_chapters import (KEYS, ChapterSection, Chip, Marks, Model, ModelRollup, chapter_sections, chips, counts,
                             model_label)
+from .page_claims import Claims, build_claims
 from .page_runs import CURSOR
 from .wording import backend_layout, batch_invariant_text, comparison_outcome, outcome_lines
 
 MCNEMAR = ("Exact McNemar test on the units one model gets right and the other does not: pairs (passed or not) and "
-           "case verdicts (ok or not), never pooled across chapters. With fewer than 6 such units no split reaches "
-           "p < 0.05, so no difference is shown and no model is ranked.")
+           "case verdicts (ok or not), never pooled across chapters. Every test of the report is one family, "
+           "Holm-corrected: a model is named ahead only where the adjusted p is below the level. With fewer than 6 "
+           "such units no split reaches p < 0.05 even before the correction, so no difference is shown and no model "
+           "is ranked.")
 # wording's terminal markup as the page's classes
 MARKUP = {"red": "bad", "green": "good", "yellow": "warn", "bold": "strong"}
 
@@ -92,6 +95,7 @@ class ComparisonRow:
     p: str
     outcome: str  # wording.comparison_outcome
     shown: bool
+    p_adjusted: str = ""  # Holm-adjusted over the report's family of tests
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,7 @@ class Page:
     mcnemar: str  # what the comparisons can say
     version: str
     format: int
+    claims: Claims | None = None  # page_claims: intervals, the family of tests, twins, margins, the order
 
 
 def columns(report: Report) -> list[Model]:
@@ -163,7 +168,7 @@ def build_page(report: Report) -> Page:
     title = f"gotchas: {', '.join(report.model_ids) or 'no model'}{date}"
     return Page(title, header(report, models), summary(report, models, chapters),
                 [baseline_section(b) for b in report.baselines if b.path], chapters, KEYS, CURSOR,
-                f"{NOISE_FLOOR * 100:g}%", MCNEMAR, __version__, FORMAT)
+                f"{NOISE_FLOOR * 100:g}%", MCNEMAR, __version__, FORMAT, build_claims(report))
 
 
 def header(report: Report, models: list[Model]) -> Header:
@@ -223,7 +228,7 @@ def model_row(model: Model, cases: list[CaseResult], keys: list[str]) -> ModelRo
 
 def comparison_row(c: ModelComparison, labels: dict[str, str]) -> ComparisonRow:
     return ComparisonRow(labels.get(c.chapter, c.chapter), f"ch-{c.chapter}", c.a, c.b, c.unit, c.a_only, c.b_only,
-                         c.both, c.neither, f"{c.p_value:.3g}", comparison_outcome(c), c.shown)
+                         c.both, c.neither, f"{c.p_value:.3g}", comparison_outcome(c), c.shown, f"{c.p_adjusted:.3g}")
 
 
 def baseline_marks(baselines: list[BaselineOutcome]) -> Marks:

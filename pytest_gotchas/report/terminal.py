@@ -14,6 +14,7 @@ from ..results.report import Report
 from ..results.rollup import ChapterRollup
 from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, CaseResult, Run, RunInfo
 from ..results.verdict import Status, Verdict, colour
+from .claims import claim_lines, margin_lines
 from .escape import escape
 from .wording import (Line, backend_text, chapter_line, comparison_line, differences_text, lead_text,
                       one_pass_check_line, patching_line, pct, probabilities, slow_bfloat16_line, stepped_line)
@@ -118,9 +119,12 @@ def _summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
             yield from _chapter(chapter)
     yield "", _PLAIN
     for chapter in report.chapters:
-        yield (f"[{chapter.model}] " if several else "") + chapter_line(chapter), {"bold": True}
+        yield (f"[{chapter.model}] " if several else "") + chapter_line(chapter, report.intervals(chapter)), {
+            "bold": True}
     yield from _surface_lines(report)
+    yield from claim_lines(report)
     yield from _comparison_lines(report)
+    yield from margin_lines(report)
     yield from _difference_lines(report)
     yield from _backend_lines(report)
     yield from _reading_line(report.results)
@@ -274,7 +278,8 @@ def _comparison_lines(report: Report) -> Iterator[Line]:
     if not comparisons:
         return
     yield "", _PLAIN
-    yield "models compared per chapter (exact McNemar on the units one gets right and the other does not):", _PLAIN
+    yield ("models compared per chapter (exact McNemar on the units one gets right and the other does not; a model "
+           "is named ahead only where the Holm-adjusted p is below the level):"), _PLAIN
     for c in comparisons:
         yield f"  {c.chapter}: {comparison_line(c)}", {"green": True} if c.shown else _PLAIN
 

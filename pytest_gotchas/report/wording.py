@@ -20,6 +20,8 @@ from ..results.pairwise import Differences, ModelComparison
 from ..results.patching import carried_from, strongest
 from ..results.rollup import ChapterRollup
 from ..results.schema import BackendInfo, Patching
+from ..results.stats import Interval
+from .wording_claims import interval_text, p_text
 
 Line = tuple[str, dict[str, bool]]
 RED: dict[str, bool] = {"red": True}
@@ -43,10 +45,16 @@ def probabilities(p_correct: Probability, p_wrong: Probability) -> str:
 # -- chapters, comparisons, layers --------------------------------------------------------------------------------
 
 
-def chapter_line(rollup: ChapterRollup) -> str:
-    """"ch.2 sets: ...: 1/3 pairs (1 not scored); twins agree 0/2"."""
+def chapter_line(rollup: ChapterRollup, intervals: tuple[Interval, Interval] | None = None) -> str:
+    """"ch.2 sets: ...: 1/3 pairs (1 not scored); twins agree 0/2"; given the chapter's `intervals` (pairs passed,
+    cases ok), each count with its interval: "2/6 pairs [9.7%, 70.0%]; 7/14 cases ok [...]"."""
     info = rollup.info
-    text = f"{info.label}: {rollup.passed}/{rollup.counted} pairs" if rollup.pairs else f"{info.label}: no pairs"
+    if intervals is not None:
+        pairs, cases = intervals
+        text = f"{info.label}: " + (f"{interval_text(pairs, 'pairs')}; " if rollup.pairs else "no pairs; ")
+        text += interval_text(cases, "cases ok")
+    else:
+        text = f"{info.label}: {rollup.passed}/{rollup.counted} pairs" if rollup.pairs else f"{info.label}: no pairs"
     incomplete = len(rollup.pairs) - rollup.counted
     if incomplete:
         text += f" ({incomplete} not scored)"
@@ -56,13 +64,13 @@ def chapter_line(rollup: ChapterRollup) -> str:
 
 
 def comparison_outcome(c: ModelComparison) -> str:
-    """What the exact McNemar test allows one to say."""
+    """What the exact McNemar test, corrected for the run's family, allows one to say."""
     return f"{c.ahead} ahead" if c.ahead else "no difference shown"
 
 
 def comparison_line(c: ModelComparison) -> str:
     counts = (f"{c.unit}: {c.a} only {c.a_only}, {c.b} only {c.b_only}, both {c.both}, neither {c.neither}; "
-              f"p = {c.p_value:.3g}")
+              f"{p_text(c.p_value, c.p_adjusted)}")
     return f"{counts}: {comparison_outcome(c)}"
 
 
@@ -421,3 +429,4 @@ def prefix_drift(p: Patching) -> str:
     return (f"shared prefix not checked: the members' own states there differ by up to {p.prefix_apart:g} "
             f"(lengths {len(p.source_ids)} and {len(p.target_ids)} round it differently on this machine), and "
             f"patching there moved the logit difference by up to {p.prefix_shift:g}{share}")
+

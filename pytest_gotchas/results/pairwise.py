@@ -3,19 +3,30 @@ the units one model gets right and the other does not, with an exact McNemar tes
 
 With fewer than 6 discordant units no split can reach p < 0.05 (the smallest two-sided p of 5 is 2/32 = 0.0625), so a
 difference is claimed only where the test shows one; otherwise the comparison says "no difference shown".
+
+One run makes many such tests (every chapter, two units, every two models, and each model's twins), so every test of
+a run is one family, corrected with Holm's method (results/stats.py): a model is named ahead only where the adjusted
+p is below the run's level. Beside the counts, each two models get the mean paired difference of the cases' margins
+(log P(correct) - log P(wrong)) per chapter with a paired bootstrap interval, which moves long before counts can.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from itertools import combinations
 
+from pydantic import computed_field
 from pydantic.dataclasses import dataclass
 
-from .rollup import ChapterRollup
+from .rollup import ChapterRollup, TwinResult
+from .schema import CaseResult
+from .stats import LEVEL, RESAMPLES, SEED, BootstrapInterval, holm, mcnemar, paired_bootstrap
 from .verdict import Verdict
 
-ALPHA = 0.05
+# Each probability is floored here before its log is taken: a reading can be exactly 0 (bfloat16 underflow), and a
+# case with P(wrong) = 1e-20 should not outweigh a whole chapter. 1e-6 is below the 0.01% the reports print.
+MARGIN_FLOOR = 1e-6
 
 
 @dataclass(frozen=True)
@@ -29,12 +40,16 @@ class ModelComparison:
     both: int
     neither: int
     p_value: float  # exact two-sided McNemar (binomial) on a_only against b_only
+    p_adjusted: float = 1.0  # Holm-adjusted over every test of the run (or merge)
+    level: float = LEVEL
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def shown(self) -> bool:
-        """Whether the test shows a difference at ALPHA."""
-        return self.p_value < ALPHA
+        """Whether the test shows a difference at the run's level, once corrected for the family."""
+        return self.p_adjusted < self.level
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def ahead(self) -> str | None:
         """The model the test shows ahead, or None when it shows no difference."""
@@ -42,14 +57,6 @@ class ModelComparison:
             return None
         return self.a if self.a_only > self.b_only else self.b
 
-
-def mcnemar(a_only: int, b_only: int) -> float:
-    """Exact two-sided p of `a_only` against `b_only` discordant units under no difference (each 1/2)."""
-    n = a_only + b_only
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, k) for k in range(min(a_only, b_only) + 1)) / 2**n
-    return min(1.0, 2 * tail)
 
 
 def _compare(chapter: str, a: str, b: str, unit: str, right_a: dict[str, bool], right_b: dict[str, bool]
@@ -63,7 +70,8 @@ def _compare(chapter: str, a: str, b: str, unit: str, right_a: dict[str, bool], 
 
 
 def compare_models(chapters: list[ChapterRollup]) -> list[ModelComparison]:
-    """For each chapter that ran under two models or more: each two models, on pairs and on case verdicts."""
+    """For each chapter that ran under two models or more: each two models, on pairs and on case verdicts; raw p
+    only (`corrected` adjusts a run's whole family)."""
     by_chapter: dict[str, dict[str, ChapterRollup]] = {}
     for rollup in chapters:
         if rollup.model is not None:
@@ -75,7 +83,115 @@ def compare_models(chapters: list[ChapterRollup]) -> list[ModelComparison]:
             cases = [{c.id: c.verdict == Verdict.OK for c in models[m].cases if c.scored} for m in (a, b)]
             if pairs[0] and pairs[1]:
                 out.append(_compare(chapter, a, b, "pairs", *pairs))
-            out.append(_compare(chapter, a, b, "cases", *cases))
+            if cases[0] and cases[1]:  # a chapter no case of which was scored makes no test
+                out.append(_compare(chapter, a, b, "cases", *cases))
+    return out
+
+
+@dataclass(frozen=True)
+class TwinSplit:
+    """One model's twins of one chapter: how many agree, and of those where exactly one spelling is ok, which one,
+    with an exact McNemar test of sugared-right-desugared-wrong against the reverse. A twin's first member is the
+    spelling a human writes (the sugar), its second the expansion the documentation defines it by."""
+
+    chapter: str
+    model: str | None
+    counted: int  # twins with both members scored
+    agree: int  # same verdict for both spellings
+    sugared_only: int  # the sugared spelling ok, the desugared not
+    desugared_only: int  # the reverse
+    p_value: float
+    p_adjusted: float = 1.0
+    level: float = LEVEL
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def neither(self) -> int:
+        """Twins that disagree with neither spelling ok (a MISS against a tie or noise)."""
+        return self.counted - self.agree - self.sugared_only - self.desugared_only
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def shown(self) -> bool:
+        return self.p_adjusted < self.level
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def ahead(self) -> str | None:
+        """The spelling the model is shown to get right more often, or None."""
+        if not self.shown:
+            return None
+        return "sugared" if self.sugared_only > self.desugared_only else "desugared"
+
+
+def twin_split(chapter: str, model: str | None, twins: list[TwinResult]) -> TwinSplit:
+    counted = [t for t in twins if t.agree is not None]
+    ok = [[v == Verdict.OK for v in t.verdicts] for t in counted]
+    sugared = sum(1 for first, second in ok if first and not second)
+    desugared = sum(1 for first, second in ok if second and not first)
+    return TwinSplit(chapter, model, len(counted), sum(1 for t in counted if t.agree), sugared, desugared,
+                     mcnemar(sugared, desugared))
+
+
+def twin_splits(chapters: list[ChapterRollup]) -> list[TwinSplit]:
+    """Per chapter with twins scored, per model (one model's run included): raw p only (`corrected` adjusts them)."""
+    return [twin_split(c.info.name, c.model, c.twins) for c in chapters if any(t.agree is not None for t in c.twins)]
+
+
+def corrected(comparisons: list[ModelComparison], splits: list[TwinSplit], level: float = LEVEL
+              ) -> tuple[list[ModelComparison], list[TwinSplit]]:
+    """Every test of a run as one family: Holm-adjusted p-values, each test judged at `level`."""
+    adjusted = holm([c.p_value for c in comparisons] + [s.p_value for s in splits])
+    n = len(comparisons)
+    return ([replace(c, p_adjusted=p, level=level) for c, p in zip(comparisons, adjusted[:n])],
+            [replace(s, p_adjusted=p, level=level) for s, p in zip(splits, adjusted[n:])])
+
+
+def margin(case: CaseResult) -> float | None:
+    """log P(correct) - log P(wrong) of the main reading (natural log, each floored at MARGIN_FLOOR), the mean over
+    the case's own runs (each primer order; variants left out); None for a case not scored."""
+    runs = [r for r in case.runs if r.variant is None]
+    if not case.scored or not runs:
+        return None
+    return math.fsum(math.log(max(r.p_correct, MARGIN_FLOOR)) - math.log(max(r.p_wrong, MARGIN_FLOOR))
+                     for r in runs) / len(runs)
+
+
+@dataclass(frozen=True)
+class MarginDifference:
+    """Per chapter, for two models: the mean over the cases both scored of margin(a) - margin(b), in nats, with its
+    paired bootstrap interval (cases resampled within the chapter). Positive: a leans further to the right answer."""
+
+    chapter: str
+    a: str
+    b: str
+    difference: BootstrapInterval
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def shown(self) -> bool:
+        """Whether the interval leaves out 0 (an interval per chapter, not corrected for the family)."""
+        d = self.difference
+        return d.low is not None and d.high is not None and (d.low > 0 or d.high < 0)
+
+
+def margin_differences(chapters: list[ChapterRollup], level: float = LEVEL, resamples: int = RESAMPLES,
+                       seed: int = SEED) -> list[MarginDifference]:
+    """For each chapter that ran under two models or more, each two models: the paired margin difference. Each
+    chapter's bootstrap starts from `seed`, so one chapter's interval does not depend on which others ran."""
+    by_chapter: dict[str, dict[str, ChapterRollup]] = {}
+    for rollup in chapters:
+        if rollup.model is not None:
+            by_chapter.setdefault(rollup.info.name, {})[rollup.model] = rollup
+    out = []
+    for chapter, models in by_chapter.items():
+        for a, b in combinations(models, 2):
+            theirs = {c.id: margin(c) for c in models[b].cases}
+            paired = [(m, theirs[c.id]) for c in models[a].cases if (m := margin(c)) is not None
+                      and theirs.get(c.id) is not None]
+            diffs = [ma - mb for ma, mb in paired if mb is not None]
+            if diffs:  # no case scored under both: nothing to compare
+                out.append(MarginDifference(chapter, a, b, paired_bootstrap(diffs, level, resamples, seed)))
     return out
 
 

@@ -21,9 +21,12 @@ from pydantic.dataclasses import dataclass as typed
 
 from .baselines import BaselineOutcome
 from .onepass import OnePassCheck, check
-from .pairwise import ModelComparison, compare_models
+from .pairwise import (MarginDifference, ModelComparison, TwinSplit, compare_models, corrected, margin_differences,
+                       twin_splits)
 from .rollup import ChapterRollup, PairResult, TwinResult, merged_infos, rollup
 from .schema import CaseResult, ChapterInfo, ModelInfo, RunInfo
+from .stats import Interval, discordant_needed, smallest_difference, wilson
+from .verdict import Verdict
 
 FORMAT = 3  # 3: typed; results refer to their chapter and model by key; baselines as facts, no sentences
 SCHEMA_FILE = Path(__file__).with_name("report.schema.json")
@@ -50,8 +53,27 @@ class Report:
         return rollup(self.results, self.infos)
 
     @cached_property
+    def _tests(self) -> tuple[list[ModelComparison], list[TwinSplit]]:
+        """Every test of the run, one family, Holm-corrected at the run's level."""
+        return corrected(compare_models(self.chapters), twin_splits(self.chapters), self.run.level)
+
+    @property
     def comparisons(self) -> list[ModelComparison]:
-        return compare_models(self.chapters)
+        return self._tests[0]
+
+    @property
+    def twin_splits(self) -> list[TwinSplit]:
+        return self._tests[1]
+
+    @cached_property
+    def margins(self) -> list[MarginDifference]:
+        return margin_differences(self.chapters, self.run.level)
+
+    def intervals(self, chapter: ChapterRollup) -> tuple[Interval, Interval]:
+        """A chapter's pairs passed and cases ok for its model, each with its interval at the run's level."""
+        scored = [c for c in chapter.cases if c.scored]
+        return (wilson(chapter.passed, chapter.counted, self.run.level),
+                wilson(sum(1 for c in scored if c.verdict == Verdict.OK), len(scored), self.run.level))
 
     @cached_property
     def one_pass_check(self) -> OnePassCheck | None:
@@ -85,6 +107,13 @@ class ChapterSummary:
     pairs_counted: int
     pairs_total: int
     twins: list[TwinResult]
+    # The pass count (pairs) and ok count (cases) with their intervals at the run's level; None in older reports.
+    pairs_interval: Interval | None = None
+    cases_interval: Interval | None = None
+    # What the chapter's pairs can show: the smallest difference in pass rate (None: none at all) and the discordant
+    # pairs, all one way, the exact McNemar test needs at the level before correction.
+    smallest_difference: float | None = None
+    discordant_needed: int = 0
 
 
 @typed
@@ -101,6 +130,8 @@ class ReportFile:
     pairs: list[PairResult] = field(default_factory=list)
     rollups: list[ChapterSummary] = field(default_factory=list)
     comparisons: list[ModelComparison] = field(default_factory=list)
+    twin_splits: list[TwinSplit] = field(default_factory=list)  # per chapter with twins and model
+    margins: list[MarginDifference] = field(default_factory=list)  # per chapter, each two models
     one_pass_check: OnePassCheck | None = None  # only when the runs were checked (--gotchas-one-pass-check)
 
 
@@ -109,11 +140,13 @@ _RESULT = TypeAdapter(CaseResult)
 
 
 def to_file(report: Report) -> ReportFile:
-    rollups = [ChapterSummary(c.info.name, c.model, c.passed, c.counted, len(c.pairs), c.twins)
+    level = report.run.level
+    rollups = [ChapterSummary(c.info.name, c.model, c.passed, c.counted, len(c.pairs), c.twins, *report.intervals(c),
+                              smallest_difference(c.counted, level), discordant_needed(level))
                for c in report.chapters]
     return ReportFile(FORMAT, report.run, list(report.model_infos), list(report.infos.values()), report.cases,
                       report.baselines, [p for c in report.chapters for p in c.pairs], rollups, report.comparisons,
-                      report.one_pass_check)
+                      report.twin_splits, report.margins, report.one_pass_check)
 
 
 def to_data(report: Report) -> dict[str, Any]:

@@ -297,6 +297,14 @@ class Timings:
     cut_cache: dict[str, int] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ModelLabel:
+    """A model's place in an order given by the user: its label (a training step, a checkpoint name)."""
+
+    model: str
+    label: str
+
+
 @dataclass
 class RunInfo:
     """The run as a whole: what ran it, where, and what it cost."""
@@ -312,3 +320,8 @@ class RunInfo:
     workers: dict[str, Timings] = field(default_factory=dict)  # under xdist: each worker's, by its id
     merged_from: list[RunInfo] = field(default_factory=list)  # `gotchas merge`: the runs of its inputs
     file: str | None = None  # `gotchas merge`: the input report this run wrote
+    # --gotchas-level (`gotchas merge --level`): the significance level of every test, after Holm's correction over
+    # the run's family; intervals are at 1 - level
+    level: float = 0.05
+    # `gotchas merge --order MODEL=LABEL`: the models placed along an order (training steps, checkpoints), in it
+    order: list[ModelLabel] = field(default_factory=list)

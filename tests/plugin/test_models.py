@@ -66,10 +66,23 @@ def test_a_table_per_chapter_with_a_column_per_model_and_the_comparison(run) -> 
         "  [left] two models: 1/1 pairs",
         "  [right] two models: 0/1 pairs",
     ])
-    result.stdout.fnmatch_lines(["  demo: pairs: left only 1, right only 0, both 0, neither 0; p = 1: no difference "
-                                 "shown",
-                                 "  demo: cases: left only 1, right only 0, both 1, neither 0; p = 1: no difference "
-                                 "shown"])
+    result.stdout.fnmatch_lines(["[[]left[]] two models: 1/1 pairs [[]20.7%, 100.0%[]]; 2/2 cases ok [[]34.2%, 100.0%[]]",
+                                 "2 tests in this report, one family, Holm-corrected: *",
+                                 "  demo: pairs: left only 1, right only 0, both 0, neither 0; p = 1, Holm-adjusted 1: "
+                                 "no difference shown",
+                                 "  demo: cases: left only 1, right only 0, both 1, neither 0; p = 1, Holm-adjusted 1: "
+                                 "no difference shown",
+                                 "  demo: margin left - right: * over 2 cases (paired bootstrap, 2000 resamples, seed 0)*",
+                                 "  demo: 1 pair: fewer than the 6 discordant pairs*"])
+
+
+def test_the_level_is_recorded_and_sets_the_intervals(run, pytester: pytest.Pytester) -> None:
+    result = run("--gotchas-level", "0.2", "--gotchas-json", "out.json")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    data = read_report(pytester.path / "out.json")
+    assert data["run"]["level"] == 0.2
+    assert {c["level"] for c in data["comparisons"]} == {0.2}
+    assert {r["pairs_interval"]["confidence"] for r in data["rollups"]} == {0.8}
 
 
 def test_ground_truth_runs_once_whatever_the_number_of_models(run, pytester: pytest.Pytester) -> None:

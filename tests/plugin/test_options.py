@@ -13,6 +13,7 @@ import pytest
                                   "'float16', 'float32')"),
     (["--gotchas-kernels", "fast"], "argument --gotchas-kernels: invalid choice: 'fast' (choose from 'plain', "
                                     "'float32-matmul')"),
+    (["--gotchas-level", "1"], "argument --gotchas-level: must be more than 0 and less than 1, got '1'"),
 ])
 def test_a_bad_value_on_the_command_line_is_one_usage_error(pytester: pytest.Pytester, args: list[str],
                                                            message: str) -> None:
@@ -27,6 +28,7 @@ def test_a_bad_value_on_the_command_line_is_one_usage_error(pytester: pytest.Pyt
     ("gotchas_softmax_dtype = half", "ini option gotchas_softmax_dtype must be one of bfloat16, float16, float32, "
                                      "got 'half'"),
     ("gotchas_kernels = fast", "ini option gotchas_kernels must be one of plain, float32-matmul, got 'fast'"),
+    ("gotchas_level = five", "ini option gotchas_level expects a significance level such as 0.05, got 'five'"),
 ])
 def test_a_bad_value_in_the_ini_file_is_one_usage_error(pytester: pytest.Pytester, ini: str, message: str) -> None:
     pytester.makeini(f"[pytest]\ngotchas = true\n{ini}\n")

@@ -1,0 +1,132 @@
+"""The report's claims as the terminal shows them, and the models x chapters table both views share: each count with
+its interval, the run's tests as one corrected family (model comparisons and twins), the paired margin differences
+and what each chapter can show. The models come in the order the user gave (`gotchas merge --order`), then the rest
+in the order they ran.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..results.pairwise import margin
+from ..results.report import Report
+from ..results.rollup import ChapterRollup
+from ..results.schema import ChapterInfo
+from ..results.stats import Interval, discordant_needed, smallest_difference
+from .wording import Line
+from .wording_claims import can_show_short, can_show_text, family_line, margin_line, twin_line, twins_total_line
+
+PLAIN: dict[str, bool] = {}
+GREEN: dict[str, bool] = {"green": True}
+
+
+@dataclass(frozen=True)
+class Column:
+    model: str
+    label: str | None  # its place in the user's order, if given
+
+    @property
+    def title(self) -> str:
+        return f"{self.model} ({self.label})" if self.label is not None else self.model
+
+
+@dataclass(frozen=True)
+class Cell:
+    pairs: Interval
+    cases: Interval
+    mean_margin: float | None  # the model's mean case margin in the chapter (nats); None: nothing scored
+
+
+@dataclass(frozen=True)
+class Row:
+    info: ChapterInfo
+    cells: list[Cell | None]  # one per column; None: the chapter did not run under that model
+    pairs: int  # the chapter's pairs, as collected
+    can_show: str  # wording: the smallest difference its pairs can show
+    can_show_short: str  # the same in a few words, for a table's cell
+
+
+def columns(report: Report) -> list[Column]:
+    """The user's order first (only models of the report), then every other model in the order it ran."""
+    labels = {o.model: o.label for o in report.run.order}
+    ordered = [Column(o.model, o.label) for o in report.run.order if o.model in report.model_ids]
+    return ordered + [Column(m, None) for m in report.model_ids if m not in labels]
+
+
+def mean_margin(rollup: ChapterRollup) -> float | None:
+    margins = [m for m in (margin(c) for c in rollup.cases) if m is not None]
+    return math.fsum(margins) / len(margins) if margins else None
+
+
+def rows(report: Report) -> list[Row]:
+    """One row per chapter, in the report's order, a cell per column."""
+    level = report.run.level
+    by_key = {(c.info.name, c.model): c for c in report.chapters}
+    out = []
+    for info in dict.fromkeys(c.info.name for c in report.chapters):
+        chapter = report.infos[info]
+        cells: list[Cell | None] = []
+        for column in columns(report):
+            rollup = by_key.get((info, column.model))
+            cells.append(None if rollup is None else Cell(*report.intervals(rollup), mean_margin(rollup)))
+        units = len(chapter.pairs)
+        facts = (units, discordant_needed(level), smallest_difference(units, level))
+        out.append(Row(chapter, cells, units, can_show_text(*facts), can_show_short(*facts)))
+    return out
+
+
+def compact(i: Interval) -> str:
+    """"2/6 [10-70%]": the table's cell."""
+    if i.low is None or i.high is None:
+        return f"{i.k}/{i.n} [none]"
+    return f"{i.k}/{i.n} [{i.low * 100:.0f}-{i.high * 100:.0f}%]"
+
+
+def table_lines(report: Report) -> Iterator[Line]:
+    """Models x chapters: pairs passed, each with its interval; never pooled over chapters."""
+    cols = columns(report)
+    found = rows(report)
+    width = max([len("chapter")] + [len(r.info.name) for r in found])
+    texts = [[compact(c.pairs) if c and r.pairs else "no pairs" if c else "not run" for c in r.cells] for r in found]
+    widths = [max([len(col.title)] + [len(t[n]) for t in texts]) for n, col in enumerate(cols)]
+    yield "", PLAIN
+    yield (f"pairs passed per chapter and model, with {(1 - report.run.level) * 100:g}% Wilson intervals "
+           "(never pooled over chapters):"), PLAIN
+    yield (f"  {'chapter':<{width}}  " + "  ".join(f"{c.title:<{w}}" for c, w in zip(cols, widths))).rstrip(), PLAIN
+    for row, text in zip(found, texts):
+        yield (f"  {row.info.name:<{width}}  " + "  ".join(f"{t:<{w}}" for t, w in zip(text, widths))).rstrip(), PLAIN
+
+
+def claim_lines(report: Report) -> Iterator[Line]:
+    """After the chapter lines: the models x chapters table (several models), the family the run's tests form, the
+    twins' tests, then (several models) the margin differences and what each chapter can show. The comparisons'
+    own lines are terminal.py's."""
+    several = len(report.model_ids) > 1
+    if several:
+        yield from table_lines(report)
+    tests = len(report.comparisons) + len(report.twin_splits)
+    if tests:
+        yield "", PLAIN
+        yield family_line(tests, report.run.level), PLAIN
+    for split in report.twin_splits:
+        model = f"[{split.model}] " if several and split.model else ""
+        yield f"{model}{split.chapter}: {twin_line(split)}", GREEN if split.shown else PLAIN
+    for model_id in dict.fromkeys(s.model for s in report.twin_splits):
+        splits = [s for s in report.twin_splits if s.model == model_id]
+        if len(splits) > 1:
+            yield (f"[{model_id}] " if several and model_id else "") + twins_total_line(splits), PLAIN
+
+
+def margin_lines(report: Report) -> Iterator[Line]:
+    """Each two models per chapter: the paired margin difference; and what each chapter's pairs can show."""
+    if not report.margins:
+        return
+    yield "", PLAIN
+    yield "margins compared per chapter (log P(correct) - log P(wrong), paired by case):", PLAIN
+    for m in report.margins:
+        yield f"  {m.chapter}: {margin_line(m)}", GREEN if m.shown else PLAIN
+    yield "what each chapter's pairs can show (exact McNemar at the run's level, before correction):", PLAIN
+    for row in rows(report):
+        yield f"  {row.info.name}: {row.can_show}", PLAIN

@@ -1,0 +1,194 @@
+"""The page's claims (built from report/claims.py's table and the report's tests): the models x chapters table with
+each count's interval, each chapter's mean margin and what it can show; the twins' tests; the paired margin
+differences; and, when the models were given an order (`gotchas merge --order`), each chapter's pass rate (with its
+interval) and mean margin drawn as lines across that order. Every coordinate and sentence is made here; the template
+(_claims.html.j2) only lays them out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..results.report import Report
+from ..results.stats import Interval
+from .claims import Cell, Column, Row, columns, rows
+from .wording_claims import bootstrap_text, family_line, interval_text, twin_outcome, twins_total_line
+
+WIDTH, HEIGHT, LEFT, RIGHT, TOP, FOOT = 320, 120, 40, 34, 8, 26
+
+
+@dataclass(frozen=True)
+class CountCell:
+    pairs: str  # wording: "2/6 pairs [9.7%, 70.0%]"
+    cases: str
+    margin: str  # the model's mean case margin in the chapter
+    ran: bool
+
+
+@dataclass(frozen=True)
+class TableRow:
+    label: str
+    anchor: str
+    cells: list[CountCell]
+    can_show: str
+
+
+@dataclass(frozen=True)
+class TwinRow:
+    label: str
+    anchor: str
+    model: str
+    agree: str  # "3/8"
+    sugared: int
+    desugared: int
+    neither: int
+    p: str
+    p_adjusted: str
+    outcome: str
+    shown: bool
+
+
+@dataclass(frozen=True)
+class MarginRow:
+    label: str
+    anchor: str
+    a: str
+    b: str
+    difference: str  # wording.bootstrap_text
+    shown: bool
+
+
+@dataclass(frozen=True)
+class Point:
+    x: float
+    y: float
+    low: float | None  # the interval's ends as y, for the whiskers
+    high: float | None
+    title: str
+
+
+@dataclass(frozen=True)
+class Tick:
+    x: float
+    y: float
+    text: str
+
+
+@dataclass(frozen=True)
+class Chart:
+    title: str
+    width: int
+    height: int
+    frame: tuple[float, float, float, float]
+    line: str  # polyline points
+    points: list[Point]
+    ticks: list[Tick]  # the order's labels under the frame
+    scale: list[Tick]  # the y axis's ends (and 0 for the margin)
+    zero: float | None  # y of the margin's 0 line
+
+
+@dataclass(frozen=True)
+class Series:
+    label: str
+    anchor: str
+    count: Chart | None  # None: the chapter has no pairs (twins or single cases)
+    margin: Chart | None  # None: no model scored a case of the chapter
+
+
+@dataclass(frozen=True)
+class Claims:
+    family: str | None  # None: the report makes no test
+    confidence: str  # "95%"
+    columns: list[str]
+    table: list[TableRow]
+    twins: list[TwinRow]
+    twins_total: list[str]  # per model with twins in two chapters or more: the sum of its counts (no test)
+    margins: list[MarginRow]
+    series: list[Series]  # empty: no order given (or fewer than two models in it)
+
+
+def build_claims(report: Report) -> Claims:
+    cols = columns(report)
+    found = rows(report)
+    labels = {r.info.name: r.info.label for r in found}
+    tests = len(report.comparisons) + len(report.twin_splits)
+    twins = [TwinRow(labels.get(s.chapter, s.chapter), f"ch-{s.chapter}", s.model or "", f"{s.agree}/{s.counted}",
+                     s.sugared_only, s.desugared_only, s.neither, f"{s.p_value:.3g}", f"{s.p_adjusted:.3g}",
+                     twin_outcome(s), s.shown) for s in report.twin_splits]
+    margins = [MarginRow(labels.get(m.chapter, m.chapter), f"ch-{m.chapter}", m.a, m.b, bootstrap_text(m.difference),
+                         m.shown) for m in report.margins]
+    by_model = {m: [s for s in report.twin_splits if s.model == m] for m in dict.fromkeys(s.model for s in
+                                                                                         report.twin_splits)}
+    totals = [(f"{m}: " if m else "") + twins_total_line(splits) for m, splits in by_model.items() if len(splits) > 1]
+    return Claims(family_line(tests, report.run.level) if tests else None, f"{(1 - report.run.level) * 100:g}%",
+                  [c.title for c in cols], [table_row(r) for r in found], twins, totals, margins, series(cols, found))
+
+
+def table_row(row: Row) -> TableRow:
+    return TableRow(row.info.label, f"ch-{row.info.name}", [count_cell(c, row.pairs > 0) for c in row.cells],
+                    row.can_show_short)
+
+
+def count_cell(cell: Cell | None, pairs: bool) -> CountCell:
+    if cell is None:
+        return CountCell("", "", "", False)
+    margin = "" if cell.mean_margin is None else f"mean margin {cell.mean_margin:+.2f} nats"
+    return CountCell(interval_text(cell.pairs, "pairs") if pairs else "no pairs", interval_text(cell.cases, "cases ok"),
+                     margin, True)
+
+
+def series(cols: list[Column], found: list[Row]) -> list[Series]:
+    """Per chapter, the labelled models' pass rates and mean margins across the order; none with fewer than two."""
+    placed = [n for n, c in enumerate(cols) if c.label is not None]
+    if len(placed) < 2:
+        return []
+    ticks = [str(cols[n].label) for n in placed]
+    out = []
+    for row in found:
+        cells = [row.cells[n] for n in placed]
+        rates = [_rate(c.pairs) if c is not None and c.pairs.n else None for c in cells]
+        count = (_chart("pairs passed", ticks, rates, [c.pairs if c else None for c in cells], 0.0, 1.0)
+                 if any(r is not None for r in rates) else None)
+        margins = [c.mean_margin if c is not None else None for c in cells]
+        known = [m for m in margins if m is not None]
+        margin = None
+        if known:
+            low, high = min(known + [0.0]), max(known + [0.0])
+            margin = _chart("mean margin (nats)", ticks, margins, [None] * len(cells), low, high if high > low else 1)
+        if count is not None or margin is not None:
+            out.append(Series(row.info.label, f"ch-{row.info.name}", count, margin))
+    return out
+
+
+def _rate(i: Interval) -> float:
+    return i.k / i.n
+
+
+def _chart(title: str, ticks: list[str], values: list[float | None], intervals: list[Interval | None],
+           low: float, high: float) -> Chart:
+    inner_w, inner_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - FOOT
+    steps = max(len(ticks) - 1, 1)
+    xs = [LEFT + inner_w * n / steps for n in range(len(ticks))]
+
+    def y(v: float) -> float:
+        return round(TOP + inner_h * (1 - (v - low) / (high - low)), 1)
+
+    points = []
+    for x, v, i in zip(xs, values, intervals):
+        if v is None:
+            continue
+        text = interval_text(i, "pairs") if i is not None else f"{v:+.2f} nats"
+        points.append(Point(round(x, 1), y(v), y(i.low) if i is not None and i.low is not None else None,
+                            y(i.high) if i is not None and i.high is not None else None, text))
+    line = " ".join(f"{p.x},{p.y}" for p in points)
+    foot = HEIGHT - 8
+    scale = [Tick(LEFT - 4, y(high) + 4, _scale(high, title)), Tick(LEFT - 4, y(low) + 4, _scale(low, title))]
+    zero = y(0.0) if low < 0 < high else None
+    if zero is not None:
+        scale.append(Tick(LEFT - 4, zero + 4, "0"))
+    return Chart(title, WIDTH, HEIGHT, (LEFT, TOP, inner_w, inner_h), line, points,
+                 [Tick(round(x, 1), foot, t) for x, t in zip(xs, ticks)], scale, zero)
+
+
+def _scale(v: float, title: str) -> str:
+    return f"{v * 100:.0f}%" if title == "pairs passed" else f"{v:+.1f}"
