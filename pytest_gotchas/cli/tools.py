@@ -19,7 +19,7 @@ from ..scoring.scorer import Clock
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-def _checked(parse: Any) -> Any:
+def validated(parse: Any) -> Any:
     def check(raw: str) -> Any:
         try:
             return parse(raw)
@@ -58,7 +58,7 @@ def shared_parser() -> argparse.ArgumentParser:
             continue
         default = f" (default {option.shown_default or option.default})" if option.kind != "list" else ""
         parser.add_argument(option.cli_flag, dest=option.name, metavar=option.metavar, choices=option.choices,
-                            type=_checked(option.parse), action="append" if option.kind == "list" else "store",
+                            type=validated(option.parse), action="append" if option.kind == "list" else "store",
                             help=option.help + default)
     return parser
 

@@ -7,8 +7,13 @@ import pytest
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--gotchas-timeout", "nan"], "argument --gotchas-timeout: must be a positive, finite number of seconds, got 'nan'"),
-    (["--gotchas-top-k", "0"], "argument --gotchas-top-k: must be at least 1, got 0"),
+    (["--gotchas-timeout", "nan"], "argument --gotchas-timeout: must be a number of seconds, more than 0 and at most "
+                                   "86400, got 'nan'"),
+    (["--gotchas-timeout", "1e300"], "argument --gotchas-timeout: must be a number of seconds, more than 0 and at "
+                                     "most 86400, got '1e300'"),
+    (["--gotchas-runs", "99999999999999999999"], "argument --gotchas-runs: must be a whole number from 2 to 100, got "
+                                                 "99999999999999999999"),
+    (["--gotchas-top-k", "0"], "argument --gotchas-top-k: must be a whole number from 1 to 1000, got 0"),
     (["--gotchas-dtype", "int8"], "argument --gotchas-dtype: invalid choice: 'int8' (choose from 'bfloat16', "
                                   "'float16', 'float32')"),
     (["--gotchas-kernels", "fast"], "argument --gotchas-kernels: invalid choice: 'fast' (choose from 'plain', "
@@ -22,8 +27,13 @@ def test_a_bad_value_on_the_command_line_is_one_usage_error(pytester: pytest.Pyt
 
 
 @pytest.mark.parametrize("ini, message", [
-    ("gotchas_timeout = inf", "ini option gotchas_timeout must be a positive, finite number of seconds, got 'inf'"),
-    ("gotchas_runs = 1", "ini option gotchas_runs must be at least 2, got 1"),
+    ("gotchas_timeout = inf", "ini option gotchas_timeout must be a number of seconds, more than 0 and at most 86400, "
+                              "got 'inf'"),
+    ("gotchas_timeout = 1e300", "ini option gotchas_timeout must be a number of seconds, more than 0 and at most "
+                                "86400, got '1e300'"),
+    ("gotchas_runs = 1", "ini option gotchas_runs must be a whole number from 2 to 100, got 1"),
+    ("gotchas_runs = 99999999999999999999", "ini option gotchas_runs must be a whole number from 2 to 100, got "
+                                            "99999999999999999999"),
     ("gotchas_softmax_dtype = half", "ini option gotchas_softmax_dtype must be one of bfloat16, float16, float32, "
                                      "got 'half'"),
     ("gotchas_kernels = fast", "ini option gotchas_kernels must be one of plain, float32-matmul, got 'fast'"),

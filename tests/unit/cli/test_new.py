@@ -205,8 +205,10 @@ def test_bad_options(snippet, capsys, args: list[str], message: str) -> None:
     (["--interpreter", "three"], "argument --interpreter: expects a version such as 3.12, got 'three'"),
     (["--env", "PYTHONHASHSEED"], "argument --env: expects NAME=VALUE (e.g. PYTHONHASHSEED=0), got 'PYTHONHASHSEED'"),
     (["--python", "3.12"], "argument --python: expects VERSION=PATH (e.g. 3.12=/usr/bin/python3.12), got '3.12'"),
-    (["--runs", "1"], "argument --runs: must be at least 2, got 1"),
-    (["--timeout", "nan"], "argument --timeout: must be a positive, finite number of seconds, got 'nan'"),
+    (["--runs", "1"], "argument --runs: must be a whole number from 2 to 100, got 1"),
+    (["--authoring-runs", "99999999999999999999"], "argument --authoring-runs: must be a whole number from 2 to 1000, "
+                                                   "got 99999999999999999999"),
+    (["--timeout", "nan"], "argument --timeout: must be a number of seconds, more than 0 and at most 86400, got 'nan'"),
     (["--dtype", "int8"], "argument --dtype: invalid choice: 'int8' (choose from 'bfloat16', 'float16', 'float32')"),
 ])
 def test_options_are_validated_as_the_plugin_validates_them(snippet, capsys, args: list[str], message: str) -> None:
@@ -323,5 +325,5 @@ def test_authoring_runs_default_and_validation(tmp_path: Path, capsys: pytest.Ca
     assert code == 0 and "the cut held in all 5 runs (PYTHONHASHSEED=0; --authoring-runs)\n" in out
     with pytest.raises(SystemExit):
         authored(tmp_path, capsys, "1\n", "--wrong", "2", "--authoring-runs", "1")
-    assert capsys.readouterr().err.splitlines()[-1] == ("gotchas new: error: argument --authoring-runs: must be at "
-                                                        "least 2, got 1")
+    assert capsys.readouterr().err.splitlines()[-1] == ("gotchas new: error: argument --authoring-runs: must be a "
+                                                        "whole number from 2 to 1000, got 1")
