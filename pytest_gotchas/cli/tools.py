@@ -14,6 +14,7 @@ from ..plugin import wiring
 from ..truth import sandbox
 from .errors import CLIError
 from ..plugin.options import OPTIONS, OptionError, Settings, settings
+from ..scoring.rows import softmax_refusal
 from ..scoring.scorer import Clock
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -75,6 +76,9 @@ class Tools:
 
     def __init__(self, settings: Settings, scratch: Path) -> None:
         self.settings = settings
+        refused = softmax_refusal(settings.softmax_dtype, settings.dtype, flag="--")
+        if refused:
+            raise CLIError(refused)
         try:  # as the plugin does: strong unless --isolation weak; the current folder is the project
             sandbox.choose(settings.isolation, project=Path.cwd())
         except sandbox.Unavailable as error:

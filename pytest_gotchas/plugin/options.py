@@ -150,8 +150,8 @@ OPTIONS = (
     Option("device", "cpu, cuda or cuda:N (default: cuda when available, else cpu; under -n N each worker gets its "
            "own GPU); auto: device_map=\"auto\", one model spread over every GPU (for a model too large for one)",
            cli=True, shown_default="cuda if available, else cpu"),
-    Option("softmax_dtype", "dtype of the softmax at the cut (default: the model's dtype; float32 for finer "
-           "probabilities)", choices=DTYPES, cli=True, shown_default="the model's dtype"),
+    Option("softmax_dtype", "dtype of the softmax at the cut: the model's dtype (the default) or float32 for "
+           "finer probabilities; any other is refused at the start", choices=DTYPES, cli=True, shown_default="the model's dtype"),
     Option("reading", "the reading verdicts come from: text (the probability that the output, as text, continues "
            "with each candidate) or token (the write-up's single-token reading at the cut)", "text",
            choices=READINGS, cli=True),

@@ -144,14 +144,17 @@ class GotchasSession:
 
 
 def refuse_unsupported(config: pytest.Config, settings: Settings, names: list[str | None], workers: int) -> None:
-    """What a backend of the run's models cannot do, and a kernel path the dtype has no use for, is one usage error
-    at the start, naming the flag and the backend (model/backend.py, model/kernels.py)."""
+    """What a backend of the run's models cannot do, a kernel path the dtype has no use for and a softmax dtype the
+    scorer does not compute is one usage error at the start, naming the flag and the backend (model/backend.py,
+    model/kernels.py, scoring/rows.py)."""
     from ..model import kernels
     from ..model.backend import refusals
+    from ..scoring.rows import softmax_refusal
 
     asked = getattr(config.option, "numprocesses", None) or 0  # the controller's -n; "auto" and "logical" count
-    refused = kernels.refusal(settings.kernels, settings.dtype)
-    problems = ([refused] if refused else []) + refusals(settings, names, workers=workers or (
+    refused = [r for r in (kernels.refusal(settings.kernels, settings.dtype),
+                           softmax_refusal(settings.softmax_dtype, settings.dtype)) if r]
+    problems = refused + refusals(settings, names, workers=workers or (
         asked if isinstance(asked, int) else 2))
     if problems:
         raise pytest.UsageError("\n".join(problems))

@@ -58,3 +58,14 @@ def test_a_kernel_path_for_a_dtype_without_bfloat16_matmuls_is_refused_before_an
     assert [line for line in result.errlines if line] == [
         "ERROR: --gotchas-kernels float32-matmul computes bfloat16 models' matmuls in float32, and --gotchas-dtype "
         "float32 has no bfloat16 matmul to replace: leave --gotchas-kernels out, or run bfloat16"]
+
+
+@pytest.mark.parametrize("kernels", ["plain", "float32-matmul"])
+def test_a_softmax_dtype_the_scorer_does_not_compute_is_refused_before_anything_runs(
+        pytester: pytest.Pytester, kernels: str) -> None:
+    """float16 is neither the bfloat16 model's dtype nor float32: every case failed with a traceback."""
+    result = pytester.runpytest("--gotchas", "--gotchas-softmax-dtype", "float16", "--gotchas-kernels", kernels)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert [line for line in result.errlines if line] == [
+        "ERROR: --gotchas-softmax-dtype float16 cannot read a bfloat16 model: the softmax at the cut runs in the "
+        "model's dtype or in float32 (finer probabilities); leave --gotchas-softmax-dtype out, or give float32"]

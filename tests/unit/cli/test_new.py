@@ -196,6 +196,9 @@ def test_snippet_that_prints_nothing(snippet, capsys, py311) -> None:
 @pytest.mark.parametrize("args, message", [
     (["--to", "x.yaml"], "--to needs --id, the new case's id"),
     (["--id", "b@d"], "--id 'b@d': use letters, digits, `-`, `_` and `.`, starting with a letter or digit"),
+    (["--softmax-dtype", "float16"], "--softmax-dtype float16 cannot read a bfloat16 model: the softmax at the cut "
+                                     "runs in the model's dtype or in float32 (finer probabilities); leave "
+                                     "--softmax-dtype out, or give float32"),
 ])
 def test_bad_options(snippet, capsys, args: list[str], message: str) -> None:
     assert error_of(capsys, main(new(snippet("1\n"), "--wrong", "2", *args))) == f"gotchas new: error: {message}\n"
