@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterator
 
 from ..model.kernels import FLOAT32_MATMUL
+from ..results.consistency import Inconsistency
 from ..results.baselines import (ANY_MODEL_FLAG, UPDATE_FLAG, BaselineOutcome, Comparison, Header, Numerics,
                                  PairChange, Probability, Refusal, Regression, UpdateStats)
 from ..results.hardware import SlowBfloat16
@@ -158,6 +159,27 @@ def one_pass_check_line(c: OnePassCheck, several_models: bool = False) -> str:
     return (f"one pass checked against separate full passes: {len(c.readings_differ)} of {c.readings} readings "
             f"differ" + (f" ({names}: {listed})" if c.readings_differ else "") + f"; {len(c.case_verdicts_differ)} "
             f"of {c.case_verdicts} case verdicts would differ" + (f": {verdicts}" if verdicts else ""))
+
+
+# -- reports read back -------------------------------------------------------------------------------------------
+
+SHOWN_INCONSISTENCIES = 5
+
+
+def inconsistency_text(i: Inconsistency) -> str:
+    model = f" of model {i.model!r}" if i.model is not None else ""
+    numbers = f"{i.numbers} give" if i.numbers else "its numbers give"
+    return f"{i.subject}{model}, {i.field}: the file says {i.stored}, {numbers} {i.computed}"
+
+
+def inconsistent_text(source: str, found: list[Inconsistency]) -> str:
+    """A report whose derived fields are not what its numbers give (results/consistency.py): refused, each named."""
+    shown = "; ".join(inconsistency_text(i) for i in found[:SHOWN_INCONSISTENCIES])
+    more = f"; and {len(found) - SHOWN_INCONSISTENCIES} more" if len(found) > SHOWN_INCONSISTENCIES else ""
+    fields = "1 derived field is" if len(found) == 1 else f"{len(found)} derived fields are"
+    return (f"{source} is inconsistent: {fields} not what its numbers give ({shown}{more}). A report's "
+            "verdicts, pair results and rollups follow from its probabilities, so this one was edited or damaged and "
+            "is not merged: write it again with the run that made it")
 
 
 # -- baselines ----------------------------------------------------------------------------------------------------
