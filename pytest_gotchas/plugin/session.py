@@ -172,7 +172,7 @@ def make_run_gate(config: pytest.Config, values: Settings, models: list[str]) ->
         return make_gate(config.rootpath, explicit, models, values.dtype, values.device, values.softmax_dtype,
                          update=values.update_baseline, any_model=values.baseline_any_model,
                          command=update_command(str(a) for a in config.invocation_params.args),
-                         checks=checks_of(values.precision_check, values.variants))
+                         checks=checks_of(values.precision_check, values.variants), reading=values.reading)
     except SettingsRefused as refused:
         raise pytest.UsageError(wording.refusal_text(refused.refusal)) from None
     except BaselineError as error:
