@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 from ..model.kernels import FLOAT32_MATMUL
 from ..results.consistency import Inconsistency
-from ..results.baselines import (ANY_MODEL_FLAG, UPDATE_FLAG, BaselineOutcome, Comparison, Header, Numerics,
-                                 PairChange, Probability, Refusal, Regression, UpdateStats)
+from ..results.baselines import (ANY_MODEL_FLAG, UPDATE_FLAG, BaselineOutcome, Comparison, FactChange, Header,
+                                 Numerics, PairChange, Probability, Refusal, Regression, UpdateStats)
 from ..results.hardware import PLAIN as PLAIN_KERNELS, SlowBfloat16
 from ..results.layers import TIE, Lead, Stretch
 from ..results.onepass import OnePassCheck, ReadingDifference, Stepped
@@ -187,9 +187,9 @@ def inconsistent_text(source: str, found: list[Inconsistency]) -> str:
 
 def describe(header: Header) -> str:
     checks = f", with {header.checks.replace(',', ' and ')}" if header.checks else ""
-    read = "".join(part for part, given in ((f", {header.reading} reading", header.reading),
-                                            (f", BOS {header.bos}", header.bos),
-                                            (f", {header.kernels} kernels", header.kernels not in ("", PLAIN_KERNELS))) if given)
+    read = "".join(part for part, given in (
+        (f", {header.reading} reading", header.reading), (f", BOS {header.bos}", header.bos),
+        (f", {header.kernels} kernels", header.kernels not in ("", PLAIN_KERNELS))) if given)
     return (f"model {header.name!r} (weights sha256 {header.weights_sha256[:12]}..., {header.dtype}, "
             f"softmax {header.softmax_dtype}, {header.device}{read}{checks})")
 
@@ -386,16 +386,28 @@ def numerics_lines(check: Numerics, recorded: Header, now: Header) -> Iterator[L
     yield (f"  same model, other kernels (numerics {recorded.numerics or 'not recorded'} on {recorded.hardware}, "
            f"now {now.numerics} on {now.hardware}): probabilities differ from the baseline's in "
            f"{len(check.differing)} cases; {len(check.changed)} verdicts changed"), YELLOW
+    versions = [f for f in check.facts if f.field in VERSION_FIELDS]
+    if versions and check.differing:
+        yield (f"  it was also recorded with {_facts(versions)}: the versions are as likely a cause as the kernels; "
+               f"verdicts that moved: {', '.join(check.changed) or 'none'}"), YELLOW
     if check.within_rounding:
         yield (f"  verdicts changed by a margin {now.softmax_dtype} cannot resolve (decided by rounding, not by the "
                f"model): {', '.join(check.within_rounding)}"), YELLOW
+
+
+# The library versions a header records (the backend's engine names its package's version).
+VERSION_FIELDS = ("torch", "transformers", "engine")
+
+
+def _facts(facts: list[FactChange]) -> str:
+    return ", ".join(f"{f.field} {f.recorded or 'not recorded'} (now {f.now})" for f in facts)
 
 
 def _same_kernels_line(check: Numerics, now: Header) -> Line:
     differ = f"{len(check.differing)} cases' probabilities differ from it ({', '.join(check.differing)})"
     moved = f"verdicts that moved: {', '.join(check.changed) or 'none'}"
     if check.facts:
-        facts = ", ".join(f"{f.field} {f.recorded or 'not recorded'} (now {f.now})" for f in check.facts)
+        facts = _facts(check.facts)
         return (f"  numerics match the baseline's ({now.numerics}), but it was recorded with {facts}: that is the "
                 f"likely cause, on a path the fingerprint does not probe; {differ}; {moved}"), YELLOW
     if check.unrecorded:

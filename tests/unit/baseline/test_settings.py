@@ -163,3 +163,14 @@ def test_a_bad_kept_section_is_refused_naming_it() -> None:
         "baseline b.yaml is not a pytest-gotchas baseline: kept: floats: expected a mapping of model fields (name, "
         "weights_sha256, dtype, softmax_dtype, device, hardware, numerics, torch, transformers ...) to strings, got "
         "{'colour': 'red'}. Fix or delete the file, then record it again with --gotchas-update-baseline.")
+
+
+def test_other_kernels_and_other_versions_name_both(tmp_path: Path) -> None:
+    write(tmp_path, both(), NOW)
+    newer = replace(LOADED, transformers_version="5.25.0", numerics="1" * 16)
+    done = finish(make(tmp_path, reading="token"), [case("a", 0.5, 0.25), case("b", *MISS_), *all_ok()[2:]], newer)
+    assert lines(done)[2:4] == [
+        "  same model, other kernels (numerics 0000000000000000 on cpu AVX512, now 1111111111111111 on cpu AVX512): "
+        "probabilities differ from the baseline's in 2 cases; 1 verdicts changed",
+        "  it was also recorded with transformers 5.24.0 (now 5.25.0): the versions are as likely a cause as the "
+        "kernels; verdicts that moved: sets/b"]
