@@ -12,8 +12,8 @@ import math
 from collections.abc import Iterable, Mapping
 
 from ..model.kernels import KERNELS
-from ..results.baselines import (FAIL, PASS, CaseChange, Comparison, Entry, FactChange, Header, MemberChange,
-                                 Numerics, PairChange, UpdateStats)
+from ..results.baselines import (FAIL, PASS, READ_FIELDS, CaseChange, Comparison, Entry, FactChange, Header,
+                                 MemberChange, Numerics, PairChange, UpdateStats)
 from ..results.hardware import PLAIN
 from ..results.rollup import ChapterRollup, PairResult, rollup
 from ..results.schema import BackendInfo, CaseResult, ChapterInfo, ModelInfo
@@ -58,10 +58,7 @@ def entry_of(result: CaseResult) -> Entry:
                  {n: r.p_wrong for n, r in zip(names, result.runs)})
 
 
-# How the numbers were read, where a baseline records it: another reading or another BOS gives other numbers from
-# other prompts or candidates, so the verdicts are not comparable. Not recorded (an older file): not known, said.
-READ_FIELDS = ("reading", "bos")
-# Settings an older baseline may not record.
+# Settings an older baseline may not record (not recorded: not known, and said; never taken as a difference).
 SETTING_FIELDS = ("reading", "bos", "kernels")
 # Facts that move probabilities without making verdicts incomparable: another machine, library or kernel path.
 FACT_FIELDS = ("device", "hardware", "torch", "transformers", "backend", "engine", "kernels", "numerics")
@@ -76,11 +73,8 @@ def mismatch(recorded: Header, now: Header) -> list[str]:
     """The identity fields, and the ways of reading the baseline records, that differ: non-empty means the verdicts
     are not comparable."""
     wrong = [name for name in IDENTITY_FIELDS if getattr(recorded, name) != getattr(now, name)]
-    if recorded.reading and recorded.reading != now.reading:
-        wrong.append("reading")
-    if recorded.bos and bos_effect(recorded.bos) != bos_effect(now.bos):
-        wrong.append("bos")
-    return wrong
+    read = {"reading": (recorded.reading, now.reading), "bos": (bos_effect(recorded.bos), bos_effect(now.bos))}
+    return wrong + [name for name in READ_FIELDS if getattr(recorded, name) and read[name][0] != read[name][1]]
 
 
 def settings_mismatch(recorded: Header, dtype: str, softmax_dtype: str | None, checks: str = "",

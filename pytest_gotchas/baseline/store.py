@@ -19,8 +19,8 @@ Probabilities are stored exactly (the shortest repr that reads back to the same 
 primer orders stores one probability per primer. `model` says what the entries were recorded with; an update that
 ran some chapters keeps the others, and where what they were recorded with differs from the new header, `kept` says
 so per chapter (the header's fields that differ, with the values they were recorded with), so that a reviewer of the
-diff sees a mixed file and a comparison knows what each chapter's numbers came from. There is no top-level `cases:` or `chapter:` key, so the file is
-never collected as a chapter even when it sits among the chapter files.
+diff sees a mixed file and a comparison knows what each chapter's numbers came from. There is no top-level `cases:`
+or `chapter:` key, so the file is never collected as a chapter even when it sits among the chapter files.
 
 A run that compares refuses a file with any entry it cannot read. A run that records reads it leniently: an entry it
 cannot read (a key such as `demo/a/b` that an older version wrote, a probability of .nan) is dropped and named, and

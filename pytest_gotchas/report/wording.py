@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 from ..model.kernels import FLOAT32_MATMUL
 from ..results.consistency import Inconsistency
-from ..results.baselines import (ANY_MODEL_FLAG, UPDATE_FLAG, BaselineOutcome, Comparison, FactChange, Header,
-                                 Numerics, PairChange, Probability, Refusal, Regression, UpdateStats)
+from ..results.baselines import (ANY_MODEL_FLAG, READ_FIELDS, UPDATE_FLAG, BaselineOutcome, Comparison, FactChange,
+                                 Header, Numerics, PairChange, Probability, Refusal, Regression, UpdateStats)
 from ..results.hardware import PLAIN as PLAIN_KERNELS, SlowBfloat16
 from ..results.layers import TIE, Lead, Stretch
 from ..results.onepass import OnePassCheck, ReadingDifference, Stepped
@@ -192,10 +192,6 @@ def describe(header: Header) -> str:
         (f", {header.kernels} kernels", header.kernels not in ("", PLAIN_KERNELS))) if given)
     return (f"model {header.name!r} (weights sha256 {header.weights_sha256[:12]}..., {header.dtype}, "
             f"softmax {header.softmax_dtype}, {header.device}{read}{checks})")
-
-
-# The ways of reading a baseline records (baseline/compare.READ_FIELDS): a difference in one is named with its values.
-READ_FIELDS = ("reading", "bos")
 
 
 def refusal_text(refusal: Refusal) -> str:

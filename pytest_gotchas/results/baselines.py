@@ -12,6 +12,9 @@ Probability = float | dict[str, float]  # one run, or {run label: probability}
 PASS, FAIL = "pass", "fail"
 UPDATE_FLAG = "--gotchas-update-baseline"
 ANY_MODEL_FLAG = "--gotchas-baseline-any-model"
+# How a baseline's numbers were read, where it records it (Header.reading, Header.bos): another reading or another BOS
+# gives other numbers from other prompts or candidates, so verdicts read otherwise are not comparable.
+READ_FIELDS = ("reading", "bos")
 
 
 @dataclass(frozen=True)
