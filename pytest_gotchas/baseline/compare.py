@@ -11,12 +11,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
-from ..results.baselines import (FAIL, PASS, CaseChange, Comparison, Entry, Header, MemberChange, Numerics,
-                                 PairChange, UpdateStats)
+from ..model.kernels import KERNELS
+from ..results.baselines import (FAIL, PASS, READ_FIELDS, CaseChange, Comparison, Entry, FactChange, Header,
+                                 MemberChange, Numerics, PairChange, UpdateStats)
+from ..results.hardware import PLAIN
 from ..results.rollup import ChapterRollup, PairResult, rollup
 from ..results.schema import BackendInfo, CaseResult, ChapterInfo, ModelInfo
 from ..results.verdict import Status, Verdict
-from .store import IDENTITY_FIELDS, Baseline, device_kind
+from .store import HEADER_FIELDS, IDENTITY_FIELDS, OPTIONAL_FIELDS, Baseline, device_kind
 
 
 def header_of(result: CaseResult, model: ModelInfo | None) -> Header | None:
@@ -27,7 +29,14 @@ def header_of(result: CaseResult, model: ModelInfo | None) -> Header | None:
                   softmax_dtype=result.runs[0].reading.softmax_dtype, device=device_kind(model.device),
                   hardware=model.hardware, numerics=model.numerics, torch=model.torch_version,
                   transformers=model.transformers_version, backend=model.backend.name if model.backend else "",
-                  engine=engine_fact(model.backend) if model.backend else "")
+                  engine=engine_fact(model.backend) if model.backend else "", reading=result.runs[0].main,
+                  bos=model.bos, kernels=kernels_of(model.numerics))
+
+
+def kernels_of(numerics: str) -> str:
+    """The kernel path a fingerprint names (model/numerics.named: "float32-matmul:<hex>"; plain is unnamed)."""
+    path = numerics.split(":", 1)[0] if ":" in numerics else PLAIN
+    return path if path in KERNELS else PLAIN
 
 
 def engine_fact(backend: BackendInfo) -> str:
@@ -49,19 +58,42 @@ def entry_of(result: CaseResult) -> Entry:
                  {n: r.p_wrong for n, r in zip(names, result.runs)})
 
 
+# Settings an older baseline may not record (not recorded: not known, and said; never taken as a difference).
+SETTING_FIELDS = ("reading", "bos", "kernels")
+# Facts that move probabilities without making verdicts incomparable: another machine, library or kernel path.
+FACT_FIELDS = ("device", "hardware", "torch", "transformers", "backend", "engine", "kernels", "numerics")
+
+
+def bos_effect(bos: str) -> str:
+    """What a BOS policy gave ("auto: <bos>" -> "<bos>"): `auto` and `always` that both gave <bos> read alike."""
+    return bos.split(": ", 1)[-1]
+
+
 def mismatch(recorded: Header, now: Header) -> list[str]:
-    """The identity fields that differ: non-empty means the verdicts are not comparable."""
-    return [name for name in IDENTITY_FIELDS if getattr(recorded, name) != getattr(now, name)]
+    """The identity fields, and the ways of reading the baseline records, that differ: non-empty means the verdicts
+    are not comparable."""
+    wrong = [name for name in IDENTITY_FIELDS if getattr(recorded, name) != getattr(now, name)]
+    read = {"reading": (recorded.reading, now.reading), "bos": (bos_effect(recorded.bos), bos_effect(now.bos))}
+    return wrong + [name for name in READ_FIELDS if getattr(recorded, name) and read[name][0] != read[name][1]]
 
 
-def settings_mismatch(recorded: Header, dtype: str, softmax_dtype: str | None, checks: str = "") -> list[str]:
-    """What can be checked before the model is loaded: the dtypes and the checks the run asks for."""
+def settings_mismatch(recorded: Header, dtype: str, softmax_dtype: str | None, checks: str = "",
+                      reading: str = "") -> list[str]:
+    """What can be checked before the model is loaded: the dtypes, the reading and the checks the run asks for."""
     wrong = ["checks"] if recorded.checks != checks else []
     if recorded.dtype != dtype:
         wrong.append("dtype")
     if recorded.softmax_dtype != (softmax_dtype or dtype):
         wrong.append("softmax_dtype")
+    if recorded.reading and reading and recorded.reading != reading:
+        wrong.append("reading")
     return wrong
+
+
+def differences(recorded: Header, now: Header, names: tuple[str, ...] = FACT_FIELDS) -> list[FactChange]:
+    """The recorded facts among `names` that this run's header states otherwise (not recorded: not a difference)."""
+    return [FactChange(name, getattr(recorded, name), getattr(now, name)) for name in names
+            if getattr(recorded, name) and getattr(recorded, name) != getattr(now, name)]
 
 
 def broken_pairs(baseline: Baseline, result: CaseResult, chapter: ChapterInfo) -> list[str]:
@@ -165,8 +197,24 @@ def update(baseline: Baseline | None, results: list[CaseResult], infos: Mapping[
             verdicts[case.key] = entry
             stats.verdicts += 1
             written.add(case.key)
-    stats.kept = sum(1 for k in [*pairs, *verdicts] if k not in written)
-    return Baseline(header, dict(sorted(pairs.items())), dict(sorted(verdicts.items()))), stats
+    kept_keys = [k for k in [*pairs, *verdicts] if k not in written]
+    stats.kept = len(kept_keys)
+    kept = _kept(old, header, kept_keys)
+    stats.mixed = dict(kept)
+    return Baseline(header, dict(sorted(pairs.items())), dict(sorted(verdicts.items())), kept=kept), stats
+
+
+def _kept(old: Baseline, header: Header, kept_keys: list[str]) -> dict[str, dict[str, str]]:
+    """Per chapter that keeps entries, what they were recorded with where the new header says otherwise ("": not
+    recorded): a file that keeps another run's numbers says so, chapter by chapter."""
+    kept = {}
+    for chapter in sorted({_chapter_of(k) for k in kept_keys}):
+        recorded = old.recorded_with(chapter)
+        differ = {} if recorded is None else {name: getattr(recorded, name) for name in HEADER_FIELDS + OPTIONAL_FIELDS
+                                               if getattr(recorded, name) != getattr(header, name)}
+        if differ:
+            kept[chapter] = differ
+    return kept
 
 
 def ulp(p: float, dtype: str) -> float:
@@ -176,11 +224,16 @@ def ulp(p: float, dtype: str) -> float:
 
 
 def numerics(baseline: Baseline, results: list[CaseResult], recorded: Header, now: Header) -> Numerics:
+    """Whether the run's probabilities are the baseline's, and what the compared entries were recorded with
+    otherwise (each chapter's own header where an update kept it): the causes a difference can have."""
     out = Numerics(same_kernels=recorded.numerics == now.numerics)
     for result in results:
         old = baseline.verdicts.get(result.key)
         if not result.scored or old is None:
             continue
+        chapter = baseline.recorded_with(result.chapter) or recorded
+        out.facts += [change for change in differences(chapter, now) if change not in out.facts]
+        out.unrecorded += [name for name in SETTING_FIELDS if not getattr(chapter, name) and name not in out.unrecorded]
         new = entry_of(result)
         if (old.p_correct, old.p_wrong) == (new.p_correct, new.p_wrong):
             continue

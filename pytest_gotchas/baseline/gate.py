@@ -68,7 +68,7 @@ class Gate:
         path, baseline = self.baseline_for(model.id, header.device)
         if baseline is None:
             return Check()
-        recorded = baseline.header
+        recorded = baseline.recorded_with(chapter.name)
         if recorded is not None:
             fields = mismatch(recorded, header)
             if fields and not self.any_model:
@@ -144,7 +144,7 @@ def _shown(path: Path, root: Path) -> str:
 
 def make_gate(root: Path, explicit: Path | None, models: list[str], dtype: str, device: str | None,
               softmax_dtype: str | None, update: bool = False, any_model: bool = False,
-              command: str | None = None, checks: str = "") -> Gate:
+              command: str | None = None, checks: str = "", reading: str = "") -> Gate:
     """Read every candidate file that exists; raise BaselineError (words: baseline/store.py's, and
     report/wording.refusal_text for a baseline of other settings) for one that cannot be used. A relative
     `explicit` path is taken relative to `root`."""
@@ -165,10 +165,10 @@ def make_gate(root: Path, explicit: Path | None, models: list[str], dtype: str, 
     # Recording reads leniently: an entry it cannot read is dropped (and said), never a reason to lose the others.
     files = {path: read(path, lenient=update) for path in candidates if path.is_file()}
     for path, baseline in files.items():
-        fields = settings_mismatch(baseline.header, dtype, softmax_dtype, checks) if baseline.header else []
+        fields = settings_mismatch(baseline.header, dtype, softmax_dtype, checks, reading) if baseline.header else []
         if fields and not any_model and baseline.header is not None:
             raise SettingsRefused(Refusal(_shown(path, root), baseline.header, fields, dtype=dtype,
-                                          softmax_dtype=softmax_dtype or dtype, checks=checks))
+                                          softmax_dtype=softmax_dtype or dtype, checks=checks, reading=reading))
     return Gate(root=Path(root), explicit=explicit, models=list(models), dtype=dtype, files=files, update=update,
                 any_model=any_model, command=command or f"pytest --gotchas {UPDATE_FLAG}", checks=checks)
 

@@ -5,8 +5,10 @@ and probabilities. The file is small, sorted and diff-friendly, one line per pai
 
     format: 2
     count: {pairs: 19, verdicts: 46}
-    model: {device: cpu, dtype: bfloat16, name: ..., softmax_dtype: bfloat16, torch: ..., transformers: ...,
-            weights_sha256: ...}                                   (a block mapping in the file)
+    model: {bos: "auto: <bos>", device: cpu, dtype: bfloat16, kernels: plain, name: ..., reading: text,
+            softmax_dtype: bfloat16, torch: ..., transformers: ..., weights_sha256: ...}   (a block mapping in the file)
+    kept:                                        (only when an update kept chapters recorded otherwise)
+      aliasing: {transformers: 5.24.0}
     pairs:
       sets/list-vs-set-reversed: fail
     verdicts:
@@ -14,8 +16,11 @@ and probabilities. The file is small, sorted and diff-friendly, one line per pai
       sets/list-reversed: {p_correct: 0.0498046875, p_wrong: 0.134765625, verdict: MISS}
 
 Probabilities are stored exactly (the shortest repr that reads back to the same float); a case run under several
-primer orders stores one probability per primer. There is no top-level `cases:` or `chapter:` key, so the file is
-never collected as a chapter even when it sits among the chapter files.
+primer orders stores one probability per primer. `model` says what the entries were recorded with; an update that
+ran some chapters keeps the others, and where what they were recorded with differs from the new header, `kept` says
+so per chapter (the header's fields that differ, with the values they were recorded with), so that a reviewer of the
+diff sees a mixed file and a comparison knows what each chapter's numbers came from. There is no top-level `cases:`
+or `chapter:` key, so the file is never collected as a chapter even when it sits among the chapter files.
 
 A run that compares refuses a file with any entry it cannot read. A run that records reads it leniently: an entry it
 cannot read (a key such as `demo/a/b` that an older version wrote, a probability of .nan) is dropped and named, and
@@ -25,7 +30,7 @@ every other entry is kept, so that one bad line never costs the other chapters t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -39,13 +44,15 @@ from ..results.baselines import FAIL, PASS, UPDATE_FLAG, Entry, Header, Probabil
 from ..results.verdict import Verdict
 
 FORMAT = 2  # 2: a count of the entries, so that a file cut short is told apart from one with fewer pairs
-TOP_KEYS = ("format", "count", "model", "pairs", "verdicts")
+TOP_KEYS = ("format", "count", "model", "kept", "pairs", "verdicts")
 DEFAULT_DIR = "baselines"
 HEADER_FIELDS = ("name", "weights_sha256", "dtype", "softmax_dtype", "device", "hardware", "numerics", "torch",
                  "transformers")
 # Written only when set: the opt-in checks the verdicts were computed with (absent: none, the write-up's method).
 # The backend (absent: transformers) and its engine's description (model/vllm.py).
-OPTIONAL_FIELDS = ("checks", "backend", "engine")
+# How the numbers were read: the reading, the BOS policy and what it gave, the kernel path (absent: an older file that
+# did not record them; compare.py says so instead of guessing).
+OPTIONAL_FIELDS = ("checks", "backend", "engine", "reading", "bos", "kernels")
 # A different value in one of these makes the verdicts incomparable: the comparison is refused.
 IDENTITY_FIELDS = ("weights_sha256", "dtype", "softmax_dtype", "checks", "backend")
 COMMENT = """\
@@ -67,6 +74,13 @@ class Baseline:
     pairs: dict[str, str] = field(default_factory=dict)  # "<chapter>/<pair id>" -> pass | fail
     verdicts: dict[str, Entry] = field(default_factory=dict)  # "<chapter>/<case id>" -> Entry
     unreadable: list[str] = field(default_factory=list)  # read leniently: the entries dropped, each with why
+    kept: dict[str, dict[str, str]] = field(default_factory=dict)  # chapter -> header fields it was recorded with
+
+    def recorded_with(self, chapter: str) -> Header | None:
+        """The header a chapter's entries were recorded with: the file's, with what `kept` says of that chapter."""
+        if self.header is None:
+            return None
+        return replace(self.header, **self.kept.get(chapter, {}))
 
 
 # -- where it lives ---------------------------------------------------------------------------------------------
@@ -123,6 +137,7 @@ def loads(text: str, source: str = "<baseline>", lenient: bool = False) -> Basel
     data = _top_level(text, bad)
     count = data["count"]
     header = _read_header(data.get("model"), bad)
+    kept = _read_kept(data.get("kept"), bad)
     raw_pairs = _mapping(data.get("pairs"), "pairs", bad)
     pairs = {}
     for key, value in raw_pairs.items():
@@ -145,7 +160,7 @@ def loads(text: str, source: str = "<baseline>", lenient: bool = False) -> Basel
         raise bad("count", f"the file says {count['pairs']} pairs and {count['verdicts']} verdicts but holds "
                            f"{len(raw_pairs)} pairs and {len(raw_verdicts)} verdicts: it was cut short or edited by "
                            "hand")
-    return Baseline(header, dict(pairs), verdicts, unreadable)
+    return Baseline(header, dict(pairs), verdicts, unreadable, kept)
 
 
 def _top_level(text: str, bad: Callable[[str, str], BaselineError]) -> dict[Any, Any]:
@@ -211,6 +226,19 @@ def _read_header(value: Any, bad: Any) -> Header | None:
     return Header(**{name: value[name] for name in HEADER_FIELDS + OPTIONAL_FIELDS if name in value})
 
 
+def _read_kept(value: Any, bad: Any) -> dict[str, dict[str, str]]:
+    kept = {}
+    for chapter, fields in _mapping(value, "kept", bad).items():
+        if not isinstance(chapter, str) or not CASE_ID.fullmatch(chapter):
+            raise bad(f"kept: {chapter!r}", "keys are chapter names")
+        if not isinstance(fields, dict) or not all(k in HEADER_FIELDS + OPTIONAL_FIELDS and isinstance(v, str)
+                                                   for k, v in fields.items()):
+            raise bad(f"kept: {chapter}", f"expected a mapping of model fields ({', '.join(HEADER_FIELDS)} ...) to "
+                                          f"strings, got {fields!r}")
+        kept[chapter] = dict(fields)
+    return kept
+
+
 def _read_entry(value: Any, where: str, bad: Any) -> Entry:
     if not isinstance(value, dict) or set(value) != {"verdict", "p_correct", "p_wrong"}:
         raise bad(where, "expected {verdict: ..., p_correct: ..., p_wrong: ...}")
@@ -253,6 +281,8 @@ def dumps(baseline: Baseline) -> str:
     if baseline.header is not None:
         data["model"] = {name: getattr(baseline.header, name) for name in sorted(HEADER_FIELDS + OPTIONAL_FIELDS)
                          if name in HEADER_FIELDS or getattr(baseline.header, name)}
+    if baseline.kept:
+        data["kept"] = {chapter: _Flow(sorted(fields.items())) for chapter, fields in sorted(baseline.kept.items())}
     data["pairs"] = dict(sorted(baseline.pairs.items()))
     data["verdicts"] = {key: _Flow(p_correct=_sorted(e.p_correct), p_wrong=_sorted(e.p_wrong), verdict=e.verdict)
                         for key, e in sorted(baseline.verdicts.items())}

@@ -9,7 +9,9 @@ It refuses, naming both files, whatever would make the merged numbers a mix that
 two different results for one model and case (identical ones, from overlapping shards, are kept once), two versions
 of one chapter file (by the sha256 collection records), one model described two ways (other weights, dtype,
 hardware or library versions), one model under two names (the same weights run the same way: a report's names can
-be edited), reports of another JSON format, and files that nest deeper than any report.
+be edited), reports of another JSON format, and files that nest deeper than any report. Nothing derived is taken as
+written: a report whose verdicts, pair results or rollups are not what its probabilities give (an edited file,
+results/consistency.py), or that holds a number out of float range, is refused, each field named.
 """
 
 from __future__ import annotations
@@ -27,9 +29,9 @@ from pydantic import ValidationError
 from ..report import html, json_report
 from ..report.escape import escape
 from ..report.terminal import summary_lines
-from ..report.wording import Line, outcome_lines, pct
+from ..report.wording import Line, inconsistent_text, outcome_lines, pct
 from ..results.baselines import BaselineOutcome
-from ..results.report import FORMAT, Report, from_data, result_to_data
+from ..results.report import FORMAT, NonFiniteNumber, Report, from_data, inconsistencies, result_to_data
 from ..results.schema import CaseResult, ChapterInfo, ModelInfo, RunInfo
 from . import merge_series
 from .errors import CLIError
@@ -63,8 +65,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                     "prints the terminal summary.\n\n"
                     "Refused: two different results for one model and case (identical duplicates are kept once), "
                     "results of two versions of one chapter file, one model described two ways, one model under two "
-                    "names (the same weights run the same way), and reports of another JSON format (this version "
-                    f"reads format {FORMAT}).",
+                    "names (the same weights run the same way), reports of another JSON format (this version "
+                    f"reads format {FORMAT}), and reports whose verdicts, pair results or rollups are not what their "
+                    "probabilities give (edited), or that hold a number out of float range.",
     )
     merge.add_argument("reports", nargs="+", metavar="REPORT.json", help="JSON reports written by --gotchas-json")
     merge.add_argument("--json", metavar="OUT.json", help="write the merged JSON report here")
@@ -138,7 +141,9 @@ def _report_of(source: Source) -> Report:
     try:
         report = from_data(source.data)
         _ = report.chapters  # rolls it up: data that reads back but does not add up fails here, not later
-        return report
+    except NonFiniteNumber as error:
+        raise CLIError(f"{source.name} is not a gotchas report: {error.path} is out of float range (a JSON number "
+                       "such as 1e400 reads as infinity); a report holds finite numbers only") from None
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
@@ -146,6 +151,10 @@ def _report_of(source: Source) -> Report:
     except (KeyError, ValueError) as error:
         raise CLIError(f"{source.name} is not a gotchas report of format {FORMAT}: its data does not add up "
                        f"({type(error).__name__}: {error})") from None
+    found = inconsistencies(source.data, report)
+    if found:
+        raise CLIError(inconsistent_text(source.name, found))
+    return report
 
 
 def _model_name(model: str | None) -> str:

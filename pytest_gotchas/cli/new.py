@@ -32,7 +32,8 @@ from ..results.verdict import Status
 from .chapterfile import append_entry, case_entry, install, new_chapter_text, stage, writing
 from .errors import CLIError
 from .snippet import read_snippet
-from .tools import Tools, settings_of
+from ..plugin.options import integer
+from .tools import Tools, settings_of, validated
 
 DEFAULT_ID = "new-case"
 # A coin flip agrees with itself in 20 runs once in 2**19: collection's 3 runs let it through once in 4.
@@ -76,21 +77,11 @@ def add_parser(commands: argparse._SubParsersAction, shared: argparse.ArgumentPa
     new.add_argument("--id", metavar="ID", help=f"the case id (required with --to; default {DEFAULT_ID})")
     new.add_argument("--note", metavar="TEXT", help="a note stored with the case")
     new.add_argument("--title", metavar="TEXT", help="title of a chapter that --to creates")
-    new.add_argument("--authoring-runs", type=_at_least_two, default=AUTHORING_RUNS, metavar="N",
+    new.add_argument("--authoring-runs", type=validated(integer(2, 1000)), default=AUTHORING_RUNS, metavar="N",
                      help="executions the case must hold in before it is written, far more than collection's --runs "
                           "so that a flaky snippet is caught now (unpinned: a different hash seed each run; "
                           f"default {AUTHORING_RUNS})")
     new.set_defaults(run=run_new)
-
-
-def _at_least_two(raw: str) -> int:
-    try:
-        value = int(raw)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expects a whole number, got {raw!r}") from None
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"must be at least 2, got {value}")
-    return value
 
 
 @dataclass

@@ -15,12 +15,13 @@ from ..plugin import compat, wiring
 from ..truth import sandbox
 from .errors import CLIError
 from ..plugin.options import OPTIONS, OptionError, Settings, settings
+from ..scoring.rows import softmax_refusal
 from ..scoring.scorer import Clock
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-def _checked(parse: Any) -> Any:
+def validated(parse: Any) -> Any:
     def check(raw: str) -> Any:
         try:
             return parse(raw)
@@ -62,7 +63,7 @@ def shared_parser() -> argparse.ArgumentParser:
             continue
         default = f" (default {option.shown_default or option.default})" if option.kind != "list" else ""
         parser.add_argument(option.cli_flag, dest=option.name, metavar=option.metavar, choices=option.choices,
-                            type=_checked(option.parse), action="append" if option.kind == "list" else "store",
+                            type=validated(option.parse), action="append" if option.kind == "list" else "store",
                             help=option.help + default)
     return parser
 
@@ -87,6 +88,9 @@ class Tools:
 
     def __init__(self, settings: Settings, scratch: Path, chapter: Path | None = None) -> None:
         self.settings = settings
+        refused = softmax_refusal(settings.softmax_dtype, settings.dtype, flag="--")
+        if refused:
+            raise CLIError(refused)
         try:  # as the plugin does: strong unless --isolation weak, hiding the rootdir pytest would collect it under
             sandbox.choose(settings.isolation, project=project_root(chapter))
         except sandbox.Unavailable as error:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..results.schema import ModelInfo
-from . import DTYPES, float32_matmul, invariance, kernels, numerics
+from . import DTYPES, companions, float32_matmul, invariance, kernels, numerics
 from .convert import ConversionError, Log, convert_gguf, no_progress_bars, one_line
 from .embedded import DEFAULT, MODELS, EmbeddedMissing, short_name
 from .hashes import file_sha256, hub_snapshot, tokenizer_fingerprint, weight_files, weights_sha256
@@ -353,9 +353,10 @@ def _load_weights(shown: str, source: Path | str, dtype: Any, device: str) -> An
             model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, device_map=device_map)
     except Exception as error:  # any failure inside transformers is a load failure for the user
         where = source if isinstance(source, Path) else "the Hugging Face hub (or its local cache)"
+        cause = companions.hint(companions.broken())  # a broken torchvision fails every model class alike
         raise ModelLoadError(
-            f"cannot load model {shown!r} from {where}: {one_line(error)}. "
-            "Check that it is a causal language model that transformers can load."
+            f"cannot load model {shown!r} from {where}: {one_line(error)}."
+            + (cause or " Check that it is a causal language model that transformers can load.")
         ) from error
     return model.eval()
 

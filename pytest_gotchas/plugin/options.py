@@ -8,7 +8,6 @@ the same name without the `gotchas-` prefix.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections.abc import Callable
@@ -30,26 +29,33 @@ class OptionError(ValueError):
     """A value an option does not accept; the message says what it expects."""
 
 
-def integer(minimum: int) -> Callable[[str], int]:
+def integer(minimum: int, maximum: int) -> Callable[[str], int]:
+    """A whole number in [minimum, maximum]: every count has a ceiling the machine can honour (an unbounded one
+    reads 10**20 runs and runs out of memory before it could say so)."""
+
     def parse(raw: str) -> int:
         try:
             value = int(str(raw).strip())
         except ValueError:
-            raise OptionError(f"expects a whole number, got {raw!r}") from None
-        if value < minimum:
-            raise OptionError(f"must be at least {minimum}, got {value}")
+            raise OptionError(f"expects a whole number from {minimum} to {maximum}, got {raw!r}") from None
+        if not minimum <= value <= maximum:
+            raise OptionError(f"must be a whole number from {minimum} to {maximum}, got {value}")
         return value
 
     return parse
+
+
+MAX_SECONDS = 86_400.0  # a day: far beyond any snippet, and small enough for the CPU limit's whole seconds
+_SECONDS_RANGE = f"more than 0 and at most {MAX_SECONDS:g}"
 
 
 def seconds(raw: str) -> float:
     try:
         value = float(str(raw).strip())
     except ValueError:
-        raise OptionError(f"expects a number of seconds, got {raw!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise OptionError(f"must be a positive, finite number of seconds, got {raw!r}")
+        raise OptionError(f"expects a number of seconds, {_SECONDS_RANGE}, got {raw!r}") from None
+    if not 0 < value <= MAX_SECONDS:  # also refuses nan and inf
+        raise OptionError(f"must be a number of seconds, {_SECONDS_RANGE}, got {raw!r}")
     return value
 
 
@@ -154,18 +160,18 @@ OPTIONS = (
     Option("device", "cpu, cuda or cuda:N (default: cuda when available, else cpu; under -n N each worker gets its "
            "own GPU); auto: device_map=\"auto\", one model spread over every GPU (for a model too large for one)",
            cli=True, shown_default="cuda if available, else cpu"),
-    Option("softmax_dtype", "dtype of the softmax at the cut (default: the model's dtype; float32 for finer "
-           "probabilities)", choices=DTYPES, cli=True, shown_default="the model's dtype"),
+    Option("softmax_dtype", "dtype of the softmax at the cut: the model's dtype (the default) or float32 for "
+           "finer probabilities; any other is refused at the start", choices=DTYPES, cli=True, shown_default="the model's dtype"),
     Option("reading", "the reading verdicts come from: text (the probability that the output, as text, continues "
            "with each candidate) or token (the write-up's single-token reading at the cut)", "text",
            choices=READINGS, cli=True),
-    Option("top_k", "how many top alternatives to record at the cut", 5, integer(1), cli=True),
+    Option("top_k", "how many top alternatives to record at the cut", 5, integer(1, 1000), cli=True),
     Option("batch_size", "group up to N prompts of equal token length in one forward pass (never padded)", 1,
-           integer(1), metavar="N"),
+           integer(1, 1024), metavar="N"),
     Option("python", "VERSION=PATH: the interpreter to use for python VERSION (repeatable)", [], interpreter_path,
            kind="list", metavar="VERSION=PATH", cli=True, shown_default="PATH, pyenv"),
     Option("runs", "executions of each snippet; each must give the same answer (unpinned hash seeds vary per run)",
-           3, integer(2), cli=True),
+           3, integer(2, 100), cli=True),
     Option("timeout", "seconds one snippet run may take before it is killed", 10.0, seconds, cli=True),
     Option("isolation", "how snippets are confined: strong (bubblewrap, else namespaces made with util-linux "
            "unshare: read-only root; credentials, home folders and the project hidden; private /tmp; no network; the "
@@ -194,10 +200,10 @@ OPTIONS = (
            "reading (earlier positions of the prompt's pass, KV-cached steps)", False, kind="flag"),
     # The vLLM backend (--gotchas-model vllm:NAME; model/vllm.py). Models read through transformers ignore these.
     Option("vllm_tensor_parallel", "vllm: models: split each layer over N GPUs (tensor_parallel_size)", 1,
-           integer(1), metavar="N"),
+           integer(1, 1024), metavar="N"),
     Option("vllm_pipeline_parallel", "vllm: models: split the layers into N stages (pipeline_parallel_size), one "
            "group of GPUs each; with --gotchas-vllm-executor ray the stages may be on several machines", 1,
-           integer(1), metavar="N"),
+           integer(1, 1024), metavar="N"),
     Option("vllm_executor", "vllm: models: how the engine starts its workers: mp (processes on this machine) or "
            "ray (on the Ray cluster this machine belongs to); default: vLLM's choice (this process for one device, "
            "mp for several)", None, choices=EXECUTORS, shown_default="vLLM's choice"),

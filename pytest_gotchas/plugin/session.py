@@ -145,14 +145,17 @@ class GotchasSession:
 
 
 def refuse_unsupported(config: pytest.Config, settings: Settings, names: list[str | None], workers: int) -> None:
-    """What a backend of the run's models cannot do, and a kernel path the dtype has no use for, is one usage error
-    at the start, naming the flag and the backend (model/backend.py, model/kernels.py)."""
+    """What a backend of the run's models cannot do, a kernel path the dtype has no use for and a softmax dtype the
+    scorer does not compute is one usage error at the start, naming the flag and the backend (model/backend.py,
+    model/kernels.py, scoring/rows.py)."""
     from ..model import kernels
     from ..model.backend import refusals
+    from ..scoring.rows import softmax_refusal
 
     asked = getattr(config.option, "numprocesses", None) or 0  # the controller's -n; "auto" and "logical" count
-    refused = kernels.refusal(settings.kernels, settings.dtype)
-    problems = ([refused] if refused else []) + refusals(settings, names, workers=workers or (
+    refused = [r for r in (kernels.refusal(settings.kernels, settings.dtype),
+                           softmax_refusal(settings.softmax_dtype, settings.dtype)) if r]
+    problems = refused + refusals(settings, names, workers=workers or (
         asked if isinstance(asked, int) else 2))
     if problems:
         raise pytest.UsageError("\n".join(problems))
@@ -170,7 +173,7 @@ def make_run_gate(config: pytest.Config, values: Settings, models: list[str]) ->
         return make_gate(config.rootpath, explicit, models, values.dtype, values.device, values.softmax_dtype,
                          update=values.update_baseline, any_model=values.baseline_any_model,
                          command=update_command(str(a) for a in config.invocation_params.args),
-                         checks=checks_of(values.precision_check, values.variants))
+                         checks=checks_of(values.precision_check, values.variants), reading=values.reading)
     except SettingsRefused as refused:
         raise pytest.UsageError(wording.refusal_text(refused.refusal)) from None
     except BaselineError as error:

@@ -11,9 +11,10 @@ import math
 from collections.abc import Iterator
 
 from ..model.kernels import FLOAT32_MATMUL
-from ..results.baselines import (ANY_MODEL_FLAG, UPDATE_FLAG, BaselineOutcome, Comparison, Header, Numerics,
-                                 PairChange, Probability, Refusal, Regression, UpdateStats)
-from ..results.hardware import SlowBfloat16
+from ..results.consistency import Inconsistency
+from ..results.baselines import (ANY_MODEL_FLAG, READ_FIELDS, UPDATE_FLAG, BaselineOutcome, Comparison, FactChange,
+                                 Header, Numerics, PairChange, Probability, Refusal, Regression, UpdateStats)
+from ..results.hardware import PLAIN as PLAIN_KERNELS, SlowBfloat16
 from ..results.layers import TIE, Lead, Stretch
 from ..results.onepass import OnePassCheck, ReadingDifference, Stepped
 from ..results.pairwise import Differences, ModelComparison
@@ -168,13 +169,37 @@ def one_pass_check_line(c: OnePassCheck, several_models: bool = False) -> str:
             f"of {c.case_verdicts} case verdicts would differ" + (f": {verdicts}" if verdicts else ""))
 
 
+# -- reports read back -------------------------------------------------------------------------------------------
+
+SHOWN_INCONSISTENCIES = 5
+
+
+def inconsistency_text(i: Inconsistency) -> str:
+    model = f" of model {i.model!r}" if i.model is not None else ""
+    numbers = f"{i.numbers} give" if i.numbers else "its numbers give"
+    return f"{i.subject}{model}, {i.field}: the file says {i.stored}, {numbers} {i.computed}"
+
+
+def inconsistent_text(source: str, found: list[Inconsistency]) -> str:
+    """A report whose derived fields are not what its numbers give (results/consistency.py): refused, each named."""
+    shown = "; ".join(inconsistency_text(i) for i in found[:SHOWN_INCONSISTENCIES])
+    more = f"; and {len(found) - SHOWN_INCONSISTENCIES} more" if len(found) > SHOWN_INCONSISTENCIES else ""
+    fields = "1 derived field is" if len(found) == 1 else f"{len(found)} derived fields are"
+    return (f"{source} is inconsistent: {fields} not what its numbers give ({shown}{more}). A report's "
+            "verdicts, pair results and rollups follow from its probabilities, so this one was edited or damaged and "
+            "is not merged: write it again with the run that made it")
+
+
 # -- baselines ----------------------------------------------------------------------------------------------------
 
 
 def describe(header: Header) -> str:
     checks = f", with {header.checks.replace(',', ' and ')}" if header.checks else ""
+    read = "".join(part for part, given in (
+        (f", {header.reading} reading", header.reading), (f", BOS {header.bos}", header.bos),
+        (f", {header.kernels} kernels", header.kernels not in ("", PLAIN_KERNELS))) if given)
     return (f"model {header.name!r} (weights sha256 {header.weights_sha256[:12]}..., {header.dtype}, "
-            f"softmax {header.softmax_dtype}, {header.device}{checks})")
+            f"softmax {header.softmax_dtype}, {header.device}{read}{checks})")
 
 
 def refusal_text(refusal: Refusal) -> str:
@@ -182,14 +207,27 @@ def refusal_text(refusal: Refusal) -> str:
         now = describe(refusal.now)
     else:
         checks = refusal.checks
-        now = f"dtype {refusal.dtype}, softmax {refusal.softmax_dtype}, " + (
+        reading = f"{refusal.reading} reading, " if refusal.reading else ""
+        now = f"dtype {refusal.dtype}, softmax {refusal.softmax_dtype}, {reading}" + (
             f"with {checks.replace(',', ' and ')}" if checks else "without opt-in checks")
+    fields = ", ".join(_refused_field(refusal, name) for name in refusal.fields)
+    read = any(name in READ_FIELDS for name in refusal.fields)
     return (
         f"baseline {refusal.path} was recorded with {describe(refusal.recorded)}; this run uses {now}. "
-        f"They differ in {', '.join(refusal.fields)}, so their verdicts are not comparable. "
-        f"Record a baseline for this model with --gotchas-baseline OTHER.yaml {UPDATE_FLAG}, "
+        f"They differ in {fields}, so their verdicts are not comparable"
+        + (": the numbers were read another way, so a verdict that moved would tell nothing of the model, and is no "
+           "bug. " if read else ". ")
+        + f"Record a baseline for this model with --gotchas-baseline OTHER.yaml {UPDATE_FLAG}, "
         f"or compare anyway with {ANY_MODEL_FLAG}."
     )
+
+
+def _refused_field(refusal: Refusal, name: str) -> str:
+    """A field a refusal names; a way of reading with what each side used, since that is the cause to see."""
+    if name not in READ_FIELDS:
+        return name
+    now = getattr(refusal.now, name) if refusal.now is not None else refusal.reading
+    return f"{name} (recorded {getattr(refusal.recorded, name)}, now {now})"
 
 
 def hardware_note(recorded_hardware: str, hardware: str) -> str:
@@ -328,25 +366,59 @@ def update_line(stats: UpdateStats, path: str) -> str:
     start = "started afresh, " if stats.fresh else ""
     dropped = (f"; {len(stats.dropped)} entries it could not read were dropped ({'; '.join(stats.dropped)})"
                if stats.dropped else "")
+    fields = sorted({name for differ in stats.mixed.values() for name in differ})
+    mixed = (f"; the file is mixed: {len(stats.mixed)} kept chapters were recorded with another {', '.join(fields)} "
+             f"than its header says, and its `kept:` section names them ({', '.join(stats.mixed)})"
+             if stats.mixed else "")
     return (f"baseline {path} written: {start}{stats.pairs} pairs and {stats.verdicts} verdicts recorded "
             f"({stats.changed} changed), {stats.removed} removed, {stats.kept} kept from cases that did not run"
-            f"{dropped}")
+            f"{dropped}{mixed}")
 
 
 def numerics_lines(check: Numerics, recorded: Header, now: Header) -> Iterator[Line]:
-    """Whether the kernels gave the baseline's bits: with the same fingerprint any difference is a bug; with another
-    it is the kernels', and the verdicts it changed inside the dtype's rounding are named."""
+    """Whether the kernels gave the baseline's bits. With another fingerprint the differences are the kernels', and
+    the verdicts changed inside the dtype's rounding are named. With the same one, a recorded fact that changed (a
+    library version, the hardware) is named as the likely cause, with the verdicts that moved; a setting the baseline
+    does not record is said to be unknown; only when nothing the baseline records changed is a difference a bug."""
+    if check.unrecorded:
+        yield (f"  the baseline does not record its {', '.join(check.unrecorded)} (an older file): a difference they "
+               "make cannot be told from the model's; record it again to record them"), PLAIN
     if check.same_kernels:
         if check.differing:
-            yield (f"  numerics match the baseline's ({now.numerics}), yet {len(check.differing)} cases' probabilities "
-                   f"differ from it: that is a bug, please report it: {', '.join(check.differing)}"), RED
+            yield _same_kernels_line(check, now)
         return
     yield (f"  same model, other kernels (numerics {recorded.numerics or 'not recorded'} on {recorded.hardware}, "
            f"now {now.numerics} on {now.hardware}): probabilities differ from the baseline's in "
            f"{len(check.differing)} cases; {len(check.changed)} verdicts changed"), YELLOW
+    versions = [f for f in check.facts if f.field in VERSION_FIELDS]
+    if versions and check.differing:
+        yield (f"  it was also recorded with {_facts(versions)}: the versions are as likely a cause as the kernels; "
+               f"verdicts that moved: {', '.join(check.changed) or 'none'}"), YELLOW
     if check.within_rounding:
         yield (f"  verdicts changed by a margin {now.softmax_dtype} cannot resolve (decided by rounding, not by the "
                f"model): {', '.join(check.within_rounding)}"), YELLOW
+
+
+# The library versions a header records (the backend's engine names its package's version).
+VERSION_FIELDS = ("torch", "transformers", "engine")
+
+
+def _facts(facts: list[FactChange]) -> str:
+    return ", ".join(f"{f.field} {f.recorded or 'not recorded'} (now {f.now})" for f in facts)
+
+
+def _same_kernels_line(check: Numerics, now: Header) -> Line:
+    differ = f"{len(check.differing)} cases' probabilities differ from it ({', '.join(check.differing)})"
+    moved = f"verdicts that moved: {', '.join(check.changed) or 'none'}"
+    if check.facts:
+        facts = _facts(check.facts)
+        return (f"  numerics match the baseline's ({now.numerics}), but it was recorded with {facts}: that is the "
+                f"likely cause, on a path the fingerprint does not probe; {differ}; {moved}"), YELLOW
+    if check.unrecorded:
+        return (f"  numerics match the baseline's ({now.numerics}), yet {differ}; its "
+                f"{', '.join(check.unrecorded)} are not recorded, so they may be the cause; {moved}"), YELLOW
+    return (f"  numerics match the baseline's ({now.numerics}), yet {len(check.differing)} cases' probabilities "
+            f"differ from it: that is a bug, please report it: {', '.join(check.differing)}"), RED
 
 
 def slow_bfloat16_line(slow: SlowBfloat16) -> str:

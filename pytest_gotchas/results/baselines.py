@@ -12,6 +12,9 @@ Probability = float | dict[str, float]  # one run, or {run label: probability}
 PASS, FAIL = "pass", "fail"
 UPDATE_FLAG = "--gotchas-update-baseline"
 ANY_MODEL_FLAG = "--gotchas-baseline-any-model"
+# How a baseline's numbers were read, where it records it (Header.reading, Header.bos): another reading or another BOS
+# gives other numbers from other prompts or candidates, so verdicts read otherwise are not comparable.
+READ_FIELDS = ("reading", "bos")
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,11 @@ class Header:
     checks: str = ""  # baseline/store.checks_of(): the opt-in checks that can change a verdict, "" for none
     backend: str = ""  # the backend that read the model: "" for transformers, "vllm"
     engine: str = ""  # that backend's version, layout and kernels' mode (baseline/compare.engine_fact)
+    # How the numbers were read ("": not recorded, a baseline written before these were): the reading the verdicts
+    # come from (text | token), the BOS policy and what it gave ("auto: <bos>", ModelInfo.bos), the kernel path.
+    reading: str = ""
+    bos: str = ""
+    kernels: str = ""
 
 
 @dataclass(frozen=True)
@@ -78,15 +86,27 @@ class Comparison:
     not_run: list[str] = field(default_factory=list)  # chapters in the baseline that did not run
 
 
+@dataclass(frozen=True)
+class FactChange:
+    """A fact of how numbers were computed that differs between a baseline (or a chapter kept in it) and this run."""
+
+    field: str  # a Header field: "transformers", "hardware", "numerics" ...
+    recorded: str
+    now: str
+
+
 @dataclass
 class Numerics:
-    """A run against its baseline when the model, dtypes and libraries are the same: do the kernels give the same
-    bits? With the same fingerprint every probability must be equal; with another, differences are the kernels'."""
+    """A run against its baseline when the model, dtypes and reading are the same: do the kernels give the same bits?
+    With every recorded fact the same, every probability must be equal (a difference is a bug); with another
+    fingerprint, library version or hardware, differences are theirs; with a fact not recorded, it cannot tell."""
 
     same_kernels: bool
     differing: list[str] = field(default_factory=list)  # cases whose probabilities differ from the baseline's
     changed: list[str] = field(default_factory=list)  # of those, the ones whose verdict changed
     within_rounding: list[str] = field(default_factory=list)  # changed, and the margin is one the dtype can't resolve
+    facts: list[FactChange] = field(default_factory=list)  # what the compared entries were recorded with otherwise
+    unrecorded: list[str] = field(default_factory=list)  # settings the baseline does not record (an older file)
 
 
 @dataclass
@@ -98,6 +118,7 @@ class UpdateStats:
     kept: int = 0  # entries of pairs and cases that did not run
     fresh: bool = False  # the file was started afresh (it held another model's verdicts)
     dropped: list[str] = field(default_factory=list)  # entries of the file that could not be read, each with why
+    mixed: dict[str, dict[str, str]] = field(default_factory=dict)  # kept chapters recorded otherwise than the header
 
 
 @dataclass(frozen=True)
@@ -111,6 +132,7 @@ class Refusal:
     dtype: str = ""  # the settings this run asks for, when `now` is None
     softmax_dtype: str = ""
     checks: str = ""
+    reading: str = ""
 
 
 @dataclass(frozen=True)

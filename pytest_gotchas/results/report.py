@@ -14,12 +14,14 @@ import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import TypeAdapter
 from pydantic.dataclasses import dataclass as typed
 
 from .baselines import BaselineOutcome
+from .consistency import Inconsistency, case_inconsistencies, first_difference, non_finite, subject_of
 from .onepass import OnePassCheck, check
 from .pairwise import (MarginDifference, ModelComparison, TwinSplit, compare_models, corrected, margin_differences,
                        twin_splits)
@@ -158,10 +160,63 @@ def to_json(report: Report) -> str:
     return json.dumps(to_data(report), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
 
 
+# The sections a reader computes again rather than reads (ReportFile's last four).
+COMPUTED = ("pairs", "rollups", "comparisons", "one_pass_check")
+
+
+class NonFiniteNumber(ValueError):
+    """JSON values holding a number that is not finite (1e400 reads as infinity): no report can hold it."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path} is not a finite number")
+        self.path = path
+
+
 def from_data(data: Any) -> Report:
-    """A report from JSON values; raises pydantic.ValidationError naming the first value that does not fit."""
+    """A report from JSON values; raises NonFiniteNumber naming the first number out of float range, or
+    pydantic.ValidationError naming the first value that does not fit."""
+    where = non_finite(data)
+    if where is not None:
+        raise NonFiniteNumber(where)
     file = _FILE.validate_python(data)
     return Report(file.cases, file.chapters, file.models, file.run, file.baselines)
+
+
+def inconsistencies(data: dict[str, Any], report: Report) -> list[Inconsistency]:
+    """Every derived field of the document `data` (read into `report` by from_data) that its numbers do not give:
+    the verdicts of each case, then (when those hold) each computed section the document states."""
+    found = [i for n, result in enumerate(report.results) for i in case_inconsistencies(result, f"cases[{n}]")]
+    if found:
+        return found  # the computed sections follow from the verdicts: their differences would only repeat these
+    written = to_data(report)
+    for n, (stored, result) in enumerate(zip(data["cases"], report.results)):
+        for path, a, b in _computed_fields(stored, result_to_data(result)):
+            found.append(Inconsistency(f"case {result.key}", result.model, f"cases[{n}].{path}", json.dumps(a),
+                                       json.dumps(b)))
+    for section in COMPUTED:
+        if section in data and data[section] != written[section]:
+            path, stored, computed = first_difference(section, data[section], written[section])
+            subject, model = subject_of(section, path, data[section])
+            found.append(Inconsistency(subject, model, path, json.dumps(stored), json.dumps(computed)))
+    return found
+
+
+# The fields of a run and of a reading that the JSON states for its readers and a reader computes again.
+RUN_COMPUTED = ("verdict", "p_correct", "p_wrong", "coverage", "margin")
+READING_COMPUTED = ("coverage", "margin")
+
+
+def _computed_fields(stored: Any, written: dict[str, Any]) -> Iterator[tuple[str, Any, Any]]:
+    """Each computed field of one case's runs and readings whose stored value is not the computed one."""
+    runs = stored.get("runs") if isinstance(stored, dict) else None
+    for i, (run, fresh) in enumerate(zip(runs if isinstance(runs, list) else [], written["runs"])):
+        for key in RUN_COMPUTED:
+            if key in run and run[key] != fresh[key]:
+                yield f"runs[{i}].{key}", run[key], fresh[key]
+        for name, reading in run.get("readings", {}).items():
+            for key in READING_COMPUTED:
+                if key in reading and reading[key] != fresh["readings"][name][key]:
+                    yield f"runs[{i}].readings.{name}.{key}", reading[key], fresh["readings"][name][key]
 
 
 def result_to_data(result: CaseResult) -> dict[str, Any]:

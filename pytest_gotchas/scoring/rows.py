@@ -69,6 +69,15 @@ def model_dtype(model: Any) -> str:
     return str(model.dtype).removeprefix("torch.")
 
 
+def softmax_refusal(softmax_dtype: str | None, dtype: str, flag: str = "--gotchas-") -> str | None:
+    """Why a run cannot take `softmax_dtype` with a model in `dtype`, before anything loads (resolve_softmax_dtype
+    computes only these two); None when it can. Pure."""
+    if softmax_dtype in (None, dtype, "float32"):
+        return None
+    return (f"{flag}softmax-dtype {softmax_dtype} cannot read a {dtype} model: the softmax at the cut runs in the "
+            f"model's dtype or in float32 (finer probabilities); leave {flag}softmax-dtype out, or give float32")
+
+
 def resolve_softmax_dtype(model: Any, softmax_dtype: str | None) -> str:
     dtype = model_dtype(model)
     if softmax_dtype is None or softmax_dtype == dtype:

@@ -281,6 +281,39 @@ def test_a_baseline_of_another_dtype_is_refused_before_anything_runs(run, chapte
     assert "They differ in dtype, softmax_dtype" in error and "this run uses dtype float32, softmax float32" in error
 
 
+def test_a_baseline_of_another_reading_is_refused_before_anything_runs(run, chapters, pytester) -> None:
+    """Recorded with the token reading, run with the default text reading: refused with the cause named, before a
+    single case is scored, and no bug claimed."""
+    chapters()
+    run("--gotchas-update-baseline", "--gotchas-reading", "token")
+    assert "  reading: token\n" in default_baseline(pytester).read_text()
+    result = run()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    (error,) = [line for line in result.errlines if line.startswith("ERROR: ")]
+    assert (f"ERROR: baseline {SHOWN} was recorded with model " in error and
+            ", token reading, BOS auto: <bos>); this run uses dtype bfloat16, softmax bfloat16, text reading, without "
+            "opt-in checks. They differ in reading (recorded token, now text), so their verdicts are not comparable: "
+            "the numbers were read another way, so a verdict that moved would tell nothing of the model, and is no "
+            "bug. Record a baseline for this model with --gotchas-baseline OTHER.yaml --gotchas-update-baseline, or "
+            "compare anyway with --gotchas-baseline-any-model." in error)
+
+
+def test_a_baseline_of_another_bos_is_refused_at_the_first_case(run, chapters, pytester) -> None:
+    """Recorded with the model's <bos>, run with --gotchas-bos never: what the policy gives is known once the model
+    has loaded, so the first scored case stops the run, naming the cause."""
+    chapters()
+    run("--gotchas-update-baseline")
+    assert "  bos: 'auto: <bos>'\n" in default_baseline(pytester).read_text()
+    result = run("--gotchas-bos", "never")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert result.parseoutcomes()["failed"] == 1
+    text = " ".join(failures(result).split())
+    assert ("They differ in bos (recorded auto: <bos>, now never: none), so their verdicts are not comparable: the "
+            "numbers were read another way, so a verdict that moved would tell nothing of the model, and is no bug."
+            ) in text
+    assert "report it" not in result.stdout.str()
+
+
 # -- xdist ----------------------------------------------------------------------------------------------------------
 
 

@@ -94,7 +94,8 @@ def test_a_foreign_model_is_refused_at_its_first_case_and_stops_the_run(tmp_path
     assert failure == (
         "baseline baselines/tiny-bfloat16-cpu.yaml was recorded with model 'tiny' (weights sha256 "
         "aaaaaaaaaaaa..., bfloat16, softmax bfloat16, cpu); this run uses model 'other' (weights sha256 "
-        "bbbbbbbbbbbb..., bfloat16, softmax bfloat16, cpu). They differ in weights_sha256, so their verdicts are not "
+        "bbbbbbbbbbbb..., bfloat16, softmax bfloat16, cpu, token reading). They differ in weights_sha256, so their "
+        "verdicts are not "
         "comparable. Record a baseline for this model with --gotchas-baseline OTHER.yaml --gotchas-update-baseline, "
         "or compare anyway with --gotchas-baseline-any-model.")
     done = finish(g, [case("a")], model(weights_sha256="b" * 64))
@@ -173,7 +174,7 @@ def test_the_checks_are_recorded_in_the_header_and_absent_without_them(tmp_path:
     assert "  checks: precision-check,variants\n" in path.read_text()
     header = store.read(path).header
     assert header is not None and header.checks == "precision-check,variants"
-    assert wording.describe(header).endswith("cpu, with precision-check and variants)")
+    assert wording.describe(header).endswith("cpu, token reading, with precision-check and variants)")
     assert "checks" not in store.dumps(recorded()) and store.loads(store.dumps(recorded())).header == HEADER
 
 

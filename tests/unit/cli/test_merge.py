@@ -348,19 +348,91 @@ def test_different_results_for_one_model_and_case(tmp_path, monkeypatch, capsys,
     reading = run["readings"][run["main"]]
     old_correct, old_wrong = reading["p_correct"], reading["p_wrong"]
     reading["p_correct"] = 0.5
+    b = plain(to_data(from_data(b)))  # the run's copies of its reading's numbers follow, as a run would write them
     assert refused(tmp_path, monkeypatch, capsys, a, b) == (
         f"a.json and b.json hold different results for model 'tiny-a', case demo/right: P(correct) "
         f"{pct(old_correct)} vs 50.00%, P(wrong) {pct(old_wrong)} vs {pct(old_wrong)}; only identical duplicates "
         f"(an overlapping shard) can be merged")
 
 
-def test_different_verdicts_for_one_model_and_case(tmp_path, monkeypatch, capsys, models) -> None:
+# -- a report's derived fields are computed again from its numbers, never taken as written ---------------------------
+
+INCONSISTENT = ("A report's verdicts, pair results and rollups follow from its probabilities, so this one was edited or "
+                "damaged and is not merged: write it again with the run that made it")
+
+
+def test_a_hand_edited_verdict_is_named_as_inconsistent(tmp_path, monkeypatch, capsys, models) -> None:
+    """The case's verdict edited alone: its run still says ok, so the case verdict they give is ok."""
     a = one_model(models, "tiny-a")
     b = copy.deepcopy(a)
     find_case(b, "demo/right")["verdict"] = "MISS"
+    at = b["cases"].index(find_case(b, "demo/right"))
     assert refused(tmp_path, monkeypatch, capsys, one_model(models, "tiny-b"), a, b) == (
-        "b.json and c.json hold different results for model 'tiny-a', case demo/right: verdict ok vs MISS; only "
-        "identical duplicates (an overlapping shard) can be merged")
+        f"c.json is inconsistent: 1 derived field is not what its numbers give (case demo/right of model 'tiny-a', "
+        f"cases[{at}].verdict: the file says MISS, its numbers give ok). {INCONSISTENT}")
+
+
+def test_a_hand_edited_reading_verdict_and_its_case_are_named(tmp_path, monkeypatch, capsys, models) -> None:
+    """MISS beside the probabilities that give ok (0.73 and 0.27), written everywhere the verdict shows: the reading,
+    the run's own copy, the case, its verdict by reading. The edit agrees with itself; the numbers do not agree with
+    it, and the reading's verdict is the one that they decide."""
+    b = one_model(models, "tiny-a")
+    case = find_case(b, "demo/right")
+    run = case["runs"][0]
+    reading = run["readings"][run["main"]]
+    assert reading["verdict"] == "ok"
+    reading["verdict"] = run["verdict"] = case["verdict"] = case["reading_verdicts"][run["main"]] = "MISS"
+    at = b["cases"].index(case)
+    assert refused(tmp_path, monkeypatch, capsys, b) == (
+        f"a.json is inconsistent: 1 derived field is not what its numbers give (case demo/right of model 'tiny-a', "
+        f"cases[{at}].runs[0].readings.{run['main']}.verdict: the file says MISS, P(correct) {reading['p_correct']!r}, "
+        f"P(wrong) {reading['p_wrong']!r} give ok). {INCONSISTENT}")
+
+
+def test_swapped_probabilities_under_kept_verdicts_are_named(tmp_path, monkeypatch, capsys, models) -> None:
+    b = one_model(models, "tiny-a")
+    case = find_case(b, "demo/right")
+    run = case["runs"][0]
+    reading = run["readings"][run["main"]]
+    reading["p_correct"], reading["p_wrong"] = reading["p_wrong"], reading["p_correct"]
+    at = b["cases"].index(case)
+    assert refused(tmp_path, monkeypatch, capsys, b) == (
+        f"a.json is inconsistent: 1 derived field is not what its numbers give (case demo/right of model 'tiny-a', "
+        f"cases[{at}].runs[0].readings.{run['main']}.verdict: the file says ok, P(correct) {reading['p_correct']!r}, "
+        f"P(wrong) {reading['p_wrong']!r} give MISS). {INCONSISTENT}")
+
+
+def test_a_run_level_copy_that_disagrees_with_its_reading_is_named(tmp_path, monkeypatch, capsys, models) -> None:
+    """The run's p_correct is a copy of its main reading's, for readers: an edit there is not read, so it is named."""
+    b = one_model(models, "tiny-a")
+    case = find_case(b, "demo/right")
+    stored = case["runs"][0]["p_correct"]
+    case["runs"][0]["p_correct"] = 0.5
+    at = b["cases"].index(case)
+    assert refused(tmp_path, monkeypatch, capsys, b) == (
+        f"a.json is inconsistent: 1 derived field is not what its numbers give (case demo/right of model 'tiny-a', "
+        f"cases[{at}].runs[0].p_correct: the file says 0.5, its numbers give {stored!r}). {INCONSISTENT}")
+
+
+def test_an_edited_pair_result_is_named(tmp_path, monkeypatch, capsys, models) -> None:
+    b = one_model(models, "tiny-a")
+    n, pair = next((n, p) for n, p in enumerate(b["pairs"]) if p["id"] == "bad-pair")
+    assert pair["passed"] is False
+    pair["passed"] = True
+    assert refused(tmp_path, monkeypatch, capsys, b) == (
+        f"a.json is inconsistent: 1 derived field is not what its numbers give (pair demo/bad-pair of model "
+        f"'tiny-a', pairs[{n}].passed: the file says true, its numbers give false). {INCONSISTENT}")
+
+
+def test_a_number_out_of_float_range_is_named_by_its_field(tmp_path, monkeypatch, capsys, models) -> None:
+    """JSON's 1e400 reads as infinity: the merged report could not be written with it."""
+    b = one_model(models, "tiny-b")
+    case = find_case(b, "demo/right")
+    case["runs"][0]["readings"]["token"]["p_wrong"] = 0.123456789
+    text = json.dumps(b).replace("0.123456789", "1e400")
+    assert refused(tmp_path, monkeypatch, capsys, one_model(models, "tiny-a"), text) == (
+        f"b.json is not a gotchas report: cases[{b['cases'].index(case)}].runs[0].readings.token.p_wrong is out of "
+        "float range (a JSON number such as 1e400 reads as infinity); a report holds finite numbers only")
 
 
 def test_two_versions_of_a_chapter_file(tmp_path, monkeypatch, capsys, models) -> None:

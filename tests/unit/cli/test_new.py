@@ -198,6 +198,9 @@ def test_snippet_that_prints_nothing(snippet, capsys, py311) -> None:
 @pytest.mark.parametrize("args, message", [
     (["--to", "x.yaml"], "--to needs --id, the new case's id"),
     (["--id", "b@d"], "--id 'b@d': use letters, digits, `-`, `_` and `.`, starting with a letter or digit"),
+    (["--softmax-dtype", "float16"], "--softmax-dtype float16 cannot read a bfloat16 model: the softmax at the cut "
+                                     "runs in the model's dtype or in float32 (finer probabilities); leave "
+                                     "--softmax-dtype out, or give float32"),
 ])
 def test_bad_options(snippet, capsys, args: list[str], message: str) -> None:
     assert error_of(capsys, main(new(snippet("1\n"), "--wrong", "2", *args))) == f"gotchas new: error: {message}\n"
@@ -210,8 +213,10 @@ def test_bad_options(snippet, capsys, args: list[str], message: str) -> None:
                                         "changes how the dynamic loader starts every program; a case's variables may "
                                         "change what the program does, not how a process starts (docs/cases.md)"),
     (["--python", "3.12"], "argument --python: expects VERSION=PATH (e.g. 3.12=/usr/bin/python3.12), got '3.12'"),
-    (["--runs", "1"], "argument --runs: must be at least 2, got 1"),
-    (["--timeout", "nan"], "argument --timeout: must be a positive, finite number of seconds, got 'nan'"),
+    (["--runs", "1"], "argument --runs: must be a whole number from 2 to 100, got 1"),
+    (["--authoring-runs", "99999999999999999999"], "argument --authoring-runs: must be a whole number from 2 to 1000, "
+                                                   "got 99999999999999999999"),
+    (["--timeout", "nan"], "argument --timeout: must be a number of seconds, more than 0 and at most 86400, got 'nan'"),
     (["--dtype", "int8"], "argument --dtype: invalid choice: 'int8' (choose from 'bfloat16', 'float16', 'float32')"),
 ])
 def test_options_are_validated_as_the_plugin_validates_them(snippet, capsys, args: list[str], message: str) -> None:
@@ -328,8 +333,8 @@ def test_authoring_runs_default_and_validation(tmp_path: Path, capsys: pytest.Ca
     assert code == 0 and "the cut held in all 5 runs (PYTHONHASHSEED=0; --authoring-runs)\n" in out
     with pytest.raises(SystemExit):
         authored(tmp_path, capsys, "1\n", "--wrong", "2", "--authoring-runs", "1")
-    assert capsys.readouterr().err.splitlines()[-1] == ("gotchas new: error: argument --authoring-runs: must be at "
-                                                        "least 2, got 1")
+    assert capsys.readouterr().err.splitlines()[-1] == ("gotchas new: error: argument --authoring-runs: must be a "
+                                                        "whole number from 2 to 1000, got 1")
 
 
 def test_a_shell_snippet_that_sets_a_start_up_variable_is_refused_before_it_runs(capsys, monkeypatch, py312) -> None:

@@ -39,20 +39,36 @@ def test_gotchas_new_offers_the_shared_options_under_their_short_names() -> None
 
 
 @pytest.mark.parametrize("name, raw, message", [
-    ("timeout", "nan", "must be a positive, finite number of seconds, got 'nan'"),
-    ("timeout", "inf", "must be a positive, finite number of seconds, got 'inf'"),
-    ("timeout", "-1", "must be a positive, finite number of seconds, got '-1'"),
-    ("timeout", "soon", "expects a number of seconds, got 'soon'"),
-    ("runs", "1", "must be at least 2, got 1"),
-    ("runs", "2.5", "expects a whole number, got '2.5'"),
-    ("top_k", "0", "must be at least 1, got 0"),
-    ("batch_size", "x", "expects a whole number, got 'x'"),
+    ("timeout", "nan", "must be a number of seconds, more than 0 and at most 86400, got 'nan'"),
+    ("timeout", "inf", "must be a number of seconds, more than 0 and at most 86400, got 'inf'"),
+    ("timeout", "1e300", "must be a number of seconds, more than 0 and at most 86400, got '1e300'"),
+    ("timeout", "-1", "must be a number of seconds, more than 0 and at most 86400, got '-1'"),
+    ("timeout", "soon", "expects a number of seconds, more than 0 and at most 86400, got 'soon'"),
+    ("runs", "1", "must be a whole number from 2 to 100, got 1"),
+    ("runs", "99999999999999999999", "must be a whole number from 2 to 100, got 99999999999999999999"),
+    ("runs", "2.5", "expects a whole number from 2 to 100, got '2.5'"),
+    ("top_k", "0", "must be a whole number from 1 to 1000, got 0"),
+    ("top_k", "1001", "must be a whole number from 1 to 1000, got 1001"),
+    ("batch_size", "x", "expects a whole number from 1 to 1024, got 'x'"),
+    ("batch_size", "1025", "must be a whole number from 1 to 1024, got 1025"),
+    ("vllm_tensor_parallel", "4096", "must be a whole number from 1 to 1024, got 4096"),
+    ("vllm_pipeline_parallel", "0", "must be a whole number from 1 to 1024, got 0"),
+    ("vllm_memory", "2", "must be more than 0 and at most 1, got '2'"),
     ("dtype", "int8", "must be one of bfloat16, float16, float32, got 'int8'"),
 ])
 def test_each_value_is_validated_by_its_declaration(name: str, raw: str, message: str) -> None:
     with pytest.raises(OptionError) as error:
         BY_NAME[name].convert(raw)
     assert str(error.value) == message
+
+
+def test_every_numeric_option_has_a_ceiling() -> None:
+    """An unbounded count or duration is refused where it is declared, whatever the source (issue: an ini
+    `gotchas_runs = 99999999999999999999` ran out of memory, `gotchas_timeout = 1e300` overflowed in collection)."""
+    for option in OPTIONS:
+        if option.kind == "value" and isinstance(option.default, (int, float)) and not isinstance(option.default, bool):
+            with pytest.raises(OptionError, match="at most|to [0-9]+,"):
+                option.convert("1e300" if isinstance(option.default, float) else "9" * 20)
 
 
 def test_flags_and_ini_names_follow_the_option_name() -> None:
