@@ -211,8 +211,9 @@ def _identity(spec: ModelSpec, device: str, folder: Path, cache_dir: Path, share
     weights, tokenizer_key = weights_sha256(weight_files(folder), cache_dir), tokenizer_fingerprint(folder, cache_dir)
     if spec.device_map_auto:
         return weights, tokenizer_key, None
-    return weights, tokenizer_key, facts.environment(model_files=f"{weights} {tokenizer_key}", dtype=spec.dtype,
-                                                     device=device, kernels=spec.kernels, shared=shared or full, full=full)
+    parts = facts.environment(model_files=f"{weights} {tokenizer_key}", dtype=spec.dtype, device=device,
+                              kernels=spec.kernels, shared=shared or full, full=full)
+    return weights, tokenizer_key, parts
 
 
 def _keep_facts(cache_dir: Path, parts: dict[str, str] | None, known: facts.Facts, probe: numerics.Probe | None
