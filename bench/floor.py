@@ -3,6 +3,7 @@ script, and every second of the plugin's wall time in a phase.
 
     python -m bench.floor                  # the spec's chapters, 2 repetitions, on the CPU
     python -m bench.floor --reps 3 --all-chapters
+    python -m bench.floor --chapters 2-sets.yaml --reps 1
     python -m bench.floor --device cuda    # bench/device.sh runs this on a GPU
 
 Whole processes (child.py), each repetition in a rotating order (A B C, B C A, ...), medians and the median of the
@@ -61,11 +62,11 @@ def traced(workdir: Path, name: str, *args: str, report: bool = True) -> Traced:
     """`pytest --gotchas cases ARGS` through bench/traced.py: its phases, the interpreter's exit the remainder."""
     out, trace = workdir / f"{name}.json", workdir / f"{name}.trace.json"
     out.unlink(missing_ok=True)
-    argv = [sys.executable, str(TRACED), str(trace), "--gotchas", "cases", *(("--gotchas-json", str(out)) if report
-                                                                                else ()), *args]
+    json_args = ("--gotchas-json", str(out)) if report else ()
+    argv = [sys.executable, "-c", TRACED.read_text(), str(trace), "--gotchas", "cases", *json_args, *args]
     child = run_child(argv, workdir, out if report else None)
     if child.returncode not in (0, 1) or (report and child.report is None) or not trace.is_file():
-        raise BenchFailed(f"{' '.join(argv)} failed (exit {child.returncode}) in {workdir}:\n"
+        raise BenchFailed(f"traced pytest {' '.join(argv[4:])} failed (exit {child.returncode}) in {workdir}:\n"
                           f"{child.stdout[-3000:]}\n{child.stderr[-3000:]}")
     phases = json.loads(trace.read_text())["phases"]
     loop = phases.pop("test loop")
@@ -210,6 +211,8 @@ def main(argv: list[str] | None = None) -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reps", type=int, default=2, help="repetitions (default 2)")
     parser.add_argument("--all-chapters", action="store_true", help="every chapter in cases/, not only the spec's")
+    parser.add_argument("--chapters", nargs="+", metavar="FILE", help="these chapter files of cases/ (e.g. "
+                        "2-sets.yaml) instead of the spec's: a short run on a busy machine")
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     args = parser.parse_args(argv)
     info = machine()
@@ -217,13 +220,16 @@ def main(argv: list[str] | None = None) -> None:
                          capture_output=True, text=True).stdout.strip()
     root = Path(tempfile.mkdtemp(prefix="gotchas-floor-"))
     try:
-        ctx = Context(root, scenarios.chapters(args.all_chapters), model_folder())
+        chapters = ([scenarios.REPO / "cases" / name for name in args.chapters] if args.chapters
+                    else scenarios.chapters(args.all_chapters))
+        ctx = Context(root, chapters, model_folder())
         lines = markdown(run(ctx, root, args.reps, args.device))
     except BenchFailed as failed:
         sys.exit(f"bench: {failed}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    cases = "every chapter" if args.all_chapters else "the spec chapters"
+    cases = ", ".join(args.chapters) if args.chapters else "every chapter" if args.all_chapters else \
+        "the spec chapters"
     print(header("The floor, warm, cold and naive side by side", info,
                  f"{cases}, {args.reps} repetition(s), device {args.device}", f"torch capability {cpu}"))
     print("\n".join(lines))

@@ -1,5 +1,6 @@
-"""`pytest ARGS` with every second of the process put in a phase: run as a plain script,
-`python bench/traced.py OUT.json ARGS...`, it writes OUT.json with each phase's seconds.
+"""`pytest ARGS` with every second of the process put in a phase: run as
+`python -c "$(cat bench/traced.py)" OUT.json ARGS...` (as -c: a script's folder first on sys.path would make
+bench/kernels.py the `kernels` package transformers imports), it writes OUT.json with each phase's seconds.
 
 The phases, in order: interpreter start (from the process's start, as /proc/self/stat and /proc/uptime date it, to
 this script's first line), `import pytest`, the plugin's import (pytest_gotchas.plugin.hooks, imported here before
