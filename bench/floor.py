@@ -124,6 +124,8 @@ def run(ctx: Context, root: Path, reps: int, device: str) -> Runs:
         for name in order[rep % len(order):] + order[: rep % len(order)]:
             log(f"{name}, repetition {rep + 1}/{reps}")
             steps[name]()
+            last = getattr(runs, name)[-1]
+            log(f"{name}: {(last.child if isinstance(last, Traced) else last).wall:.1f} s")
         log(f"variants of {VARIANTS_CHAPTER}, cold then warm, repetition {rep + 1}/{reps}")
         chapter = scenarios.make_workdir(root, f"variants{rep}", [scenarios.REPO / "cases" / VARIANTS_CHAPTER], 1)
         runs.variants_cold.append(traced(chapter, "cold-variants", "--gotchas-variants", *dev))
