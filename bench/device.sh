@@ -6,6 +6,8 @@
 #
 #   bash bench/device.sh [FOLDER [bench.device's options]]
 #   bash bench/device.sh /tmp --device cpu --budget 60 --steps transformers   # the script itself, on a CPU
+#   GOTCHAS_BENCH=floor bash bench/device.sh /tmp        # bench.floor on the GPU instead (#41): the floor, warm,
+#   GOTCHAS_BENCH=floor bash bench/device.sh /tmp --device cpu --reps 1        # cold and naive side by side
 #
 # Needs on that machine: this package installed (pip install -e ".[default-model]"; the second model as README
 # says; ".[vllm]" for the vLLM step). A step whose model or engine is missing says so in place of its figures.
@@ -16,7 +18,11 @@ report="$(mktemp)"
 export PYTHONUNBUFFERED=1
 # 7 minutes for the steps (none starts after 6), then the timeout: one step over its share must not eat the rest of
 # a 15-minute lease.
-timeout 420 python3 -m bench.device --budget 360 "${@:2}" | tee "$report"
+if [ "${GOTCHAS_BENCH:-device}" = floor ]; then
+  timeout 420 python3 -m bench.floor --device cuda --reps 2 "${@:2}" | tee "$report"
+else
+  timeout 420 python3 -m bench.device --budget 360 "${@:2}" | tee "$report"
+fi
 status=${PIPESTATUS[0]}
 { echo; cat "$report"; } >> bench/RESULTS.md
 if [ -n "$folder" ]; then cp "$report" "$folder/device.md"; fi

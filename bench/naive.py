@@ -1,7 +1,7 @@
 """The naive reference, as the spec's scripts did it: load the model folder once with AutoModelForCausalLM /
 AutoTokenizer and run one plain full forward pass per prompt (no logits_to_keep, no cache of cuts).
 
-    python bench/naive.py MODEL_FOLDER PROMPTS_JSON
+    python bench/naive.py MODEL_FOLDER PROMPTS_JSON [DEVICE]
 
 PROMPTS_JSON: a list of {"prompt", "correct", "wrong"}. Prints one JSON line: seconds per phase, passes, tokens
 and [P(correct), P(wrong)] of each prompt's first candidate tokens. Run as a plain script (never imported by the
@@ -18,15 +18,17 @@ from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 
 t1 = time.perf_counter()
 folder, prompts_file = sys.argv[1], sys.argv[2]
+device = sys.argv[3] if len(sys.argv) > 3 else "cpu"  # bench/floor.py on a GPU (bench/device.sh)
 tokenizer = AutoTokenizer.from_pretrained(folder)
 t2 = time.perf_counter()
-model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.bfloat16).eval()
+model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.bfloat16,
+                                             device_map=None if device == "cpu" else {"": device}).eval()
 t3 = time.perf_counter()
 with open(prompts_file) as f:
     prompts = json.load(f)
 out, tokens = [], 0
 for p in prompts:
-    ids = tokenizer(p["prompt"], return_tensors="pt")["input_ids"]
+    ids = tokenizer(p["prompt"], return_tensors="pt")["input_ids"].to(device)
     tokens += ids.shape[1]
     with torch.no_grad():
         probs = torch.softmax(model(input_ids=ids).logits[0, -1], dim=-1)

@@ -26,6 +26,15 @@ def apply(model: Any, kernels: str) -> int:
     return changed
 
 
+def linear32(input: Any, weight: Any, bias: Any = None) -> Any:
+    """`input` (bfloat16) read as float32 times float32 `weight`, rounded once to the input's dtype: the path's one
+    product, which the numerics probe computes too (numerics.py), whichever path the run takes."""
+    import torch
+
+    return torch.nn.functional.linear(input.float(), weight.float(), None if bias is None else bias.float()
+                                      ).to(input.dtype)
+
+
 @functools.cache
 def _float32_matmul() -> type:
     """The layer class, made on first use: torch is imported only by runs that load a model."""
@@ -35,6 +44,6 @@ def _float32_matmul() -> type:
         """A bfloat16 linear layer computed in float32: its weights are float32 copies of the bfloat16 ones."""
 
         def forward(self, input: Any) -> Any:
-            return torch.nn.functional.linear(input.float(), self.weight, self.bias).to(input.dtype)
+            return linear32(input, self.weight, self.bias)
 
     return Float32Matmul

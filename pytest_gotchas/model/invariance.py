@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .paths import same_bits
+
 
 @dataclass(frozen=True)
 class Invariance:
@@ -56,14 +58,6 @@ def measure(model: Any) -> Invariance:
         two = model(input_ids=torch.tensor([ids, ids[::-1]], device=device), logits_to_keep=1,
                     use_cache=False).logits[0, -1]
     return Invariance(rows=same_bits(alone, every), batch=same_bits(alone, two))
-
-
-def same_bits(a: Any, b: Any) -> bool:
-    """Bit for bit, NaN included (torch.equal says a NaN differs from itself: a model that computes NaN is the
-    guard's to name, not a shape's)."""
-    import torch
-
-    return a.shape == b.shape and torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
 
 
 def notes(found: Invariance, dtype: str) -> list[str]:

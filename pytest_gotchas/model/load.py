@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..results.schema import ModelInfo
-from . import DTYPES, companions, float32_matmul, invariance, kernels, numerics
+from . import DTYPES, companions, facts, float32_matmul, invariance, kernels, numerics
 from .convert import ConversionError, Log, convert_gguf, no_progress_bars, one_line
 from .embedded import DEFAULT, MODELS, EmbeddedMissing, short_name
 from .hashes import file_sha256, hub_snapshot, tokenizer_fingerprint, weight_files, weights_sha256
@@ -163,54 +163,85 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
     tokenizer_loader = _tokenizer_loader(shown, source, Path(cache_dir), prefetch if lazy_tokenizer else None)
     model = _load_weights(shown, source, getattr(torch, spec.dtype), device)
     float32_matmul.apply(model, spec.kernels)
+    folder = source if isinstance(source, Path) else hub_snapshot(source)
+    weights, tokenizer_key, parts = _identity(spec, device, folder, Path(cache_dir), shared, full_threads)
     try:
-        fingerprint, threads, kept = numerics.keep_threads_if_they_matter(model, shared or full_threads, full_threads)
+        known, probe = _facts(model, Path(cache_dir), parts, shared or full_threads, full_threads)
     except Exception as error:  # the first forward pass: a model that loads but cannot run fails here, once
         raise ModelLoadError(f"cannot load model {shown!r}: it loaded but a forward pass on probe token ids failed "
                              f"({one_line(error)})") from None
-    found, notes = _shape_invariance(model, shown, spec.dtype)
-
+    found, notes = _shape_invariance(known, probe, shown, spec.dtype)
+    _keep_facts(Path(cache_dir), parts, known, probe)
     started = time.perf_counter()
     tokenizer = None if lazy_tokenizer else tokenizer_loader()  # eager: a bad tokenizer is a load error now
     tokenizer_seconds = time.perf_counter() - started
     if spec.device_map_auto:
         device = _placed(model)
-    folder = source if isinstance(source, Path) else hub_snapshot(source)
     info = ModelInfo(
         id=spec.id or short_name(spec.name),
         name=shown,
         source=str(folder),
-        weights_sha256=weights_sha256(weight_files(folder), Path(cache_dir)),
+        weights_sha256=weights,
         dtype=spec.dtype,
         device=device,
         torch_version=str(torch.__version__),
         transformers_version=str(transformers.__version__),
         hardware=numerics.hardware(device),
-        numerics=numerics.named(fingerprint, spec.kernels),
-        threads=threads,
+        numerics=numerics.named(known.fingerprint, spec.kernels),
+        threads=known.threads,
     )
     if lazy_tokenizer:
-        loaded = LoadedModel(model, info=info, load_tokenizer=tokenizer_loader,
-                             tokenizer_key=tokenizer_fingerprint(folder, Path(cache_dir)))
+        loaded = LoadedModel(model, info=info, load_tokenizer=tokenizer_loader, tokenizer_key=tokenizer_key)
     else:
         loaded = LoadedModel(model, tokenizer, info)
         loaded.tokenizer_seconds = tokenizer_seconds
     loaded.invariance = found
     loaded.notes.extend(notes)
-    if kept:
+    if known.kept:
         loaded.notes.append(f"on this CPU the number of threads changes {spec.dtype} logits ({shared} threads and "
                             f"{full_threads} give other bits): each xdist worker keeps {full_threads} threads, as a "
                             "serial run does, so that -n gives the same numbers (set OMP_NUM_THREADS to choose)")
     return loaded
 
 
-def _shape_invariance(model: Any, shown: str, dtype: str) -> tuple[Invariance, list[str]]:
-    """invariance.settle on the model (a load error where the head's rows still differ), and the run's notes."""
-    first, found = invariance.settle(model)
-    if not found.rows:
+def _identity(spec: ModelSpec, device: str, folder: Path, cache_dir: Path, shared: int | None, full: int
+              ) -> tuple[str, str, dict[str, str] | None]:
+    """The weights' sha256, the tokenizer's key (hashes.py) and what the load's facts are kept under (facts.py);
+    None for a model spread over devices, measured every time."""
+    weights, tokenizer_key = weights_sha256(weight_files(folder), cache_dir), tokenizer_fingerprint(folder, cache_dir)
+    if spec.device_map_auto:
+        return weights, tokenizer_key, None
+    parts = facts.environment(model_files=f"{weights} {tokenizer_key}", dtype=spec.dtype, device=device,
+                              kernels=spec.kernels, shared=shared or full, full=full)
+    return weights, tokenizer_key, parts
+
+
+def _keep_facts(cache_dir: Path, parts: dict[str, str] | None, known: facts.Facts, probe: numerics.Probe | None
+                ) -> None:
+    """Keep facts just measured, once the load holds (nothing to keep where they were read, or are not kept)."""
+    if parts is not None and probe is not None:
+        facts.write(cache_dir, parts, known)
+
+
+def _facts(model: Any, cache_dir: Path, parts: dict[str, str] | None, shared: int, full: int
+           ) -> tuple[facts.Facts, numerics.Probe | None]:
+    """The load's facts (facts.py): kept ones under `parts` put back on the model, or measured (with their probe)."""
+    known = facts.read(cache_dir, parts) if parts is not None else None
+    if known is not None:
+        facts.apply(model, known)
+        return known, None
+    return facts.measure(model, shared, full)
+
+
+def _shape_invariance(known: facts.Facts, probe: numerics.Probe | None, shown: str, dtype: str
+                      ) -> tuple[Invariance, list[str]]:
+    """The invariance the facts hold (a load error where the head's rows still differ, computed a row at a time),
+    and the run's notes."""
+    if probe is not None and not probe.rows:
         raise ModelLoadError(f"cannot load model {shown!r}: its head rounds a row otherwise among several rows "
                              "than alone, even computed one row at a time; please report this CPU and model")
-    return found, invariance.notes(Invariance(rows=first.rows, batch=found.batch), dtype)
+    return Invariance(rows=True, batch=known.batch), invariance.notes(Invariance(rows=known.rows_first,
+                                                                                 batch=known.batch), dtype)
 
 
 def _tokenizer_loader(shown: str, source: Path | str, cache_dir: Path, prefetch: Callable[[str], bool] | None

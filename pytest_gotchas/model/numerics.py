@@ -5,13 +5,16 @@ yet give other probabilities) and, on some CPUs, on the number of threads. So ev
 
 - ``hardware``: the CPU model with the instruction sets that matter (avx2, avx512f, avx512_bf16, amx_bf16) and torch's
   capability, or the GPU with its compute capability;
-- ``numerics``: a hash of the exact logits, in the model's dtype, of fixed probe inputs (token ids, so no tokenizer is
-  needed) at this process's thread count, after the kernel path's name when it is not plain (``named``:
-  "float32-matmul:1a2b..."; kernels.py). Equal fingerprints mean the same kernels gave the same bits; a baseline
-  recorded under another fingerprint is compared as such.
+- ``numerics``: a hash of the exact bits that every numeric path a reading can take gives on fixed probe inputs
+  (token ids, so no tokenizer is needed) at this process's thread count (`probe`, PATHS: the full pass, the head
+  over several positions, the KV-cache steps of the text reading, the softmax in float32 and the model's dtype, the
+  float32-matmul product, a batch of two), after the kernel path's name when it is not plain (``named``:
+  "float32-matmul:1a2b..."; kernels.py). Equal fingerprints mean the same kernels and libraries gave the same bits
+  on every path; a baseline recorded under another fingerprint is compared as such.
 
-Under pytest-xdist each worker gets a share of the cores; `keep_threads_if_they_matter` checks on the probes that the
-share gives the bits the full thread count gives, and keeps the full count where it does not.
+The probe runs once per model, machine, kernels, threads and library versions (facts.py keeps its result); under
+pytest-xdist facts.measure checks on it that a worker's share of the cores gives the bits the full thread count
+gives, and keeps the full count where it does not.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import platform
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,17 +56,80 @@ def probe_args(model: Any) -> tuple[int, int | None, int | None]:
     return vocab, getattr(config, "bos_token_id", None), max_positions(config)
 
 
-def fingerprint(model: Any) -> str:
-    """sha256 (first 16 hex digits) of the last position's logits of every probe, in the model's own dtype."""
+@dataclass(frozen=True)
+class Probe:
+    """What the probe computed: the sha256 of each path's bits, and the shape invariance (invariance.py) read from
+    the same passes."""
+
+    parts: tuple[tuple[str, str], ...]  # (path, sha256 of its bits), in PATHS' order
+    rows: bool  # the last row of the head over every position equals the full pass's
+    batch: bool  # a prompt's row in a batch of two equals its row alone
+
+    @property
+    def fingerprint(self) -> str:
+        """sha256 (first 16 hex digits) over every path's digest."""
+        return hashlib.sha256("".join(f"{path} {digest}\n" for path, digest in self.parts).encode()).hexdigest()[:16]
+
+
+# Every path a reading can take, each hashed on its own: the full pass (logits_to_keep=1, no cache: the token reading,
+# Rows, patching's full), the head over several kept positions with a cache (the text reading's main pass; a row at a
+# time where row_readout applies), incremental steps on that cache (the text reading's chains: one re-fed token, one
+# new), the softmax in float32 and in the model's dtype, the float32-matmul product (kernels.py's path, and the
+# precision check's float32 arithmetic) and a batch of two prompts (--gotchas-batch-size, the batched patching).
+PATHS = ("full", "head-rows", "steps", "softmax", "float32-matmul", "batch")
+
+
+def probe(model: Any) -> Probe:
+    """Every path of PATHS on the fixed probes: seven passes of at most PROBE_LENGTHS' tokens, two of one token."""
+    import torch
+
+    from . import float32_matmul, paths
+
+    short, long = probes(*probe_args(model))
+    device = model.device
+    with torch.inference_mode():
+        full = [model(input_ids=torch.tensor([ids], device=device), logits_to_keep=1, use_cache=False).logits[0, -1]
+                for ids in (short, long)]
+        kept = torch.arange(len(short), device=device)
+        main = model(input_ids=torch.tensor([short], device=device), logits_to_keep=kept, use_cache=True)
+        rows = main.logits[0]
+        cache, arg = paths.cache_of(main), paths.cache_arg(model)
+        steps = []
+        if cache is not None and paths.extendable(cache, len(short) + 1):
+            steps = [paths.step(model, cache, len(short), len(short) - 1, short[-1:], arg),
+                     paths.step(model, cache, len(short), len(short), [short[1]], arg)]
+        two = model(input_ids=torch.tensor([short, short[::-1]], device=device), logits_to_keep=1,
+                    use_cache=False).logits[:, -1]
+        softmax = [paths.softmax32(full[0]), torch.softmax(full[0], dim=-1)]
+        product = [float32_matmul.linear32(model.get_input_embeddings()(torch.tensor([short], device=device)),
+                                           _first_linear(model).weight)]
+    parts = (("full", _digest(full)), ("head-rows", _digest([rows])), ("steps", _digest(steps)),
+             ("softmax", _digest(softmax)), ("float32-matmul", _digest(product)), ("batch", _digest([two])))
+    return Probe(parts=parts, rows=paths.same_bits(rows[-1], full[0]),
+                 batch=paths.same_bits(two[0], full[0]))
+
+
+def _first_linear(model: Any) -> Any:
+    """The first linear layer of the model's decoder (the float32-matmul probe's weights); the head where none."""
+    import torch
+
+    head = model.get_output_embeddings()
+    return next((m for m in model.modules() if isinstance(m, torch.nn.Linear) and m is not head), head)
+
+
+def _digest(tensors: list[Any]) -> str:
     import torch
 
     digest = hashlib.sha256()
-    with torch.inference_mode():
-        for ids in probes(*probe_args(model)):
-            logits = model(input_ids=torch.tensor([ids], device=model.device), logits_to_keep=1,
-                           use_cache=False).logits[0, -1]
-            digest.update(logits.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
-    return digest.hexdigest()[:16]
+    for tensor in tensors:
+        digest.update(str(tuple(tensor.shape)).encode())
+        digest.update(tensor.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
+def fingerprint(model: Any) -> str:
+    """The probe's fingerprint: every path's bits, in the model's own dtype (and float32 where the path is)."""
+    return probe(model).fingerprint
 
 
 def named(fingerprint: str, kernels: str) -> str:
@@ -71,24 +138,6 @@ def named(fingerprint: str, kernels: str) -> str:
     from .kernels import PLAIN
 
     return fingerprint if kernels == PLAIN else f"{kernels}:{fingerprint}"
-
-
-def keep_threads_if_they_matter(model: Any, shared: int, full: int) -> tuple[str, int, bool]:
-    """(fingerprint, threads used, whether the share was given up). With `shared` < `full` threads the probes are
-    computed both ways; if the bits differ, the full count is kept, so that an xdist worker computes what a serial
-    run computes (measured on an Intel AMX CPU: 1 and 2 threads differ on prompts of about 180 tokens)."""
-    import torch
-
-    if shared >= full:
-        return fingerprint(model), torch.get_num_threads(), False
-    torch.set_num_threads(shared)
-    with_share = fingerprint(model)
-    torch.set_num_threads(full)
-    with_all = fingerprint(model)
-    if with_share == with_all:
-        torch.set_num_threads(shared)
-        return with_share, shared, False
-    return with_all, full, True
 
 
 def hardware(device: str) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ..report import html, json_report, terminal, wording
+from ..report import json_report, terminal, wording
 from ..report.escape import escape
 from ..results.baselines import BaselineOutcome
 from ..results.report import Report, result_from_data
@@ -86,7 +86,7 @@ class Controller:
         settings, report = self.session.settings, self.report
         if report is None or not report.results:
             return
-        for path, write in ((settings.json, json_report.write), (settings.html, html.write)):
+        for path, write in ((settings.json, json_report.write), (settings.html, _write_html)):
             if path is None:
                 continue
             try:
@@ -108,3 +108,10 @@ class Controller:
             terminalreporter.write_line(line, **markup)
         for error in self.errors:
             terminalreporter.write_line(escape(error), red=True)
+
+
+def _write_html(path: Any, report: Report) -> None:
+    """report/html.py, imported only by a run that writes the page (its views cost about 0.3 s to import)."""
+    from ..report import html
+
+    html.write(path, report)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from ..model import paths
 from .cut import CutPlan, common_prefix
 
 Context = tuple[int, ...]
@@ -160,7 +161,7 @@ class Rows:
 
         with torch.inference_mode():
             in_model_dtype = torch.softmax(logits, dim=-1)
-            in_float32 = torch.softmax(logits.float(), dim=-1) if logits.dtype != torch.float32 else None
+            in_float32 = paths.softmax32(logits) if logits.dtype != torch.float32 else None
             probs, other = in_model_dtype, in_float32
             if self.softmax_dtype == "float32" and in_float32 is not None:
                 probs, other = in_float32, in_model_dtype
@@ -208,27 +209,6 @@ def main_positions(plan: CutPlan) -> set[int]:
     return positions
 
 
-def _cache_of(output: Any) -> Any:
-    cache = getattr(output, "cache", None)  # transformers >= 5.2x names it `cache`; earlier, `past_key_values`
-    return cache if cache is not None else getattr(output, "past_key_values", None)
-
-
-def _extendable(cache: Any, length: int) -> bool:
-    """Whether a copy of `cache` can be cropped and extended to a context of `length` tokens exactly as a full pass
-    would compute it: dynamic layers only, every sliding window longer than the context (a sliding layer keeps only
-    its window, and cannot be cropped back past it)."""
-    layers = getattr(cache, "layers", None)
-    if not layers:
-        return False
-    for layer in layers:
-        if type(layer).__name__ not in ("DynamicLayer", "DynamicSlidingWindowLayer"):
-            return False
-        window = getattr(layer, "sliding_window", None)
-        if window is not None and length > int(window) - 1:
-            return False
-    return True
-
-
 class OnePassRows(Rows):
     """Next-token probabilities with one full forward pass per prompt (see the module's docstring).
 
@@ -243,14 +223,7 @@ class OnePassRows(Rows):
         self.refeed = refeed
         self.caches: dict[Context, Any] = {}  # contexts run as full passes -> their KV cache (None: not extendable)
         self.full_contexts: list[Context] = []  # in the order they ran
-        forward = getattr(model, "forward", None)
-        try:
-            import inspect
-
-            names = inspect.signature(forward).parameters if forward is not None else {}
-        except (TypeError, ValueError):
-            names = {}
-        self._cache_arg = "cache" if "cache" in names else "past_key_values"
+        self._cache_arg = paths.cache_arg(model)
 
     def prompts(self, plans: list[CutPlan]) -> None:
         """The main pass of each distinct prompt, then a full pass for each context of a token reading other than a
@@ -285,7 +258,7 @@ class OnePassRows(Rows):
         best, shared = None, 0
         for base, cache in self.caches.items():
             n = common_prefix(base, context)
-            if n > shared and cache is not None and _extendable(cache, max(len(base), len(context))):
+            if n > shared and cache is not None and paths.extendable(cache, max(len(base), len(context))):
                 best, shared = base, n
         if best is None or len(context) - shared > MAX_DEPTH:
             return None, 0
@@ -309,7 +282,7 @@ class OnePassRows(Rows):
             # context a token reading needs from a pass of its own.
             rows = [n for n, c in enumerate(group) if position in want[c]]
             self._keep([group[n][: position + 1] for n in rows], output.logits[rows, j, :])
-        cache = _cache_of(output)
+        cache = paths.cache_of(output)
         for n, context in enumerate(group):
             self.caches[context] = cache if len(group) == 1 or cache is None else self._row_of(cache, n)
 
@@ -329,16 +302,8 @@ class OnePassRows(Rows):
     def _step(self, context: Context, base: Context, shared: int) -> None:
         """`context` from the cache of `base`: cropped to `start` tokens, then fed the rest (REFEED tokens again, at
         least one)."""
-        import copy
-
-        import torch
-
         start = max(1, min(shared, len(context) - self.refeed))
-        cache = copy.deepcopy(self.caches[base])
-        cache.crop(start - len(base))
-        feed = torch.tensor([context[start:]], dtype=torch.long, device=self.model.device)
-        with torch.inference_mode():
-            output = self.model(input_ids=feed, logits_to_keep=1, use_cache=True, **{self._cache_arg: cache})
+        logits = paths.step(self.model, self.caches[base], len(base), start, list(context[start:]), self._cache_arg)
         self.steps += 1
         self.step_tokens += len(context) - start
-        self._keep([context], output.logits[:, -1, :])
+        self._keep([context], logits)

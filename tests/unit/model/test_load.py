@@ -103,7 +103,7 @@ def test_a_model_that_loads_but_cannot_run_is_one_load_error(tiny_folder: Path, 
     def broken(*args: object) -> None:
         raise IndexError("index out of range in self")
 
-    monkeypatch.setattr(numerics, "keep_threads_if_they_matter", broken)
+    monkeypatch.setattr(numerics, "probe", broken)
     assert load_error(tiny_folder, tmp_path) == (
         f"cannot load model '{tiny_folder}': it loaded but a forward pass on probe token ids failed "
         "(IndexError: index out of range in self)")

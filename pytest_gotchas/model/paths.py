@@ -1,0 +1,77 @@
+"""The numeric paths a reading takes besides a plain full pass, each one function that the scoring and the numerics
+probe (numerics.py) both call: a change in one (a library's KV cache, a kernel) changes the readings and the
+fingerprint alike, never the one without the other.
+
+- an incremental step on a KV cache (scoring/rows.py's text reading): `step`;
+- the float32 softmax (every run's other softmax, or its main one): `softmax32`.
+
+The head computed a row at a time is row_readout.py's, the float32-matmul layers float32_matmul.py's. torch is
+imported inside the functions.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+
+def cache_of(output: Any) -> Any:
+    """A forward pass's KV cache: transformers >= 5.2x names it `cache`; earlier, `past_key_values`."""
+    cache = getattr(output, "cache", None)
+    return cache if cache is not None else getattr(output, "past_key_values", None)
+
+
+def cache_arg(model: Any) -> str:
+    """The name under which `model`'s forward takes a cache."""
+    import inspect
+
+    forward = getattr(model, "forward", None)
+    try:
+        names = inspect.signature(forward).parameters if forward is not None else {}
+    except (TypeError, ValueError):
+        names = {}
+    return "cache" if "cache" in names else "past_key_values"
+
+
+def extendable(cache: Any, length: int) -> bool:
+    """Whether a copy of `cache` can be cropped and extended to a context of `length` tokens exactly as a full pass
+    would compute it: dynamic layers only, every sliding window longer than the context (a sliding layer keeps only
+    its window, and cannot be cropped back past it)."""
+    layers = getattr(cache, "layers", None)
+    if not layers:
+        return False
+    for layer in layers:
+        if type(layer).__name__ not in ("DynamicLayer", "DynamicSlidingWindowLayer"):
+            return False
+        window = getattr(layer, "sliding_window", None)
+        if window is not None and length > int(window) - 1:
+            return False
+    return True
+
+
+def step(model: Any, cache: Any, cached: int, start: int, feed: list[int], arg: str) -> Any:
+    """The last position's logits ([1, vocab]) of a context whose first `start` tokens a copy of `cache` (holding
+    `cached` tokens) keeps, fed `feed` after them: the copy is cropped to `start` tokens first."""
+    import torch
+
+    kept = copy.deepcopy(cache)
+    kept.crop(start - cached)
+    ids = torch.tensor([feed], dtype=torch.long, device=model.device)
+    with torch.inference_mode():
+        output = model(input_ids=ids, logits_to_keep=1, use_cache=True, **{arg: kept})
+    return output.logits[:, -1, :]
+
+
+def softmax32(logits: Any) -> Any:
+    """The softmax in float32 over the last dimension."""
+    import torch
+
+    return torch.softmax(logits.float(), dim=-1)
+
+
+def same_bits(a: Any, b: Any) -> bool:
+    """Bit for bit, NaN included (torch.equal says a NaN differs from itself: a model that computes NaN is the
+    guard's to name, not a shape's)."""
+    import torch
+
+    return a.shape == b.shape and torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
