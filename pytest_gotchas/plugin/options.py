@@ -18,6 +18,7 @@ from typing import Any
 
 from ..model import DTYPES
 from ..model.kernels import KERNELS
+from ..scoring.head import METRICS as PATCH_METRICS
 from ..truth.sandbox import LEVELS as ISOLATIONS
 
 READINGS = ("text", "token")
@@ -202,6 +203,10 @@ OPTIONS = (
            "layer's output at each aligned position of the target replaced by the source's, the logit difference "
            "of the target's candidates read at its cut (activation patching: which tokens and layers carry the "
            "answer)", False, kind="flag"),
+    Option("patch_metric", "the dtype of --gotchas-patch's logit difference: model (the two logits as the model "
+           "computes them) or float32 (the head's product for the two candidates in float32 from the same hidden "
+           "states: resolves effects of a few bfloat16 steps; nothing upstream changes)", "model",
+           choices=PATCH_METRICS),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 
@@ -239,6 +244,7 @@ class Settings:
     vllm_memory: float | None = None
     vllm_batch_invariant: str = "auto"
     patch: bool = False
+    patch_metric: str = "model"
 
     @property
     def model_cache(self) -> Path:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..results.schema import Patching
-from .wording import heatmap_caption, heatmap_cell_title, patching_line
+from .wording import heatmap_caption, heatmap_cell_title, patched_tokens, patching_line
 
 BLUE, RED = "33,102,172", "178,24,43"  # ColorBrewer RdBu's ends: readable for red-green colour blindness
 DARK = 0.6  # above this share of full colour, the cell's text turns white
@@ -31,7 +31,7 @@ class HeatRow:
 class Heatmap:
     model: str
     caption: str
-    tokens: list[str]  # the target's token at each aligned position, as the terminal quotes it
+    tokens: list[str]  # each aligned position's tokens, source -> target, as the terminal quotes them
     rows: list[HeatRow]
     line: str  # the direction's sentence, as the terminal prints it
 
@@ -46,12 +46,13 @@ def colour(fraction: float | None) -> tuple[str, bool]:
 
 def heatmap(model: str, patching: Patching) -> Heatmap:
     rows = []
+    tokens = patched_tokens(patching)
     for layer, values, fractions in zip(patching.layers, patching.cells, patching.fractions):
         cells = []
-        for token, value, fraction in zip(patching.tokens, values, fractions):
+        for token, value, fraction in zip(tokens, values, fractions):
             style, dark = colour(fraction)
             text = "" if fraction is None else str(round(fraction * 100))  # an int: never "-0"
             cells.append(HeatCell(style, text, heatmap_cell_title(layer, token, value, fraction), dark))
         rows.append(HeatRow(layer, cells))
-    return Heatmap(model, heatmap_caption(patching), [repr(t) for t in patching.tokens], rows,
+    return Heatmap(model, heatmap_caption(patching), tokens, rows,
                    patching_line(patching))

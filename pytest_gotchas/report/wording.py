@@ -373,16 +373,36 @@ PATCHING_EXPLAIN = ("Activation patching (--gotchas-patch): each cell replaces o
                     "unless the members' own passes round that prefix differently: the line below says so).")
 
 
+def resolution(p: Patching) -> str:
+    """The effect in steps of the metric's dtype, and which dtype computed it; "" where the report does not say."""
+    if not p.step or p.effect_steps is None:
+        return ""
+    return (f"effect {p.source_value - p.unpatched:+g} = {p.effect_steps:+g} steps of {p.step:g} "
+            f"(logits in {p.metric_dtype})")
+
+
 def heatmap_caption(p: Patching) -> str:
     primer = f", primer {p.primer}" if p.primer else ""
+    steps = f"; {resolution(p)}" if resolution(p) else ""
     return (f"{p.source} \u2192 {p.target}{primer}: logit difference {p.unpatched:+g} unpatched, "
-            f"{p.source_value:+g} on the source ({p.method})")
+            f"{p.source_value:+g} on the source ({p.method}){steps}")
 
 
-def heatmap_cell_title(layer: int, token: str, value: float, fraction: float | None) -> str:
+def cell_tokens(source: str | None, target: str) -> str:
+    """Both tokens of a patched cell, the source's first (only the target's in reports written without it)."""
+    return repr(target) if source is None else f"{source!r} -> {target!r}"
+
+
+def patched_tokens(p: Patching) -> list[str]:
+    """Each aligned position's tokens, source -> target, as every line and heatmap axis names them."""
+    sources: list[str | None] = list(p.source_tokens) if p.source_tokens else [None] * len(p.tokens)
+    return [cell_tokens(s, t) for s, t in zip(sources, p.tokens)]
+
+
+def heatmap_cell_title(layer: int, tokens: str, value: float, fraction: float | None) -> str:
     # + 0.0: a cell that restores nothing reads 0.0%, not -0.0%
     restored = "no effect to restore" if fraction is None else f"{round(fraction * 100, 1) + 0.0}% of the effect restored"
-    return f"layer {layer} at {token!r}: {restored}; logit difference {value:+g}"
+    return f"layer {layer} at {tokens}: {restored}; logit difference {value:+g}"
 
 
 def patching_line(p: Patching) -> str:
@@ -399,8 +419,12 @@ def patching_line(p: Patching) -> str:
     elif best.fraction <= 0:
         text = f"no position before the cut restores any of the effect ({effect})"
     else:
-        text = (f"layer {best.layer} at {best.token!r} (position {best.position[1]}) restores "
+        where = (f"position {best.position[1]}" if best.source_token is None
+                 else f"positions {best.position[0]} -> {best.position[1]}")
+        text = (f"layer {best.layer} at {cell_tokens(best.source_token, best.token)} ({where}) restores "
                 f"{best.fraction * 100:.0f}% of the effect ({effect})")
+    if resolution(p):
+        text += f"; {resolution(p)}"
     carried = carried_from(p)
     if carried is not None:
         text += f"; the last position carries it from layer {carried} of {p.layers[-1]}"
@@ -408,7 +432,7 @@ def patching_line(p: Patching) -> str:
             (("source", p.unaligned_source), ("target", p.unaligned_target)) if positions]
     if left:
         shown = len(p.positions)
-        text += f"; not aligned (middles of unequal length): {', '.join(left)}; {shown} aligned"
+        text += f"; not aligned by the token diff: {', '.join(left)}; {shown} aligned"
     if p.prefix_apart:
         text += f"; {prefix_drift(p)}"
     return head + text

@@ -228,6 +228,20 @@ class Patching:
     # of a shared prefix).
     prefix_apart: float = 0.0
     prefix_shift: float = 0.0
+    # The source's token text at each s (positions[j][0]), so that every cell names both tokens (source -> target);
+    # empty in reports written before the token-diff alignment (scoring/align.py).
+    source_tokens: list[str] = field(default_factory=list)
+    # The metric's resolution (scoring/head.py): the dtype its two logits were computed in ("bfloat16" ...: the
+    # model's, or "float32": the head's product alone, --gotchas-patch-metric) and that dtype's spacing at the largest
+    # of the unpatched and the source's logits. "" and 0.0 in older reports (resolution not recorded).
+    metric_dtype: str = ""
+    step: float = 0.0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def effect_steps(self) -> float | None:
+        """The effect, source_value - unpatched, in steps of the metric's dtype; None when the step is unknown."""
+        return (self.source_value - self.unpatched) / self.step if self.step else None
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -31,30 +31,33 @@ def _by_primer(plan: Planned, cuts: list[CutPlan]) -> dict[str | None, CutPlan]:
 
 
 def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str, CutPlan],
-               target: tuple[str, CutPlan], decode: Callable[[int], str], method: str) -> tuple[Any, Patching]:
+               target: tuple[str, CutPlan], decode: Callable[[int], str], method: str, metric: str
+               ) -> tuple[Any, Patching]:
     from .patching import member_pass, patch_exact
 
     for _, cut in (source, target):
         if cut.context_ids not in passes:
             passes[cut.context_ids] = member_pass(model, cut.context_ids)
     ids = (target[1].correct_ids[0], target[1].wrong_ids[0])
-    result = patch_exact(model, passes[source[1].context_ids], passes[target[1].context_ids], ids, method)
+    result = patch_exact(model, passes[source[1].context_ids], passes[target[1].context_ids], ids, method, metric)
     a = result.alignment
     return result, Patching(
         source=source[0], target=target[0], primer=None, source_ids=list(source[1].context_ids),
         target_ids=list(target[1].context_ids), candidate_ids=list(ids), layers=result.layers,
         positions=result.positions, tokens=[decode(target[1].context_ids[t]) for _, t in result.positions],
+        source_tokens=[decode(source[1].context_ids[s]) for s, _ in result.positions],
         unpatched=result.unpatched, source_value=result.source_value, cells=result.cells, method=result.method,
         unaligned_source=list(a.unaligned_source), unaligned_target=list(a.unaligned_target), prefix=a.prefix,
-        prefix_apart=result.prefix_apart, prefix_shift=result.prefix_shift)
+        prefix_apart=result.prefix_apart, prefix_shift=result.prefix_shift, metric_dtype=result.metric_dtype,
+        step=result.step)
 
 
 def patch_partners(model: Any, plan: Planned, cuts: list[CutPlan], partners: list[Partner],
                    cuts_of: Callable[[Planned], list[CutPlan]], decode: Callable[[int], str],
-                   method: str) -> list[Patching]:
+                   method: str, metric: str = "model") -> list[Patching]:
     """Every partner's pair in both directions (first member -> last, then last -> first), per shared primer, by
-    patching.py's `method` (``full`` again where its checks fail: patch_exact). A failed check of ``full`` raises
-    CheckError, a model without decoder layers PatchingError."""
+    patching.py's `method` (``full`` again where its checks fail: patch_exact), the metric's logits by head.py's
+    `metric`. A failed check of ``full`` raises CheckError, a model without decoder layers PatchingError."""
     from dataclasses import replace
 
     from .patching import CheckError
@@ -68,7 +71,7 @@ def patch_partners(model: Any, plan: Planned, cuts: list[CutPlan], partners: lis
             first, last = (partner.other.case.id, theirs[primer]), (plan.case.id, mine[primer])
             for source, target in ((first, last), (last, first)):
                 try:
-                    _, entry = _direction(model, passes, source, target, decode, method)
+                    _, entry = _direction(model, passes, source, target, decode, method, metric)
                 except CheckError as error:
                     under = f" under primer {primer!r}" if primer else ""
                     kind = "twin" if partner.twin else "pair"

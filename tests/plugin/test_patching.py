@@ -165,7 +165,7 @@ def test_twins_are_patched_and_say_what_did_not_align(pytester: pytest.Pytester,
     result.stdout.fnmatch_lines([
         "  written twice, spelled-twice: agree*",
         "    patched joined -> concatenated: no effect to restore (logit difference +1.5 on concatenated, +1.5 from "
-        f"joined); not aligned (middles of unequal length): target positions {span}; 5 aligned",
+        f"joined); not aligned by the token diff: target positions {span}; 5 aligned",
         "    patched concatenated -> joined: *",
     ])
 

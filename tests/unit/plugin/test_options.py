@@ -48,6 +48,7 @@ def test_gotchas_new_offers_the_shared_options_under_their_short_names() -> None
     ("top_k", "0", "must be at least 1, got 0"),
     ("batch_size", "x", "expects a whole number, got 'x'"),
     ("dtype", "int8", "must be one of bfloat16, float16, float32, got 'int8'"),
+    ("patch_metric", "bfloat16", "must be one of model, float32, got 'bfloat16'"),
 ])
 def test_each_value_is_validated_by_its_declaration(name: str, raw: str, message: str) -> None:
     with pytest.raises(OptionError) as error:
