@@ -207,6 +207,9 @@ OPTIONS = (
            "computes them) or float32 (the head's product for the two candidates in float32 from the same hidden "
            "states: resolves effects of a few bfloat16 steps; nothing upstream changes)", "model",
            choices=PATCH_METRICS),
+    Option("patch_components", "also patch, in every direction --gotchas-patch runs (this option turns it on), each "
+           "layer's attention write, MLP write (after any post-norm) and each attention head's output at each aligned "
+           "position, exactly: which heads and MLPs carry the answer", False, kind="flag"),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 
@@ -245,6 +248,7 @@ class Settings:
     vllm_batch_invariant: str = "auto"
     patch: bool = False
     patch_metric: str = "model"
+    patch_components: bool = False
 
     @property
     def model_cache(self) -> Path:

@@ -17,7 +17,7 @@ from ..results.hardware import SlowBfloat16
 from ..results.layers import TIE, Lead, Stretch
 from ..results.onepass import OnePassCheck, ReadingDifference, Stepped
 from ..results.pairwise import Differences, ModelComparison
-from ..results.patching import carried_from, strongest
+from ..results.patching import Component, carried_from, strongest, top_components
 from ..results.rollup import ChapterRollup
 from ..results.schema import BackendInfo, Patching
 
@@ -445,3 +445,37 @@ def prefix_drift(p: Patching) -> str:
     return (f"shared prefix not checked: the members' own states there differ by up to {p.prefix_apart:g} "
             f"(lengths {len(p.source_ids)} and {len(p.target_ids)} round it differently on this machine), and "
             f"patching there moved the logit difference by up to {p.prefix_shift:g}{share}")
+
+
+def component_name(c: Component) -> str:
+    """A component as the lines name it: head 5.2 (layer 5, query head 2), MLP 3, attention 4 (its write)."""
+    return f"head {c.layer}.{c.head}" if c.kind == "head" else f"MLP {c.layer}" if c.kind == "mlp" else \
+        f"attention {c.layer}"
+
+
+def components_line(p: Patching, shown: int = 3) -> str:
+    """A direction's component grid (--gotchas-patch-components): the components that restore most, exact."""
+    grid = p.components
+    if grid is None:
+        return ""
+    head = f"components {p.source} -> {p.target}{f' [{p.primer}]' if p.primer else ''}: "
+    top = [c for c in top_components(p, shown) if c.fraction > 0]
+    if p.source_value == p.unpatched:
+        return head + "no effect to restore"
+    if not top:
+        return head + "no component at any aligned position restores any of the effect"
+    cut = len(p.target_ids) - 1
+    named = [f"{component_name(c)} at {'the cut' if c.position[1] == cut else cell_tokens(c.source_token, c.token)} "
+             f"{c.fraction * 100:.0f}%" for c in top]
+    writes = "post-norm writes" if grid.post_norms else "writes"
+    batch = "" if grid.batched else "; a pass per cell (the batch's checks failed on this machine)"
+    return head + ", ".join(named) + f" (exact; attention and MLP {writes}, heads before o_proj){batch}"
+
+
+def patched_lines(p: Patching, model: str | None = None) -> list[str]:
+    """The terminal's lines of one patched direction: the residual grid's, then the component grid's if any."""
+    label = f"[{model}] " if model else ""
+    lines = [f"patched {label}{patching_line(p)}"]
+    if p.components is not None:
+        lines.append(f"  {label}{components_line(p)}")
+    return lines

@@ -60,3 +60,38 @@ def spacing(value: float, dtype: str) -> float:
         return 0.0
     exponent = math.frexp(abs(value))[1] - 1  # abs(value) = 1.x * 2**exponent
     return math.ldexp(1.0, exponent - bits)
+
+
+@dataclass(frozen=True)
+class Component:
+    """One cell of a direction's component grid (schema.Components)."""
+
+    kind: str  # "attn", "mlp" or "head"
+    layer: int
+    head: int | None  # the query head (0-based), for kind "head"
+    position: tuple[int, int]  # (s, t)
+    source_token: str | None
+    token: str
+    fraction: float
+
+
+def top_components(patching: Patching, count: int = 3) -> list[Component]:
+    """The component cells that restore most of the effect, largest first (layer, then position order among equals);
+    empty when there is no effect or no component grid."""
+    grid = patching.components
+    effect = patching.source_value - patching.unpatched
+    if grid is None or not effect:
+        return []
+    cells: list[tuple[str, int, int | None, int, float]] = []
+    for i, layer in enumerate(grid.layers):
+        for kind, row in (("attn", grid.attn[i]), ("mlp", grid.mlp[i])):
+            cells += [(kind, layer, None, j, value) for j, value in enumerate(row)]
+        cells += [("head", layer, h, j, value) for h, row in enumerate(grid.head[i]) for j, value in enumerate(row)]
+    ranked = sorted(cells, key=lambda c: -(c[4] - patching.unpatched) / effect)
+    found = []
+    for kind, layer, head, j, value in ranked[:count]:
+        s, t = patching.positions[j]
+        source = patching.source_tokens[j] if patching.source_tokens else None
+        found.append(Component(kind, layer, head, (s, t), source, patching.tokens[j],
+                               (value - patching.unpatched) / effect))
+    return found

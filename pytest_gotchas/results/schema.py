@@ -198,6 +198,23 @@ class Run:
 
 
 @dataclass
+class Components:
+    """The components of one patched direction (--gotchas-patch-components, scoring/components.py), at the direction's
+    aligned positions and with its metric: ``attn[i][j]`` / ``mlp[i][j]`` with layer ``layers[i]``'s attention / MLP
+    write at ``positions[j]`` replaced by the source's, ``head[i][h][j]`` with query head h's output (its slice of
+    o_proj's input) replaced."""
+
+    layers: list[int]
+    heads: int  # query heads per layer
+    attn: list[list[float]]
+    mlp: list[list[float]]
+    head: list[list[list[float]]]
+    post_norms: bool  # the writes are post-norm outputs (Gemma 2 and 3), else the blocks' own outputs
+    batched: bool  # each layer's cells as one batch; False: a pass per cell, where a batch's checks failed
+    checks: list[str] = field(default_factory=list)  # what each run-time check compared, or why it did not run
+
+
+@dataclass
 class Patching:
     """One direction of a pair (or twin) patched (--gotchas-patch, scoring/patching.py): the metric
     logit(target's correct) - logit(target's wrong) at the target's cut, with layer ``layers[i]``'s output at target
@@ -236,6 +253,7 @@ class Patching:
     # of the unpatched and the source's logits. "" and 0.0 in older reports (resolution not recorded).
     metric_dtype: str = ""
     step: float = 0.0
+    components: Components | None = None  # --gotchas-patch-components; None when not asked for
 
     @computed_field  # type: ignore[prop-decorator]
     @property

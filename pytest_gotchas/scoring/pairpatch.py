@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..results.schema import Patching
+from ..results.schema import Components, Patching
 from ..truth.collect import Planned
 from .cut import CutPlan
 
@@ -31,15 +31,18 @@ def _by_primer(plan: Planned, cuts: list[CutPlan]) -> dict[str | None, CutPlan]:
 
 
 def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str, CutPlan],
-               target: tuple[str, CutPlan], decode: Callable[[int], str], method: str, metric: str
-               ) -> tuple[Any, Patching]:
+               target: tuple[str, CutPlan], decode: Callable[[int], str], method: str, metric: str,
+               components: bool = False) -> tuple[Any, Patching]:
+    from .components import component_pass
     from .patching import member_pass, patch_exact
 
     for _, cut in (source, target):
         if cut.context_ids not in passes:
-            passes[cut.context_ids] = member_pass(model, cut.context_ids)
+            passes[cut.context_ids] = (component_pass(model, cut.context_ids) if components
+                                       else member_pass(model, cut.context_ids))
     ids = (target[1].correct_ids[0], target[1].wrong_ids[0])
-    result = patch_exact(model, passes[source[1].context_ids], passes[target[1].context_ids], ids, method, metric)
+    mine, theirs = passes[source[1].context_ids], passes[target[1].context_ids]
+    result = patch_exact(model, getattr(mine, "member", mine), getattr(theirs, "member", theirs), ids, method, metric)
     a = result.alignment
     return result, Patching(
         source=source[0], target=target[0], primer=None, source_ids=list(source[1].context_ids),
@@ -49,15 +52,25 @@ def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str
         unpatched=result.unpatched, source_value=result.source_value, cells=result.cells, method=result.method,
         unaligned_source=list(a.unaligned_source), unaligned_target=list(a.unaligned_target), prefix=a.prefix,
         prefix_apart=result.prefix_apart, prefix_shift=result.prefix_shift, metric_dtype=result.metric_dtype,
-        step=result.step)
+        step=result.step, components=_components(model, mine, theirs, ids, metric) if components else None)
+
+
+def _components(model: Any, source: Any, target: Any, ids: tuple[int, int], metric: str) -> Components:
+    from .components import patch_components
+
+    grid = patch_components(model, source, target, ids, metric)
+    return Components(layers=grid.layers, heads=grid.heads, attn=grid.attn, mlp=grid.mlp, head=grid.head,
+                      post_norms=grid.post_norms, batched=grid.batched,
+                      checks=[f"{c.name}: {c.detail}" for c in grid.checks])
 
 
 def patch_partners(model: Any, plan: Planned, cuts: list[CutPlan], partners: list[Partner],
                    cuts_of: Callable[[Planned], list[CutPlan]], decode: Callable[[int], str],
-                   method: str, metric: str = "model") -> list[Patching]:
+                   method: str, metric: str = "model", components: bool = False) -> list[Patching]:
     """Every partner's pair in both directions (first member -> last, then last -> first), per shared primer, by
     patching.py's `method` (``full`` again where its checks fail: patch_exact), the metric's logits by head.py's
-    `metric`. A failed check of ``full`` raises CheckError, a model without decoder layers PatchingError."""
+    `metric`; with ``components`` also components.py's grid of each direction. A failed check of ``full`` (or of
+    the component grid) raises CheckError, a model without decoder layers PatchingError."""
     from dataclasses import replace
 
     from .patching import CheckError
@@ -71,7 +84,7 @@ def patch_partners(model: Any, plan: Planned, cuts: list[CutPlan], partners: lis
             first, last = (partner.other.case.id, theirs[primer]), (plan.case.id, mine[primer])
             for source, target in ((first, last), (last, first)):
                 try:
-                    _, entry = _direction(model, passes, source, target, decode, method, metric)
+                    _, entry = _direction(model, passes, source, target, decode, method, metric, components)
                 except CheckError as error:
                     under = f" under primer {primer!r}" if primer else ""
                     kind = "twin" if partner.twin else "pair"

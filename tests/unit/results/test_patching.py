@@ -80,3 +80,23 @@ def test_the_effect_is_said_in_steps_of_the_metric_dtype() -> None:
     assert p.effect_steps == -3.0
     assert "; effect -0.1875 = -3 steps of 0.0625 (logits in bfloat16)" in patching_line(p)
     assert direction(CELLS).effect_steps is None and "steps" not in patching_line(direction(CELLS))
+
+
+def test_the_components_that_restore_most_are_named_exact() -> None:
+    from pytest_gotchas.report.wording import components_line, patched_lines
+    from pytest_gotchas.results.patching import top_components
+    from pytest_gotchas.results.schema import Components
+
+    grid = Components(layers=[1, 2], heads=2, attn=[[2.0, 2.0, -2.0], [2.0, 2.0, 2.0]],
+                      mlp=[[2.0, 2.0, 2.0], [2.0, 2.0, 0.0]],
+                      head=[[[1.0, 2.0, -2.0], [2.0, 2.0, 2.0]], [[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]]],
+                      post_norms=True, batched=True)
+    p = direction(CELLS, components=grid, source_tokens=["set", "(", ")"])
+    top = top_components(p, 3)
+    assert [(c.kind, c.layer, c.head, c.fraction) for c in top] == [
+        ("attn", 1, None, 1.0), ("head", 1, 0, 1.0), ("mlp", 2, None, 0.5)]
+    assert components_line(p) == (
+        "components set-reversed -> list-reversed: attention 1 at the cut 100%, head 1.0 at the cut 100%, MLP 2 at "
+        "the cut 50% (exact; attention and MLP post-norm writes, heads before o_proj)")
+    assert patched_lines(p)[1].startswith("  components ") and len(patched_lines(direction(CELLS))) == 1
+    assert top_components(direction(CELLS)) == []
