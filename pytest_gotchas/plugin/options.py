@@ -210,6 +210,9 @@ OPTIONS = (
     Option("patch_components", "also patch, in every direction --gotchas-patch runs (this option turns it on), each "
            "layer's attention write, MLP write (after any post-norm) and each attention head's output at each aligned "
            "position, exactly: which heads and MLPs carry the answer", False, kind="flag"),
+    Option("patch_screen_k", "with --gotchas-patch-components: how many of the screen's cells (attribution patching, "
+           "ranked by |estimate|) are verified by exact patching and reported beside their estimates, per direction",
+           20, integer(1), metavar="K"),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 
@@ -249,6 +252,7 @@ class Settings:
     patch: bool = False
     patch_metric: str = "model"
     patch_components: bool = False
+    patch_screen_k: int = 20
 
     @property
     def model_cache(self) -> Path:

@@ -18,7 +18,8 @@ def scoring_config(settings: Settings, cache_dir: Path | None) -> ScoringConfig:
                          reading=settings.reading, bos=settings.bos, precision_check=settings.precision_check,
                          layers=settings.layers, one_pass_check=settings.one_pass_check,
                          patch=settings.patch or settings.patch_components, patch_metric=settings.patch_metric,
-                         patch_components=settings.patch_components, cache_dir=cache_dir)
+                         patch_components=settings.patch_components, patch_screen_k=settings.patch_screen_k,
+                         cache_dir=cache_dir)
 
 
 def collector(settings: Settings, transcripts: Path | None) -> Collector:

@@ -469,7 +469,24 @@ def components_line(p: Patching, shown: int = 3) -> str:
              f"{c.fraction * 100:.0f}%" for c in top]
     writes = "post-norm writes" if grid.post_norms else "writes"
     batch = "" if grid.batched else "; a pass per cell (the batch's checks failed on this machine)"
-    return head + ", ".join(named) + f" (exact; attention and MLP {writes}, heads before o_proj){batch}"
+    return head + ", ".join(named) + f" (exact; attention and MLP {writes}, heads before o_proj){batch}" + \
+        screen_text(p)
+
+
+def screen_text(p: Patching) -> str:
+    """The screen's recall of the exact grid's cells of |fraction| >= 10%, per kind, and its first cell's estimate
+    beside the exact value; "" without a screen."""
+    grid = p.components
+    effect = p.source_value - p.unpatched
+    if grid is None or not grid.screened or not effect:
+        return ""
+    names = {"attn": "attention", "mlp": "MLP", "head": "heads"}
+    found = ", ".join(f"{names[kind]} {got}/{of}" for kind, (got, of) in grid.recall.items() if of)
+    first = grid.screened[0]
+    name = f"head {first.layer}.{first.head}" if first.kind == "head" else f"{names[first.kind]} {first.layer}"
+    return (f"; screen top-{len(grid.screened)}: recall {found or 'nothing of 10% or more to find'}; its first, "
+            f"{name} at position {p.positions[first.position][1]}, estimated {first.estimate / effect * 100:.0f}%, "
+            f"exact {(first.exact - p.unpatched) / effect * 100:.0f}%")
 
 
 def patched_lines(p: Patching, model: str | None = None) -> list[str]:

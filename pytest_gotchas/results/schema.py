@@ -198,6 +198,18 @@ class Run:
 
 
 @dataclass
+class Screened:
+    """One cell the screen (scoring/screen.py, attribution patching) ranked in its top-k, with its exact value."""
+
+    kind: str  # "attn", "mlp" or "head"
+    layer: int
+    head: int  # the query head for kind "head", else 0
+    position: int  # index into the direction's positions
+    estimate: float  # estimated cell - unpatched (first order, from the target's gradient)
+    exact: float  # the cell's exact value (the metric), by patching it
+
+
+@dataclass
 class Components:
     """The components of one patched direction (--gotchas-patch-components, scoring/components.py), at the direction's
     aligned positions and with its metric: ``attn[i][j]`` / ``mlp[i][j]`` with layer ``layers[i]``'s attention / MLP
@@ -212,6 +224,9 @@ class Components:
     post_norms: bool  # the writes are post-norm outputs (Gemma 2 and 3), else the blocks' own outputs
     batched: bool  # each layer's cells as one batch; False: a pass per cell, where a batch's checks failed
     checks: list[str] = field(default_factory=list)  # what each run-time check compared, or why it did not run
+    screened: list[Screened] = field(default_factory=list)  # the screen's top-k, |estimate| descending
+    # Per kind: [exact cells with |fraction| >= 10% that the screen's top-k holds, how many there are]
+    recall: dict[str, list[int]] = field(default_factory=dict)
 
 
 @dataclass

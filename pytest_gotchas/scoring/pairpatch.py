@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..results.schema import Components, Patching
+from ..results.schema import Components, Patching, Screened
 from ..truth.collect import Planned
 from .cut import CutPlan
 
@@ -32,7 +32,7 @@ def _by_primer(plan: Planned, cuts: list[CutPlan]) -> dict[str | None, CutPlan]:
 
 def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str, CutPlan],
                target: tuple[str, CutPlan], decode: Callable[[int], str], method: str, metric: str,
-               components: bool = False) -> tuple[Any, Patching]:
+               components: int = 0) -> tuple[Any, Patching]:
     from .components import component_pass
     from .patching import member_pass, patch_exact
 
@@ -52,24 +52,37 @@ def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str
         unpatched=result.unpatched, source_value=result.source_value, cells=result.cells, method=result.method,
         unaligned_source=list(a.unaligned_source), unaligned_target=list(a.unaligned_target), prefix=a.prefix,
         prefix_apart=result.prefix_apart, prefix_shift=result.prefix_shift, metric_dtype=result.metric_dtype,
-        step=result.step, components=_components(model, mine, theirs, ids, metric) if components else None)
+        step=result.step, components=_components(model, mine, theirs, ids, metric, components) if components else None)
 
 
-def _components(model: Any, source: Any, target: Any, ids: tuple[int, int], metric: str) -> Components:
+def _components(model: Any, source: Any, target: Any, ids: tuple[int, int], metric: str, k: int) -> Components:
+    """The exact component grid of one direction, and the screen's top-k with their exact values beside them."""
     from .components import patch_components
+    from .screen import recall, screen
 
     grid = patch_components(model, source, target, ids, metric)
+    exact = {}
+    for i, layer in enumerate(grid.layers):
+        for j in range(len(grid.positions)):
+            exact[("attn", layer, 0, j)], exact[("mlp", layer, 0, j)] = grid.attn[i][j], grid.mlp[i][j]
+            exact.update((("head", layer, h, j), grid.head[i][h][j]) for h in range(grid.heads))
+    screened = screen(model, source, target, ids, k)
+    top = [Screened(kind=c[0], layer=c[1], head=c[2], position=c[3], estimate=screened.estimates[c], exact=exact[c])
+           for c in screened.top(k)]
+    found = recall(screened, exact, grid.source_value - grid.unpatched, k)
     return Components(layers=grid.layers, heads=grid.heads, attn=grid.attn, mlp=grid.mlp, head=grid.head,
                       post_norms=grid.post_norms, batched=grid.batched,
-                      checks=[f"{c.name}: {c.detail}" for c in grid.checks])
+                      checks=[f"{c.name}: {c.detail}" for c in grid.checks], screened=top,
+                      recall={kind: list(v) for kind, v in found.items()})
 
 
 def patch_partners(model: Any, plan: Planned, cuts: list[CutPlan], partners: list[Partner],
                    cuts_of: Callable[[Planned], list[CutPlan]], decode: Callable[[int], str],
-                   method: str, metric: str = "model", components: bool = False) -> list[Patching]:
+                   method: str, metric: str = "model", components: int = 0) -> list[Patching]:
     """Every partner's pair in both directions (first member -> last, then last -> first), per shared primer, by
     patching.py's `method` (``full`` again where its checks fail: patch_exact), the metric's logits by head.py's
-    `metric`; with ``components`` also components.py's grid of each direction. A failed check of ``full`` (or of
+    `metric`; with ``components`` (the screen's k; 0: none) also components.py's exact grid of each direction and
+    screen.py's top-k beside it. A failed check of ``full`` (or of
     the component grid) raises CheckError, a model without decoder layers PatchingError."""
     from dataclasses import replace
 

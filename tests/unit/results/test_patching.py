@@ -100,3 +100,16 @@ def test_the_components_that_restore_most_are_named_exact() -> None:
         "the cut 50% (exact; attention and MLP post-norm writes, heads before o_proj)")
     assert patched_lines(p)[1].startswith("  components ") and len(patched_lines(direction(CELLS))) == 1
     assert top_components(direction(CELLS)) == []
+
+
+def test_the_screen_is_said_beside_the_exact_value() -> None:
+    from pytest_gotchas.report.wording import screen_text
+    from pytest_gotchas.results.schema import Components, Screened
+
+    grid = Components(layers=[1], heads=1, attn=[[2.0, 2.0, -2.0]], mlp=[[2.0, 2.0, 2.0]], head=[[[2.0, 2.0, 0.0]]],
+                      post_norms=False, batched=True,
+                      screened=[Screened(kind="attn", layer=1, head=0, position=2, estimate=-3.0, exact=-2.0)],
+                      recall={"attn": [1, 1], "mlp": [0, 0], "head": [0, 1]})
+    assert screen_text(direction(CELLS, components=grid)) == (
+        "; screen top-1: recall attention 1/1, heads 0/1; its first, attention 1 at position 3, estimated 75%, exact "
+        "100%")
