@@ -375,7 +375,7 @@ PATCHING_EXPLAIN = ("Activation patching (--gotchas-patch): each cell replaces o
 
 def resolution(p: Patching) -> str:
     """The effect in steps of the metric's dtype, and which dtype computed it; "" where the report does not say."""
-    if not p.step or p.effect_steps is None:
+    if not p.step or p.effect_steps is None or p.source_value == p.unpatched:
         return ""
     return (f"effect {p.source_value - p.unpatched:+g} = {p.effect_steps:+g} steps of {p.step:g} "
             f"(logits in {p.metric_dtype})")
