@@ -83,7 +83,8 @@ def test_the_component_grid_draws_beside_the_residual_heatmap() -> None:
     attention, mlp, heads = map_.components
     assert attention.tokens == ["'set' -> 'list'", "'(' -> '('", "'<\\n>' -> '<\\n>'"]
     assert [[c.text for c in r.cells] for r in mlp.rows] == [["0", "50", "0"]] * 3
-    assert heads.tokens == ["head 0", "head 1"] and [[c.text for c in r.cells] for r in heads.rows] == [["100", "0"]] * 3
+    assert heads.tokens == ["head 0", "head 1"]
+    assert [[c.text for c in r.cells] for r in heads.rows] == [["100", "0"]] * 3
     assert attention.rows[0].cells[2].title.startswith("layer 1 at attention '<\\n>' -> '<\\n>': 100.0% of the effect")
     report = report_of(TINY_MODEL)
     a, b = report.results
