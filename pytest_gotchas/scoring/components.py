@@ -99,7 +99,9 @@ def component_pass(model: Any, ids: tuple[int, ...]) -> ComponentPass:
     finally:
         for handle in handles:
             handle.remove()
-    stack = lambda kind: torch.stack([kept[(kind, k)] for k in range(len(found))])  # noqa: E731
+    # Kept on the logits' device, as member_pass keeps the states (layers split over devices: device_map)
+    stack = lambda kind: torch.stack([kept[(kind, k)].to(member.logits.device)  # noqa: E731
+                                      for k in range(len(found))])
     return ComponentPass(member, stack(ATTN), stack(MLP), stack(HEAD))
 
 

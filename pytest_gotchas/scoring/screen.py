@@ -73,7 +73,8 @@ def _gradients(model: Any, target: ComponentPass, ids: Ids) -> dict[str, Any]:
         for handle in handles:
             handle.remove()
         model.zero_grad(set_to_none=True)
-    return {kind: torch.stack([kept[(kind, k)].grad[0] for k in range(len(found))]) for kind in (ATTN, MLP, HEAD)}
+    return {kind: torch.stack([kept[(kind, k)].grad[0].to(logits.device) for k in range(len(found))])
+            for kind in (ATTN, MLP, HEAD)}
 
 
 def screen(model: Any, source: ComponentPass, target: ComponentPass, ids: Ids, k: int = DEFAULT_K) -> Screened:
