@@ -42,6 +42,8 @@ VLLM_UNSUPPORTED = (
                 "to compare)"),
     Unsupported("patch", "patch", "patching replaces one layer's residual stream inside the forward pass, which "
                 "vLLM's engine does not expose"),
+    Unsupported("patch_components", "patch-components", "component patching replaces attention and MLP outputs "
+                "inside the forward pass, which vLLM's engine does not expose"),
     Unsupported("one_pass_check", "one-pass-check", "the check compares transformers' one pass per prompt with "
                 "separate passes, and vLLM already reads every context as a prompt of its own"),
 )

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..model import DTYPES
 from ..model.kernels import KERNELS
+from ..scoring.head import METRICS as PATCH_METRICS
 from ..truth.sandbox import LEVELS as ISOLATIONS
 
 READINGS = ("text", "token")
@@ -220,6 +221,16 @@ OPTIONS = (
            "answer)", False, kind="flag"),
     Option("level", "significance level of the run's tests (model comparisons, twins), after Holm's correction over "
            "all of them; every count's interval is at 1 - level", 0.05, level, metavar="ALPHA"),
+    Option("patch_metric", "the dtype of --gotchas-patch's logit difference: model (the two logits as the model "
+           "computes them) or float32 (the head's product for the two candidates in float32 from the same hidden "
+           "states: resolves effects of a few bfloat16 steps; nothing upstream changes)", "model",
+           choices=PATCH_METRICS),
+    Option("patch_components", "also patch, in every direction --gotchas-patch runs (this option turns it on), each "
+           "layer's attention write, MLP write (after any post-norm) and each attention head's output at each aligned "
+           "position, exactly: which heads and MLPs carry the answer", False, kind="flag"),
+    Option("patch_screen_k", "with --gotchas-patch-components: how many of the screen's cells (attribution patching, "
+           "ranked by |estimate|) are verified by exact patching and reported beside their estimates, per direction",
+           20, integer(1, 10000), metavar="K"),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 
@@ -258,6 +269,9 @@ class Settings:
     vllm_batch_invariant: str = "auto"
     patch: bool = False
     level: float = 0.05
+    patch_metric: str = "model"
+    patch_components: bool = False
+    patch_screen_k: int = 20
 
     @property
     def model_cache(self) -> Path:

@@ -16,7 +16,9 @@ from .options import Settings
 def scoring_config(settings: Settings, cache_dir: Path | None) -> ScoringConfig:
     return ScoringConfig(softmax_dtype=settings.softmax_dtype, top_k=settings.top_k, batch_size=settings.batch_size,
                          reading=settings.reading, bos=settings.bos, precision_check=settings.precision_check,
-                         layers=settings.layers, one_pass_check=settings.one_pass_check, patch=settings.patch,
+                         layers=settings.layers, one_pass_check=settings.one_pass_check,
+                         patch=settings.patch or settings.patch_components, patch_metric=settings.patch_metric,
+                         patch_components=settings.patch_components, patch_screen_k=settings.patch_screen_k,
                          cache_dir=cache_dir)
 
 

@@ -4,10 +4,10 @@ answer, red away from it, white at 0%), the figures on hover. Pure data; _patchi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..results.schema import Patching
-from .wording import heatmap_caption, heatmap_cell_title, patching_line
+from .wording import components_line, heatmap_caption, heatmap_cell_title, patched_tokens, patching_line
 
 BLUE, RED = "33,102,172", "178,24,43"  # ColorBrewer RdBu's ends: readable for red-green colour blindness
 DARK = 0.6  # above this share of full colour, the cell's text turns white
@@ -31,9 +31,10 @@ class HeatRow:
 class Heatmap:
     model: str
     caption: str
-    tokens: list[str]  # the target's token at each aligned position, as the terminal quotes it
+    tokens: list[str]  # each aligned position's tokens, source -> target, as the terminal quotes them
     rows: list[HeatRow]
     line: str  # the direction's sentence, as the terminal prints it
+    components: list[Heatmap] = field(default_factory=list)  # --gotchas-patch-components: attention, MLP, heads
 
 
 def colour(fraction: float | None) -> tuple[str, bool]:
@@ -46,12 +47,46 @@ def colour(fraction: float | None) -> tuple[str, bool]:
 
 def heatmap(model: str, patching: Patching) -> Heatmap:
     rows = []
+    tokens = patched_tokens(patching)
     for layer, values, fractions in zip(patching.layers, patching.cells, patching.fractions):
         cells = []
-        for token, value, fraction in zip(patching.tokens, values, fractions):
+        for token, value, fraction in zip(tokens, values, fractions):
             style, dark = colour(fraction)
             text = "" if fraction is None else str(round(fraction * 100))  # an int: never "-0"
             cells.append(HeatCell(style, text, heatmap_cell_title(layer, token, value, fraction), dark))
         rows.append(HeatRow(layer, cells))
-    return Heatmap(model, heatmap_caption(patching), [repr(t) for t in patching.tokens], rows,
-                   patching_line(patching))
+    return Heatmap(model, heatmap_caption(patching), tokens, rows,
+                   patching_line(patching), component_heatmaps(model, patching))
+
+
+def _row(patching: Patching, layer: int, label: str, values: list[float], columns: list[str]) -> HeatRow:
+    effect = patching.source_value - patching.unpatched
+    cells = []
+    for column, value in zip(columns, values):
+        fraction = (value - patching.unpatched) / effect if effect else None
+        style, dark = colour(fraction)
+        text = "" if fraction is None else str(round(fraction * 100))
+        cells.append(HeatCell(style, text, heatmap_cell_title(layer, f"{label} {column}", value, fraction), dark))
+    return HeatRow(layer, cells)
+
+
+def component_heatmaps(model: str, patching: Patching) -> list[Heatmap]:
+    """The component grid's heatmaps: attention writes and MLP writes (layer x aligned position), then the heads
+    (layer x head) at the cut and at the position of the head that restores most, if another."""
+    grid = patching.components
+    if grid is None:
+        return []
+    tokens = patched_tokens(patching)
+    line = components_line(patching)
+    maps = [Heatmap(model, f"{name} writes, layer x position: {heatmap_caption(patching)}", tokens,
+                    [_row(patching, layer, name, values, tokens) for layer, values in zip(grid.layers, rows)], line)
+            for name, rows in (("attention", grid.attn), ("MLP", grid.mlp))]
+    heads = [f"head {h}" for h in range(grid.heads)]
+    best = max(((abs(v - patching.unpatched), j) for layer in grid.head for row in layer for j, v in enumerate(row)),
+               default=(0.0, len(tokens) - 1))[1]
+    for j in sorted({len(tokens) - 1, best}):
+        rows = [_row(patching, layer, f"at {tokens[j]},", [row[j] for row in per_head], heads)
+                for layer, per_head in zip(grid.layers, grid.head)]
+        maps.append(Heatmap(model, f"heads at {tokens[j]}, layer x head: {heatmap_caption(patching)}", heads, rows,
+                            line))
+    return maps

@@ -17,7 +17,7 @@ from ..results.verdict import Status, Verdict, colour
 from .claims import claim_lines, margin_lines
 from .escape import escape
 from .wording import (Line, backend_text, chapter_line, comparison_line, differences_text, lead_text,
-                      one_pass_check_line, patching_line, pct, probabilities, slow_bfloat16_line, stepped_line)
+                      one_pass_check_line, patched_lines, pct, probabilities, slow_bfloat16_line, stepped_line)
 
 _PLAIN: dict[str, bool] = {}
 NEGLIGIBLE = 5e-4  # the text reading's unfollowed mass is named from 0.05% on
@@ -219,12 +219,12 @@ def _chapter(chapter: ChapterRollup) -> Iterator[Line]:
         state = "not scored" if pair.passed is None else "pass" if pair.passed else "FAIL"
         members = ", ".join(f"{m} {v or '-'}" for m, v in zip(pair.members, pair.verdicts))
         yield f"  pair {pair.id}: {state} ({members})", markup(Verdict.OK if pair.passed else Verdict.MISS)
-        yield from ((f"    patched {patching_line(p)}", _PLAIN) for p in pair.patching)
+        yield from ((f"    {line}", _PLAIN) for p in pair.patching for line in patched_lines(p))
     for twin in chapter.twins:
         state = "not scored" if twin.agree is None else "agree" if twin.agree else "DISAGREE"
         members = ", ".join(f"{m} {v or '-'}" for m, v in zip(twin.members, twin.verdicts))
         yield f"  written twice, {twin.id}: {state} ({members})", _PLAIN
-        yield from ((f"    patched {patching_line(p)}", _PLAIN) for p in twin.patching)
+        yield from ((f"    {line}", _PLAIN) for p in twin.patching for line in patched_lines(p))
     yield f"  {chapter_line(chapter)}", {"bold": True}
 
 
@@ -253,8 +253,8 @@ def _chapter_across(report: Report, rollups: list[ChapterRollup]) -> Iterator[Li
         yield f"  pair {pair_id}: {', '.join(states)}", _PLAIN
         for rollup in rollups:
             pair = next((p for p in rollup.pairs if p.id == pair_id), None)
-            yield from ((f"    patched [{rollup.model}] {patching_line(p)}", _PLAIN) for p in (pair.patching if pair
-                                                                                             else []))
+            yield from ((f"    {line}", _PLAIN) for p in (pair.patching if pair else [])
+                        for line in patched_lines(p, rollup.model))
     for rollup in rollups:
         yield f"  [{rollup.model}] {chapter_line(rollup)}", {"bold": True}
 

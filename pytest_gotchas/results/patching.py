@@ -3,10 +3,12 @@ of the effect, and from which layer the last position carries it. Pure."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .schema import Patching
 
+MANTISSA_BITS = {"bfloat16": 7, "float16": 10, "float32": 23, "float64": 52}  # stored bits after the leading 1
 CARRIES = 0.5  # the last position "carries" the effect from the lowest layer after which it restores at least this
 
 
@@ -16,6 +18,7 @@ class Strongest:
     position: tuple[int, int]  # (s, t)
     token: str  # the target's token at t
     fraction: float  # of the effect restored
+    source_token: str | None = None  # the source's token at s (None in reports written without it)
 
 
 def strongest(patching: Patching, last: bool = False) -> Strongest | None:
@@ -30,7 +33,8 @@ def strongest(patching: Patching, last: bool = False) -> Strongest | None:
         return None
     fraction, i, j = max(found)
     s, t = patching.positions[-j]
-    return Strongest(patching.layers[-i], (s, t), patching.tokens[-j], fraction)
+    source = patching.source_tokens[-j] if patching.source_tokens else None
+    return Strongest(patching.layers[-i], (s, t), patching.tokens[-j], fraction, source)
 
 
 def carried_from(patching: Patching) -> int | None:
@@ -46,3 +50,48 @@ def carried_from(patching: Patching) -> int | None:
             break
         layer = patching.layers[n]
     return layer
+
+
+def spacing(value: float, dtype: str) -> float:
+    """The gap between ``value`` (its magnitude) and the next larger number of ``dtype`` (a name of
+    MANTISSA_BITS): the resolution of a logit of that size. 0.0 for 0 or a dtype not listed (resolution unknown)."""
+    bits = MANTISSA_BITS.get(dtype)
+    if bits is None or value == 0 or not math.isfinite(value):
+        return 0.0
+    exponent = math.frexp(abs(value))[1] - 1  # abs(value) = 1.x * 2**exponent
+    return math.ldexp(1.0, exponent - bits)
+
+
+@dataclass(frozen=True)
+class Component:
+    """One cell of a direction's component grid (schema.Components)."""
+
+    kind: str  # "attn", "mlp" or "head"
+    layer: int
+    head: int | None  # the query head (0-based), for kind "head"
+    position: tuple[int, int]  # (s, t)
+    source_token: str | None
+    token: str
+    fraction: float
+
+
+def top_components(patching: Patching, count: int = 3) -> list[Component]:
+    """The component cells that restore most of the effect, largest first (layer, then position order among equals);
+    empty when there is no effect or no component grid."""
+    grid = patching.components
+    effect = patching.source_value - patching.unpatched
+    if grid is None or not effect:
+        return []
+    cells: list[tuple[str, int, int | None, int, float]] = []
+    for i, layer in enumerate(grid.layers):
+        for kind, row in (("attn", grid.attn[i]), ("mlp", grid.mlp[i])):
+            cells += [(kind, layer, None, j, value) for j, value in enumerate(row)]
+        cells += [("head", layer, h, j, value) for h, row in enumerate(grid.head[i]) for j, value in enumerate(row)]
+    ranked = sorted(cells, key=lambda c: -(c[4] - patching.unpatched) / effect)
+    found = []
+    for kind, layer, head, j, value in ranked[:count]:
+        s, t = patching.positions[j]
+        source = patching.source_tokens[j] if patching.source_tokens else None
+        found.append(Component(kind, layer, head, (s, t), source, patching.tokens[j],
+                               (value - patching.unpatched) / effect))
+    return found

@@ -198,6 +198,38 @@ class Run:
 
 
 @dataclass
+class Screened:
+    """One cell the screen (scoring/screen.py, attribution patching) ranked in its top-k, with its exact value."""
+
+    kind: str  # "attn", "mlp" or "head"
+    layer: int
+    head: int  # the query head for kind "head", else 0
+    position: int  # index into the direction's positions
+    estimate: float  # estimated cell - unpatched (first order, from the target's gradient)
+    exact: float  # the cell's exact value (the metric), by patching it
+
+
+@dataclass
+class Components:
+    """The components of one patched direction (--gotchas-patch-components, scoring/components.py), at the direction's
+    aligned positions and with its metric: ``attn[i][j]`` / ``mlp[i][j]`` with layer ``layers[i]``'s attention / MLP
+    write at ``positions[j]`` replaced by the source's, ``head[i][h][j]`` with query head h's output (its slice of
+    o_proj's input) replaced."""
+
+    layers: list[int]
+    heads: int  # query heads per layer
+    attn: list[list[float]]
+    mlp: list[list[float]]
+    head: list[list[list[float]]]
+    post_norms: bool  # the writes are post-norm outputs (Gemma 2 and 3), else the blocks' own outputs
+    batched: bool  # each layer's cells as one batch; False: a pass per cell, where a batch's checks failed
+    checks: list[str] = field(default_factory=list)  # what each run-time check compared, or why it did not run
+    screened: list[Screened] = field(default_factory=list)  # the screen's top-k, |estimate| descending
+    # Per kind: [exact cells with |fraction| >= 10% that the screen's top-k holds, how many there are]
+    recall: dict[str, list[int]] = field(default_factory=dict)
+
+
+@dataclass
 class Patching:
     """One direction of a pair (or twin) patched (--gotchas-patch, scoring/patching.py): the metric
     logit(target's correct) - logit(target's wrong) at the target's cut, with layer ``layers[i]``'s output at target
@@ -228,6 +260,21 @@ class Patching:
     # of a shared prefix).
     prefix_apart: float = 0.0
     prefix_shift: float = 0.0
+    # The source's token text at each s (positions[j][0]), so that every cell names both tokens (source -> target);
+    # empty in reports written before the token-diff alignment (scoring/align.py).
+    source_tokens: list[str] = field(default_factory=list)
+    # The metric's resolution (scoring/head.py): the dtype its two logits were computed in ("bfloat16" ...: the
+    # model's, or "float32": the head's product alone, --gotchas-patch-metric) and that dtype's spacing at the largest
+    # of the unpatched and the source's logits. "" and 0.0 in older reports (resolution not recorded).
+    metric_dtype: str = ""
+    step: float = 0.0
+    components: Components | None = None  # --gotchas-patch-components; None when not asked for
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def effect_steps(self) -> float | None:
+        """The effect, source_value - unpatched, in steps of the metric's dtype; None when the step is unknown."""
+        return (self.source_value - self.unpatched) / self.step if self.step else None
 
     @computed_field  # type: ignore[prop-decorator]
     @property

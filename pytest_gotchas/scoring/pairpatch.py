@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..results.schema import Patching
+from ..results.schema import Components, Patching, Screened
 from ..truth.collect import Planned
 from .cut import CutPlan
 
@@ -31,30 +31,59 @@ def _by_primer(plan: Planned, cuts: list[CutPlan]) -> dict[str | None, CutPlan]:
 
 
 def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str, CutPlan],
-               target: tuple[str, CutPlan], decode: Callable[[int], str], method: str) -> tuple[Any, Patching]:
+               target: tuple[str, CutPlan], decode: Callable[[int], str], method: str, metric: str,
+               components: int = 0) -> tuple[Any, Patching]:
+    from .components import component_pass
     from .patching import member_pass, patch_exact
 
     for _, cut in (source, target):
         if cut.context_ids not in passes:
-            passes[cut.context_ids] = member_pass(model, cut.context_ids)
+            passes[cut.context_ids] = (component_pass(model, cut.context_ids) if components
+                                       else member_pass(model, cut.context_ids))
     ids = (target[1].correct_ids[0], target[1].wrong_ids[0])
-    result = patch_exact(model, passes[source[1].context_ids], passes[target[1].context_ids], ids, method)
+    mine, theirs = passes[source[1].context_ids], passes[target[1].context_ids]
+    result = patch_exact(model, getattr(mine, "member", mine), getattr(theirs, "member", theirs), ids, method, metric)
     a = result.alignment
     return result, Patching(
         source=source[0], target=target[0], primer=None, source_ids=list(source[1].context_ids),
         target_ids=list(target[1].context_ids), candidate_ids=list(ids), layers=result.layers,
         positions=result.positions, tokens=[decode(target[1].context_ids[t]) for _, t in result.positions],
+        source_tokens=[decode(source[1].context_ids[s]) for s, _ in result.positions],
         unpatched=result.unpatched, source_value=result.source_value, cells=result.cells, method=result.method,
         unaligned_source=list(a.unaligned_source), unaligned_target=list(a.unaligned_target), prefix=a.prefix,
-        prefix_apart=result.prefix_apart, prefix_shift=result.prefix_shift)
+        prefix_apart=result.prefix_apart, prefix_shift=result.prefix_shift, metric_dtype=result.metric_dtype,
+        step=result.step, components=_components(model, mine, theirs, ids, metric, components) if components else None)
+
+
+def _components(model: Any, source: Any, target: Any, ids: tuple[int, int], metric: str, k: int) -> Components:
+    """The exact component grid of one direction, and the screen's top-k with their exact values beside them."""
+    from .components import patch_components
+    from .screen import recall, screen
+
+    grid = patch_components(model, source, target, ids, metric)
+    exact = {}
+    for i, layer in enumerate(grid.layers):
+        for j in range(len(grid.positions)):
+            exact[("attn", layer, 0, j)], exact[("mlp", layer, 0, j)] = grid.attn[i][j], grid.mlp[i][j]
+            exact.update((("head", layer, h, j), grid.head[i][h][j]) for h in range(grid.heads))
+    screened = screen(model, source, target, ids, k)
+    top = [Screened(kind=c[0], layer=c[1], head=c[2], position=c[3], estimate=screened.estimates[c], exact=exact[c])
+           for c in screened.top(k)]
+    found = recall(screened, exact, grid.source_value - grid.unpatched, k)
+    return Components(layers=grid.layers, heads=grid.heads, attn=grid.attn, mlp=grid.mlp, head=grid.head,
+                      post_norms=grid.post_norms, batched=grid.batched,
+                      checks=[f"{c.name}: {c.detail}" for c in grid.checks], screened=top,
+                      recall={kind: list(v) for kind, v in found.items()})
 
 
 def patch_partners(model: Any, plan: Planned, cuts: list[CutPlan], partners: list[Partner],
                    cuts_of: Callable[[Planned], list[CutPlan]], decode: Callable[[int], str],
-                   method: str) -> list[Patching]:
+                   method: str, metric: str = "model", components: int = 0) -> list[Patching]:
     """Every partner's pair in both directions (first member -> last, then last -> first), per shared primer, by
-    patching.py's `method` (``full`` again where its checks fail: patch_exact). A failed check of ``full`` raises
-    CheckError, a model without decoder layers PatchingError."""
+    patching.py's `method` (``full`` again where its checks fail: patch_exact), the metric's logits by head.py's
+    `metric`; with ``components`` (the screen's k; 0: none) also components.py's exact grid of each direction and
+    screen.py's top-k beside it. A failed check of ``full`` (or of
+    the component grid) raises CheckError, a model without decoder layers PatchingError."""
     from dataclasses import replace
 
     from .patching import CheckError
@@ -68,7 +97,7 @@ def patch_partners(model: Any, plan: Planned, cuts: list[CutPlan], partners: lis
             first, last = (partner.other.case.id, theirs[primer]), (plan.case.id, mine[primer])
             for source, target in ((first, last), (last, first)):
                 try:
-                    _, entry = _direction(model, passes, source, target, decode, method)
+                    _, entry = _direction(model, passes, source, target, decode, method, metric, components)
                 except CheckError as error:
                     under = f" under primer {primer!r}" if primer else ""
                     kind = "twin" if partner.twin else "pair"

@@ -46,7 +46,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..results.patching import spacing
 from .align import Alignment, align
+from .head import FLOAT32, MODEL, Float32Head, float32_head, head_of
 from .lens import attribute
 
 FULL, LAYER_BATCH, FROM_LAYER = "full", "layer-batch", "from-layer"
@@ -94,6 +96,7 @@ class MemberPass:
     states: Any  # tensor [layers, positions, hidden]; row k-1 is layer k's output
     logits: Any  # tensor [vocab]: the model's own last-position logits, in its dtype
     tuple_output: bool = False  # the layers return (hidden, ...), as before transformers 5
+    head_input: Any = None  # tensor [hidden]: the head's input at the cut (the final norm's output), for head.py
 
 
 def member_pass(model: Any, ids: Sequence[int]) -> MemberPass:
@@ -111,6 +114,9 @@ def member_pass(model: Any, ids: Sequence[int]) -> MemberPass:
         return hook
 
     handles = [layer.register_forward_hook(keeper(k)) for k, layer in enumerate(layers)]
+    head_input: list[Any] = [None]
+    handles.append(head_of(model).register_forward_hook(
+        lambda module, args, output: head_input.__setitem__(0, args[0][0, -1].detach().clone())))
     try:
         with torch.inference_mode():
             logits = model(input_ids=torch.tensor([list(ids)], device=model.device), logits_to_keep=1,
@@ -118,7 +124,7 @@ def member_pass(model: Any, ids: Sequence[int]) -> MemberPass:
     finally:
         for handle in handles:
             handle.remove()
-    return MemberPass(tuple(ids), torch.stack([k.to(logits.device) for k in kept]), logits, tupled[0])
+    return MemberPass(tuple(ids), torch.stack([k.to(logits.device) for k in kept]), logits, tupled[0], head_input[0])
 
 
 def _reading(logits: Any, ids: Ids) -> Reading:
@@ -265,6 +271,8 @@ class PatchResult:
     passes: int  # model calls made for the cells and the checks
     prefix_apart: float = 0.0  # largest |difference| of the members' own states there, when its check failed
     prefix_shift: float = 0.0  # largest |cell - unpatched| patching there gave (0 unless prefix_apart is not)
+    metric_dtype: str = ""  # the dtype the two logits were computed in (head.py): the model's, or float32
+    step: float = 0.0  # that dtype's spacing at the largest of the unpatched and the source's logits
 
     @property
     def effect(self) -> float:
@@ -359,22 +367,37 @@ def _raise_failed(checks: list[Check], method: str) -> None:
         raise CheckError(f"patching check failed (method {method}): " + "; ".join(failed[:3]) + more)
 
 
+def _own_readings(model: Any, source: MemberPass, target: MemberPass, ids: Ids, metric: str
+                  ) -> tuple[Reading, Reading, str]:
+    """The target's and the source's own (correct, wrong) logits, and the dtype they are in, by ``metric``."""
+    if metric == MODEL:
+        return _reading(target.logits, ids), _reading(source.logits, ids), str(target.logits.dtype).split(".")[-1]
+    if metric != FLOAT32:
+        raise ValueError(f"metric must be {MODEL} or {FLOAT32}, not {metric!r}")
+    head = Float32Head(model, ids)
+    return head.reading(target.head_input), head.reading(source.head_input), FLOAT32
+
+
 def patch(model: Any, source: MemberPass, target: MemberPass, ids: Ids, method: str = DEFAULT,
-          strict: bool = True) -> PatchResult:
-    """One direction, source -> target, with the target's (correct id, wrong id). A failed check raises CheckError;
-    with ``strict=False`` the result is returned with the failures in its checks (for measuring a method)."""
+          strict: bool = True, metric: str = MODEL) -> PatchResult:
+    """One direction, source -> target, with the target's (correct id, wrong id), the metric's logits in the model's
+    dtype or in float32 (``metric``, head.py). A failed check raises CheckError; with ``strict=False`` the result is
+    returned with the failures in its checks (for measuring a method)."""
+    from contextlib import nullcontext
+
     alignment = align(source.ids, target.ids)
     count = len(find_layers(model)[1])
     jobs, where = _jobs(source, target, alignment, count)
+    own, theirs, dtype = _own_readings(model, source, target, ids, metric)
     calls = [0]
     counter = model.register_forward_pre_hook(lambda module, args: calls.__setitem__(0, calls[0] + 1))
     started = time.perf_counter()
     try:
-        readings = run_jobs(model, method, target, jobs, ids)
+        with float32_head(model, ids) if metric == FLOAT32 else nullcontext():
+            readings = run_jobs(model, method, target, jobs, ids)
     finally:
         counter.remove()
     seconds = time.perf_counter() - started
-    own, theirs = _reading(target.logits, ids), _reading(source.logits, ids)
     checks = _checks(jobs, readings, where, alignment, own, theirs)
     moved = max((abs(_metric(r) - _metric(own)) for n in where["shared-prefix"] for r in readings[n]), default=0.0)
     checks[0], apart = _prefix_premise(checks[0], source, target, alignment, moved)
@@ -382,17 +405,20 @@ def patch(model: Any, source: MemberPass, target: MemberPass, ids: Ids, method: 
         _raise_failed(checks, method)
     heat = readings[:len(alignment.pairs)]
     cells = [[_metric(heat[j][i]) for j in range(len(heat))] for i in range(count)]
+    step = spacing(max(abs(v) for v in (*own, *theirs)), dtype)
     return PatchResult(list(range(1, count + 1)), [list(p) for p in alignment.pairs], cells, _metric(own),
-                       _metric(theirs), method, alignment, checks, seconds, calls[0], apart, moved if apart else 0.0)
+                       _metric(theirs), method, alignment, checks, seconds, calls[0], apart, moved if apart else 0.0,
+                       dtype, step)
 
 
-def patch_exact(model: Any, source: MemberPass, target: MemberPass, ids: Ids, method: str = DEFAULT) -> PatchResult:
+def patch_exact(model: Any, source: MemberPass, target: MemberPass, ids: Ids, method: str = DEFAULT,
+                metric: str = MODEL) -> PatchResult:
     """patch() by `method`, and by ``full`` again where a batched method's checks fail: kernels that round a batch's
     row otherwise than the row alone (model/invariance.py) in shapes the load's probe did not try. The result's
     ``method`` says which computed it; a failed check of ``full`` raises CheckError."""
     if method != FULL:
         try:
-            return patch(model, source, target, ids, method)
+            return patch(model, source, target, ids, method, metric=metric)
         except CheckError:
             pass
-    return patch(model, source, target, ids, FULL)
+    return patch(model, source, target, ids, FULL, metric=metric)

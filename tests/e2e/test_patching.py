@@ -1,7 +1,7 @@
 """Patching on the embedded gemma-3-270m: both batched methods (from-layer, the default, and layer-batch) give the
 cells of plain full forward passes bit for bit, and an independent probe (one forward hook, one pass per cell) reproduces
-them, on the cheapest real pair of cases/1-floats.yaml (lengths 34 and 32: two aligned positions) and on
-list-vs-set-reversed of cases/2-sets.yaml (lengths 17 and 17: fifteen aligned positions, 270 cells)."""
+them, on the cheapest real pair of cases/1-floats.yaml (lengths 34 and 32: seven aligned positions by the token
+diff) and on list-vs-set-reversed of cases/2-sets.yaml (lengths 17 and 17: fifteen aligned positions, 270 cells)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def probe(model, target, layer: int, position: int, vector, ids) -> float:
 
 PAIRS = {
     "floats": ((PRIMER + ">>> 1e500 == 1e600\n", "True", "False"), (PRIMER + ">>> 1e50 == 1e60\n", "False", "True"),
-               [[32, 30], [33, 31]]),
+               [[26, 25], [27, 26], [28, 27], [29, 28], [30, 29], [32, 30], [33, 31]]),  # the middles' token diff
     "sets": ((">>> list(reversed([x for x in range(5)]))\n[", "4", "0"),
              (">>> set(reversed([x for x in range(5)]))\n{", "0", "4"), [[t, t] for t in range(2, 17)]),
 }

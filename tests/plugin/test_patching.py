@@ -98,7 +98,8 @@ def test_the_terminal_has_a_line_per_direction(run) -> None:
     result.stdout.fnmatch_lines([
         "  pair seven-eight: pass*",
         "    patched seven -> eight: no position before the cut restores any of the effect (logit difference +1.5 on"
-        " eight, -1.5 from seven); the last position carries it from layer 1 of 1",
+        " eight, -1.5 from seven); effect -3 = -* steps of * (logits in bfloat16); the last position carries it from"
+        " layer 1 of 1",
         "    patched eight -> seven: *",
     ])
 
@@ -118,6 +119,22 @@ def test_two_workers_give_the_same_cells_as_a_serial_run(run) -> None:
     assert parallel["run"]["xdist_workers"] == 2
     assert parallel["pairs"][0]["patching"] == serial["pairs"][0]["patching"]
     assert len(serial["pairs"][0]["patching"]) == 2
+
+
+def test_components_on_two_workers_equal_a_serial_run_and_have_their_line(run) -> None:
+    pytest.importorskip("xdist")
+    result, serial = run("--gotchas-patch-components", "-p", "no:xdist")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    forward = serial["pairs"][0]["patching"][0]
+    grid = forward["components"]
+    # The tiny model's attention and MLP write nothing: no component moves the metric, every check holds.
+    assert grid["layers"] == [1] and grid["post_norms"] is True and grid["batched"] is True
+    assert grid["attn"] == grid["mlp"] == [[forward["unpatched"]] * len(forward["positions"])]
+    result.stdout.fnmatch_lines(["      components seven -> eight: no component at any aligned position restores any "
+                                 "of the effect"])
+    result, parallel = run("--gotchas-patch-components", "-n", "2")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert parallel["pairs"][0]["patching"] == serial["pairs"][0]["patching"]
 
 
 TWINS = """\
@@ -165,7 +182,7 @@ def test_twins_are_patched_and_say_what_did_not_align(pytester: pytest.Pytester,
     result.stdout.fnmatch_lines([
         "  written twice, spelled-twice: agree*",
         "    patched joined -> concatenated: no effect to restore (logit difference +1.5 on concatenated, +1.5 from "
-        f"joined); not aligned (middles of unequal length): target positions {span}; 5 aligned",
+        f"joined); not aligned by the token diff: target positions {span}; 5 aligned",
         "    patched concatenated -> joined: *",
     ])
 

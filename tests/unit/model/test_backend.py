@@ -42,6 +42,7 @@ def test_a_transformers_run_refuses_nothing() -> None:
 @pytest.mark.parametrize("setting, flag", [("layers", "--gotchas-layers"),
                                            ("precision_check", "--gotchas-precision-check"),
                                            ("patch", "--gotchas-patch"),
+                                           ("patch_components", "--gotchas-patch-components"),
                                            ("one_pass_check", "--gotchas-one-pass-check")])
 def test_each_unsupported_option_is_named_with_the_backend(setting: str, flag: str) -> None:
     (message,) = refusals(settings(**{setting: True}), ["gemma-3-270m", "vllm:gemma-3-270m"])

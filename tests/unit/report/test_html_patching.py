@@ -70,3 +70,25 @@ def test_the_page_draws_each_direction_under_its_pair() -> None:
     plain = html.render(report_of(TINY_MODEL))
     assert 'class="heat"' not in plain and PATCHING_EXPLAIN[:40] not in plain
     assert not re.search(r"<td[^>]*>None</td>", page)
+
+
+def test_the_component_grid_draws_beside_the_residual_heatmap() -> None:
+    from pytest_gotchas.results.schema import Components
+
+    grid = Components(layers=[1, 2, 3], heads=2, attn=[[2.0, 2.0, -2.0]] * 3, mlp=[[2.0, 0.0, 2.0]] * 3,
+                      head=[[[2.0, 2.0, -2.0], [2.0, 2.0, 2.0]]] * 3, post_norms=False, batched=True)
+    map_ = heatmap("tiny", direction(components=grid, source_tokens=["set", "(", "<\n>"]))
+    assert [m.caption.split(",")[0] for m in map_.components] == [
+        "attention writes", "MLP writes", "heads at '<\\n>' -> '<\\n>'"]
+    attention, mlp, heads = map_.components
+    assert attention.tokens == ["'set' -> 'list'", "'(' -> '('", "'<\\n>' -> '<\\n>'"]
+    assert [[c.text for c in r.cells] for r in mlp.rows] == [["0", "50", "0"]] * 3
+    assert heads.tokens == ["head 0", "head 1"]
+    assert [[c.text for c in r.cells] for r in heads.rows] == [["100", "0"]] * 3
+    assert attention.rows[0].cells[2].title.startswith("layer 1 at attention '<\\n>' -> '<\\n>': 100.0% of the effect")
+    report = report_of(TINY_MODEL)
+    a, b = report.results
+    report = dataclasses.replace(report, results=[
+        dataclasses.replace(a, patching=[direction(components=grid)]), b])
+    page = html.render(report)
+    assert page.count('<table class="heat">') == 4 and page.count('class="heatmap components"') == 3

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pytest_gotchas.report.wording import patching_line
-from pytest_gotchas.results.patching import carried_from, strongest
+from pytest_gotchas.results.patching import carried_from, strongest, spacing
 from pytest_gotchas.results.rollup import rollup
 from pytest_gotchas.results.schema import CaseResult, ChapterInfo, Patching
 
@@ -36,7 +36,7 @@ def test_no_effect_and_unaligned_positions_are_said() -> None:
     p = direction(CELLS, source_value=2.0, unaligned_source=[2, 3, 4], unaligned_target=[2, 3], primer="dicts")
     assert p.fractions[0] == [None, None, None] and carried_from(p) is None
     assert patching_line(p) == ("set-reversed -> list-reversed [dicts]: no effect to restore (logit difference +2 on "
-                                "list-reversed, +2 from set-reversed); not aligned (middles of unequal length): source "
+                                "list-reversed, +2 from set-reversed); not aligned by the token diff: source "
                                 "positions 2-4, target positions 2-3; 3 aligned")
 
 
@@ -58,3 +58,58 @@ def test_the_rollup_puts_a_members_patching_on_its_pair() -> None:
              CaseResult("set-reversed", "sets", "scored", "ok", patching=entries), CaseResult("dict", "sets", "scored", "ok")]
     (chapter,) = rollup(cases, {"sets": info})
     assert [p.patching for p in chapter.pairs] == [entries, []]
+
+
+def test_a_cell_names_both_tokens_when_the_report_has_the_sources() -> None:
+    p = direction(CELLS, source_tokens=["set", "(", "("])
+    best = strongest(p)
+    assert best is not None and (best.source_token, best.token) == ("set", "list")
+    assert patching_line(p).startswith("set-reversed -> list-reversed: layer 1 at 'set' -> 'list' (positions 1 -> 1) "
+                                       "restores 75% of the effect")
+
+
+def test_spacing_is_the_dtype_step_at_a_value() -> None:
+    assert spacing(10.5, "bfloat16") == 0.0625  # 8 <= |x| < 16: 2**3 / 2**7
+    assert spacing(-10.5, "bfloat16") == 0.0625
+    assert spacing(1.0, "float32") == 2.0 ** -23
+    assert spacing(0.0, "bfloat16") == spacing(1.0, "int8") == 0.0  # unknown: no resolution said
+
+
+def test_the_effect_is_said_in_steps_of_the_metric_dtype() -> None:
+    p = direction(CELLS, unpatched=10.0, source_value=9.8125, metric_dtype="bfloat16", step=0.0625)
+    assert p.effect_steps == -3.0
+    assert "; effect -0.1875 = -3 steps of 0.0625 (logits in bfloat16)" in patching_line(p)
+    assert direction(CELLS).effect_steps is None and "steps" not in patching_line(direction(CELLS))
+
+
+def test_the_components_that_restore_most_are_named_exact() -> None:
+    from pytest_gotchas.report.wording import components_line, patched_lines
+    from pytest_gotchas.results.patching import top_components
+    from pytest_gotchas.results.schema import Components
+
+    grid = Components(layers=[1, 2], heads=2, attn=[[2.0, 2.0, -2.0], [2.0, 2.0, 2.0]],
+                      mlp=[[2.0, 2.0, 2.0], [2.0, 2.0, 0.0]],
+                      head=[[[1.0, 2.0, -2.0], [2.0, 2.0, 2.0]], [[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]]],
+                      post_norms=True, batched=True)
+    p = direction(CELLS, components=grid, source_tokens=["set", "(", ")"])
+    top = top_components(p, 3)
+    assert [(c.kind, c.layer, c.head, c.fraction) for c in top] == [
+        ("attn", 1, None, 1.0), ("head", 1, 0, 1.0), ("mlp", 2, None, 0.5)]
+    assert components_line(p) == (
+        "components set-reversed -> list-reversed: attention 1 at the cut 100%, head 1.0 at the cut 100%, MLP 2 at "
+        "the cut 50% (exact; attention and MLP post-norm writes, heads before o_proj)")
+    assert patched_lines(p)[1].startswith("  components ") and len(patched_lines(direction(CELLS))) == 1
+    assert top_components(direction(CELLS)) == []
+
+
+def test_the_screen_is_said_beside_the_exact_value() -> None:
+    from pytest_gotchas.report.wording import screen_text
+    from pytest_gotchas.results.schema import Components, Screened
+
+    grid = Components(layers=[1], heads=1, attn=[[2.0, 2.0, -2.0]], mlp=[[2.0, 2.0, 2.0]], head=[[[2.0, 2.0, 0.0]]],
+                      post_norms=False, batched=True,
+                      screened=[Screened(kind="attn", layer=1, head=0, position=2, estimate=-3.0, exact=-2.0)],
+                      recall={"attn": [1, 1], "mlp": [0, 0], "head": [0, 1]})
+    assert screen_text(direction(CELLS, components=grid)) == (
+        "; screen top-1: recall attention 1/1, heads 0/1; its first, attention 1 at position 3, estimated 75%, exact "
+        "100%")

@@ -38,8 +38,9 @@ def test_middle_of_unequal_length_aligns_only_prefix_suffix_and_last() -> None:
     assert (result.prefix, result.suffix, result.middle_aligned) == (2, 2, False)
     assert result.pairs == ((4, 3), (5, 4))  # the suffix from the end; the last pair is in it
     assert (result.unaligned_source, result.unaligned_target) == ((2, 3), (2,))
-    assert result.unaligned == ("middles of unequal length (source 2 tokens, target 1) not aligned: left out source "
-                                "positions 2-3, target positions 2; aligned: prefix 2, suffix 2, last positions")
+    assert result.unaligned == ("not aligned by the token diff of the middles (source 2 tokens, target 1): left out "
+                                "source positions 2-3, target positions 2; aligned: prefix 2, suffix 2, 0 of the "
+                                "middle by the diff, last positions")
 
 
 def test_unequal_middles_without_a_suffix_still_align_the_last_positions() -> None:
@@ -69,8 +70,9 @@ def test_source_a_prefix_of_the_target() -> None:
     assert result.pairs == ((2, 4),)
     assert not result.shared((2, 4))
     assert (result.unaligned_source, result.unaligned_target) == ((), (3,))
-    assert result.unaligned == ("middles of unequal length (source 0 tokens, target 2) not aligned: left out target "
-                                "positions 3; aligned: prefix 3, suffix 0, last positions")
+    assert result.unaligned == ("not aligned by the token diff of the middles (source 0 tokens, target 2): left out "
+                                "target positions 3; aligned: prefix 3, suffix 0, 0 of the middle by the diff, last "
+                                "positions")
 
 
 def test_target_a_prefix_of_the_source() -> None:
@@ -113,6 +115,54 @@ def test_pairs_run_in_target_order_from_the_first_difference() -> None:
     assert [t for _, t in result.pairs] == [2, 3, 4, 5, 6]
     assert all(s == t for s, t in result.pairs)
     assert result.prefix_check == (1, 1)
+
+
+def _ids(text: str) -> list[int]:
+    """Words as token ids (one id per distinct word), BOS first: readable stand-ins for a tokenizer's pieces."""
+    vocab: dict[str, int] = _VOCAB
+    return [BOS] + [vocab.setdefault(word, len(vocab) + 10) for word in text.split()]
+
+
+_VOCAB: dict[str, int] = {}
+
+
+def test_equal_length_middles_pair_like_with_like_not_position_by_position() -> None:
+    # dict-vs-set-reversed's shape: middles of the same length whose shared words sit at other offsets, so position
+    # i is not position i (the old alignment put '(' over 'k' and 'reversed' over ':').
+    source = _ids("x = set ( reversed ( [ k for k in range ( 5 ) ) ) ; print ( x ) \\n =")
+    target = _ids("x = { k : None for k in reversed ( range ( 5 ) ) } ; print ( x ) \\n {")
+    assert len(source) == len(target)
+    result = align(source, target)
+    words = {v: k for k, v in _VOCAB.items()}
+    assert [(words[source[s]], words[target[t]]) for s, t in result.pairs] == [
+        ("k", "k"), ("for", "for"), ("k", "k"), ("in", "in"), ("range", "range"), ("(", "("), ("5", "5"), (")", ")"),
+        (")", ")"), (")", "}"),  # a one-token substitution inside the diff
+        (";", ";"), ("print", "print"), ("(", "("), ("x", "x"), (")", ")"), ("\\n", "\\n"),
+        ("=", "{")]  # the cuts, always
+    assert (result.unaligned_source, result.unaligned_target) == ((3, 4, 5, 6, 7), (3, 5, 6, 10, 11))
+    assert not result.middle_aligned
+    assert result.unaligned == ("not aligned by the token diff of the middles (source 22 tokens, target 22): left "
+                                "out source positions 3-7, target positions 3,5,6,10,11; aligned: prefix 3, suffix 0, "
+                                "16 of the middle by the diff, last positions")
+
+
+def test_a_substituted_run_of_the_same_length_aligns_inside_the_diff() -> None:
+    # middles: [7 8 | 4 | 9] against [5 6 | 4 | 1 2]: "7 8" -> "5 6" substituted (same length), 4 equal, 9 -> "1 2"
+    # substituted with another length: left out.
+    source = [BOS, 7, 8, 4, 9, 30]
+    target = [BOS, 5, 6, 4, 1, 2, 31]
+    result = align(source, target)
+    assert result.pairs == ((1, 1), (2, 2), (3, 3), (5, 6))
+    assert (result.unaligned_source, result.unaligned_target) == ((4,), (4, 5))
+
+
+def test_unequal_lengths_align_the_shared_tokens_of_the_middle() -> None:
+    source = [BOS, 1, 20, 21, 22, 40]  # an inserted token (1) before the shared run
+    target = [BOS, 20, 21, 22, 41]
+    result = align(source, target)
+    assert result.pairs == ((2, 1), (3, 2), (4, 3), (5, 4))
+    assert (result.unaligned_source, result.unaligned_target) == ((1,), ())
+    assert "3 of the middle by the diff" in result.unaligned
 
 
 def test_empty_sides_are_refused() -> None:

@@ -12,6 +12,7 @@ torch = pytest.importorskip("torch")
 
 from pytest_gotchas.scoring import patching as P  # noqa: E402
 from pytest_gotchas.scoring.align import align  # noqa: E402
+from pytest_gotchas.results.patching import spacing  # noqa: E402
 
 from helpers.tinypatch import BOS, EQ, NO, YES, A, B, C, D, X, Y, Z, answer_model
 
@@ -154,12 +155,16 @@ def test_unequal_lengths_patch_only_what_aligns(answer, method: str) -> None:
     longer = (BOS, C, C, X, A, Y, Z, EQ)  # middle positions 1-4 against the target's 1-3
     source, target = passes(answer, longer, TARGET)
     result = P.patch(answer, source, target, TARGET_IDS, method)
-    assert result.positions == [[5, 4], [6, 5], [7, 6]]  # the shared suffix, from the end
-    assert (result.alignment.unaligned_source, result.alignment.unaligned_target) == ((1, 2, 3, 4), (1, 2, 3))
-    assert "left out source positions 1-4, target positions 1-3" in result.alignment.unaligned
-    # The KEY token is in the unaligned middle: nothing before the last layer's last position restores anything.
-    assert result.fractions == [[0.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
-    assert result.cells[1][2] == result.source_value
+    # The token diff of the middles: X with X, the KEY A with B (a one-token substitution); C, C against D is a
+    # substitution of another length, left out. Then the shared suffix, from the end.
+    assert result.positions == [[3, 2], [4, 3], [5, 4], [6, 5], [7, 6]]
+    assert (result.alignment.unaligned_source, result.alignment.unaligned_target) == ((1, 2), (1,))
+    assert "left out source positions 1-2, target positions 1" in result.alignment.unaligned
+    # The KEY token aligns, though the members differ in length: layer 1 there restores the effect (all but the
+    # difference the source's extra position makes to the uniform attention's weights).
+    assert result.fractions[0] == [0.0, pytest.approx(1.0, abs=0.01), 0.0, 0.0, 0.0]
+    assert result.fractions[1] == [0.0, 0.0, 0.0, 0.0, 1.0]
+    assert result.cells[1][4] == result.source_value
 
 
 def test_a_source_that_is_a_prefix_of_the_target(answer) -> None:
@@ -380,3 +385,20 @@ def test_importing_patching_does_not_import_torch() -> None:
     code = ("import sys, pytest_gotchas.scoring.patching; "
             "assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# -- the metric's dtype (head.py) -----------------------------------------------------------------------------------
+
+
+def test_the_metric_says_its_dtype_and_step_and_float32_keeps_the_checks(answer) -> None:
+    from pytest_gotchas.scoring.head import FLOAT32
+
+    source, target = passes(answer, SOURCE, TARGET)
+    plain = P.patch(answer, source, target, TARGET_IDS)
+    wide = P.patch(answer, source, target, TARGET_IDS, metric=FLOAT32)  # a failed check would raise
+    assert (plain.metric_dtype, wide.metric_dtype) == ("bfloat16", "float32")
+    top = max(abs(v) for v in (*P._reading(target.logits, TARGET_IDS), *P._reading(source.logits, TARGET_IDS)))
+    assert plain.step == spacing(top, "bfloat16") and wide.step == spacing(top, "float32")
+    # The tiny model's logits are exact in bfloat16: float32 gives the same cells, the head alone recomputed.
+    assert wide.cells == plain.cells and (wide.unpatched, wide.source_value) == (plain.unpatched, plain.source_value)
+    assert all(check.passed for check in wide.checks)

@@ -1,0 +1,123 @@
+"""What --gotchas-patch-components costs, beside the residual grid: per pair direction of a JSON report written with
+--gotchas-patch, in this one process and on the report's own token ids, the residual grid (scoring/patching.py,
+from-layer), the exact component grid (scoring/components.py) and the screen with its top-k verified
+(scoring/screen.py), side by side; then the FLOP projection of the three to a 2B, a 9B and a 70B model.
+
+    pytest --gotchas cases/ -k sets --gotchas-patch --gotchas-json /tmp/sets.json
+    python -m bench.components /tmp/sets.json [--model smollm2-135m] [--k 20] [--limit N]
+
+The FLOP count (matrix products only; attention's T-squared terms left out, as in bench/patching.py): the residual
+grid runs layers L+1..N for each of R rows at layer L; a component cell at layer L runs layers L..N (the layer itself
+again), for P*(2+H) cells, P all-heads checks and the checks' rows per layer; the screen is one forward and one
+backward pass of the target (about three passes) plus k verified cells at about half the layers each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from pytest_gotchas.results.report import from_data
+from pytest_gotchas.results.schema import Patching
+
+from .patching import LARGER, Shape
+
+# Public configs (config.json of google/gemma-2-9b and meta-llama/Meta-Llama-3-70B).
+BIGGER = (LARGER[0],
+          Shape("gemma-2-9b", 42, 3584, 14336, 16, 8, 256, 256000),
+          Shape("Llama-3-70B", 80, 8192, 28672, 64, 8, 128, 128256))
+
+
+def residual_flops(shape: Shape, tokens: int, rows: int) -> float:
+    n, layer = shape.layers, 2 * shape.layer_params
+    return rows * n * (n - 1) / 2 * tokens * layer
+
+
+def component_flops(shape: Shape, tokens: int, positions: int) -> float:
+    n, layer = shape.layers, 2 * shape.layer_params
+    rows = positions * (3 + shape.heads) + 6  # the cells, the all-heads checks, the prefix and self-patch checks
+    return rows * n * (n + 1) / 2 * tokens * layer
+
+
+def screen_flops(shape: Shape, tokens: int, k: int) -> float:
+    n, layer = shape.layers, 2 * shape.layer_params
+    return 3 * n * tokens * layer + k * (n / 2 + 1) * tokens * layer
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.components", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("report", type=Path, help="a JSON report written with --gotchas-patch")
+    parser.add_argument("--model", default=None, help="the model the report ran (default: the embedded default)")
+    parser.add_argument("--k", type=int, default=20, help="the screen's top-k (default 20)")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N directions (default: all)")
+    args = parser.parse_args(argv)
+
+    from pytest_gotchas.model.load import ModelSpec, load_model
+    from pytest_gotchas.plugin.options import Settings
+    from pytest_gotchas.scoring import patching as P
+    from pytest_gotchas.scoring.components import component_pass, patch_components
+    from pytest_gotchas.scoring.patching import rows_per_layer
+    from pytest_gotchas.scoring.screen import recall, screen
+
+    report = from_data(json.loads(args.report.read_text(encoding="utf-8")))
+    entries: list[Patching] = [p for case in report.cases for p in case.patching]
+    if not entries:
+        sys.exit("bench: the report has no patched direction (run it with --gotchas-patch)")
+    entries = entries[:args.limit] if args.limit else entries
+    loaded = load_model(ModelSpec(name=args.model, device="cpu"), Settings().model_cache)
+    model = loaded.model
+    print("| direction | T | positions | residual s | components s | screen + verify s | best component (exact) "
+          "| screen recall attn/mlp/head |")
+    print("|---|---:|---:|---:|---:|---:|---|---|")
+    totals = [0.0, 0.0, 0.0]
+    for entry in entries:
+        ids = (entry.candidate_ids[0], entry.candidate_ids[1])
+        source, target = component_pass(model, tuple(entry.source_ids)), component_pass(model, tuple(entry.target_ids))
+        times = []
+        started = time.perf_counter()
+        P.patch_exact(model, source.member, target.member, ids)
+        times.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        grid = patch_components(model, source, target, ids)
+        times.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        screened = screen(model, source, target, ids, args.k)
+        times.append(time.perf_counter() - started)
+        exact = {}
+        for i, layer in enumerate(grid.layers):
+            for j in range(len(grid.positions)):
+                exact[("attn", layer, 0, j)], exact[("mlp", layer, 0, j)] = grid.attn[i][j], grid.mlp[i][j]
+                exact.update((("head", layer, h, j), grid.head[i][h][j]) for h in range(grid.heads))
+        effect = grid.source_value - grid.unpatched
+        best = max(exact, key=lambda c: (exact[c] - grid.unpatched) / effect) if effect else None
+        named = (f"{best[0]} {best[1]}{'.' + str(best[2]) if best[0] == 'head' else ''} at position "
+                 f"{grid.positions[best[3]][1]}: {(exact[best] - grid.unpatched) / effect * 100:.0f}%"
+                 if best else "no effect")
+        found = recall(screened, exact, effect, args.k)
+        shown = " / ".join(f"{got}/{of}" for got, of in found.values())
+        totals = [a + b for a, b in zip(totals, times)]
+        print(f"| {entry.source} -> {entry.target} | {len(entry.target_ids)} | {len(entry.positions)} | "
+              + " | ".join(f"{t:.2f}" for t in times) + f" | {named} | {shown} |")
+    print(f"| all {len(entries)} directions | | | " + " | ".join(f"{t:.1f}" for t in totals) + " | | |")
+    print()
+    print("| model (FLOP count, same directions and token counts) | residual TFLOP | components TFLOP | "
+          "screen + verify TFLOP |")
+    print("|---|---:|---:|---:|")
+    from pytest_gotchas.scoring.align import align
+
+    for shape in BIGGER:
+        sums = [0.0, 0.0, 0.0]
+        for entry in entries:
+            tokens, alignment = len(entry.target_ids), align(tuple(entry.source_ids), tuple(entry.target_ids))
+            sums[0] += residual_flops(shape, tokens, rows_per_layer(alignment))
+            sums[1] += component_flops(shape, tokens, len(alignment.pairs))
+            sums[2] += screen_flops(shape, tokens, args.k)
+        print(f"| {shape.name} | " + " | ".join(f"{s / 1e12:.1f}" for s in sums) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""A tiny bfloat16 Llama (two layers, two query heads sharing one key/value head) whose answer is known to pass
+through one attention head at the cut and one MLP at the cut, for testing component patching.
+
+Token ids are plain integers (no tokenizer); every token embeds as its own one-hot direction. Layer 1's query head 0
+attends uniformly (q = k = 0) and its value reads the KEY tokens (``A``, ``B``); o_proj writes head 0's output into
+two flag directions (``FLAG_A``, ``FLAG_B``) and head 1's nowhere. Layer 1's MLP and layer 2's attention write
+nothing. Layer 2's MLP turns the flags at a position into ``YES`` (A) and ``NO`` (B). So the answer at the cut comes
+from head 1.0 at the cut (layer 1, head 0) and from MLP 2 at the cut, nothing else: the exact grid must find both.
+"""
+
+from __future__ import annotations
+
+from .tinypatch import BOS, NO, YES, A, B  # noqa: F401  (the tokens tests use)
+
+VOCAB = 16
+FLAG_A, FLAG_B = 13, 14
+GAIN = 8.0
+
+
+def component_model():
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(vocab_size=VOCAB, hidden_size=VOCAB, intermediate_size=4, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=1, head_dim=VOCAB // 2,
+                         max_position_embeddings=64, rms_norm_eps=1e-12, tie_word_embeddings=False,
+                         bos_token_id=BOS, eos_token_id=BOS, pad_token_id=BOS)
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(config)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.zero_()
+        model.model.embed_tokens.weight.copy_(torch.eye(VOCAB))
+        for norm in [model.model.norm] + [n for layer in model.model.layers
+                                          for n in (layer.input_layernorm, layer.post_attention_layernorm)]:
+            norm.weight.fill_(1.0)
+        attention = model.model.layers[0].self_attn
+        attention.v_proj.weight[0, A] = 1.0  # the shared value head: dim 0 "A is here", dim 1 "B is here"
+        attention.v_proj.weight[1, B] = 1.0
+        attention.o_proj.weight[FLAG_A, 0] = GAIN  # query head 0's slice is o_proj's input 0..7; head 1's is unused
+        attention.o_proj.weight[FLAG_B, 1] = GAIN
+        mlp = model.model.layers[1].mlp
+        mlp.gate_proj.weight[0, FLAG_A] = mlp.up_proj.weight[0, FLAG_A] = 4.0  # silu(4x) * 4x: ~0 at 0, > 0 above
+        mlp.gate_proj.weight[1, FLAG_B] = mlp.up_proj.weight[1, FLAG_B] = 4.0
+        mlp.down_proj.weight[YES, 0] = 1.0
+        mlp.down_proj.weight[NO, 1] = 1.0
+        model.lm_head.weight[YES, YES] = 1.0
+        model.lm_head.weight[NO, NO] = 1.0
+    return model.to(torch.bfloat16).eval()

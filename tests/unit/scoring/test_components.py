@@ -1,0 +1,112 @@
+"""scoring/components.py: exact component patching finds the head and the MLP a tiny model was built to use, its
+three run-time checks hold bit for bit (and fail when a patch misbehaves), and a layer's batch equals a pass per cell.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from pytest_gotchas.scoring import components as C  # noqa: E402
+from pytest_gotchas.scoring.head import FLOAT32  # noqa: E402
+from pytest_gotchas.scoring.patching import CheckError  # noqa: E402
+
+from helpers.tinycomponents import component_model  # noqa: E402
+from helpers.tinypatch import BOS, EQ, NO, YES, A, B, X, Y, Z  # noqa: E402
+from helpers.tinypatch import C as TC  # noqa: E402
+from helpers.tinypatch import D as TD  # noqa: E402
+
+SOURCE = (BOS, TC, X, A, Y, Z, EQ)  # answers YES
+TARGET = (BOS, TD, X, B, Y, Z, EQ)  # answers NO
+IDS = (NO, YES)
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.set_num_threads(1)
+    return component_model()
+
+
+def run(model, source=SOURCE, target=TARGET, **options):
+    return C.patch_components(model, C.component_pass(model, source), C.component_pass(model, target), IDS,
+                              **options)
+
+
+def fractions(result, row):
+    effect = result.source_value - result.unpatched
+    return [(cell - result.unpatched) / effect for cell in row]
+
+
+def test_the_exact_grid_finds_the_head_and_the_mlp_at_the_cut(model) -> None:
+    result = run(model)
+    assert result.unpatched > 0 > result.source_value
+    assert (result.layers, result.heads, result.batched, result.post_norms) == ([1, 2], 2, True, False)
+    cut = [0.0] * 5 + [1.0]
+    nothing = [0.0] * 6
+    assert fractions(result, result.head[0][0]) == cut  # head 1.0 reads the KEY token for the cut
+    assert fractions(result, result.head[0][1]) == nothing  # head 1.1 shares its values, but o_proj drops it
+    assert fractions(result, result.attn[0]) == cut  # the attention write of layer 1 is head 1.0's
+    assert fractions(result, result.mlp[1]) == cut  # MLP 2 turns the flag into the answer
+    assert fractions(result, result.mlp[0]) == fractions(result, result.attn[1]) == nothing
+    assert all(fractions(result, row) == nothing for row in result.head[1])
+    assert [(c.name, c.ran, c.passed) for c in result.checks] == [
+        ("shared-prefix", True, True), ("self-patch", True, True), ("all-heads", True, True)]
+
+
+def test_a_pass_per_cell_gives_the_batch_bit_for_bit(model) -> None:
+    batched, alone = run(model), run(model, batched=False)
+    assert (batched.attn, batched.mlp, batched.head) == (alone.attn, alone.mlp, alone.head)
+    assert alone.passes > batched.passes == 2  # one batch a layer
+
+
+def test_a_member_patched_with_itself_changes_nothing(model) -> None:
+    result = run(model, source=TARGET, target=TARGET)
+    assert result.source_value == result.unpatched
+    assert all(cell == result.unpatched for grid in (result.attn, result.mlp) for row in grid for cell in row)
+    assert all(cell == result.unpatched for layer in result.head for row in layer for cell in row)
+
+
+def test_unequal_lengths_align_and_find_the_cut(model) -> None:
+    result = run(model, source=(BOS, TC, TC, X, A, Y, Z, EQ))
+    assert result.positions == [[3, 2], [4, 3], [5, 4], [6, 5], [7, 6]]
+    assert fractions(result, result.mlp[1])[-1] == 1.0
+
+
+def test_the_float32_metric_keeps_the_checks(model) -> None:
+    result = run(model, metric=FLOAT32)
+    assert result.metric_dtype == "float32" and all(c.passed for c in result.checks)
+
+
+def test_a_patch_that_misplaces_vectors_fails_its_checks(model, monkeypatch) -> None:
+    real = C._vector
+
+    def spoilt(member, kind, layer, head, s, dim):  # every patched vector pushed off by one
+        return real(member, kind, layer, head, s, dim) + 1
+
+    monkeypatch.setattr(C, "_vector", spoilt)
+    # (the shared prefix is BOS, which this model never reads: the self-patch at the cut is what catches it)
+    with pytest.raises(CheckError, match=r"component patching check failed: self-patch: layer 1 row \d+ gave"):
+        run(model)
+
+
+def tiny(kind: str):
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig, LlamaConfig, LlamaForCausalLM
+
+    small = dict(vocab_size=300, hidden_size=64, intermediate_size=128, num_attention_heads=4, num_key_value_heads=2,
+                 max_position_embeddings=128, num_hidden_layers=3, tie_word_embeddings=False)
+    torch.manual_seed(0)
+    if kind == "gemma3":
+        return Gemma3ForCausalLM(Gemma3TextConfig(**small, head_dim=16, sliding_window=4)).to(torch.bfloat16).eval()
+    return LlamaForCausalLM(LlamaConfig(**small)).to(torch.bfloat16).eval()
+
+
+@pytest.mark.parametrize("kind", ["gemma3", "llama"])
+def test_random_models_keep_every_check_and_batch_equals_alone(kind: str) -> None:
+    model = tiny(kind)
+    source, target = (2, 17, 40, 41, 42, 43, 99), (2, 18, 40, 41, 77, 43, 98)
+    batched = run(model, source, target, metric="model")
+    alone = run(model, source, target, batched=False)
+    assert batched.post_norms == (kind == "gemma3")
+    assert all(c.passed for c in batched.checks), batched.checks
+    assert (batched.attn, batched.mlp, batched.head) == (alone.attn, alone.mlp, alone.head)

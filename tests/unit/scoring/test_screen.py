@@ -1,0 +1,52 @@
+"""scoring/screen.py: on a model linear in its components the screen's estimates are exact patching's changes, bit
+for bit; on the tiny controllable model the screen ranks the head and the MLP it was built around in its top-k."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from pytest_gotchas.scoring import components as C  # noqa: E402
+from pytest_gotchas.scoring.screen import recall, screen  # noqa: E402
+
+from helpers.lineartoy import linear_toy  # noqa: E402
+from helpers.tinycomponents import component_model  # noqa: E402
+from helpers.tinypatch import BOS, EQ, NO, YES, A, B, X, Y, Z  # noqa: E402
+
+
+def exact_cells(result):
+    cells = {}
+    for i, layer in enumerate(result.layers):
+        for j in range(len(result.positions)):
+            cells[("attn", layer, 0, j)] = result.attn[i][j]
+            cells[("mlp", layer, 0, j)] = result.mlp[i][j]
+            cells.update((("head", layer, h, j), result.head[i][h][j]) for h in range(result.heads))
+    return cells
+
+
+def test_on_a_linear_model_the_screen_is_exact_patching() -> None:
+    model = linear_toy()
+    source, target = C.component_pass(model, (1, 4, 5, 6, 9)), C.component_pass(model, (1, 7, 5, 8, 9))
+    ids = (2, 3)
+    exact = exact_cells(C.patch_components(model, source, target, ids))
+    screened = screen(model, source, target, ids, k=len(exact))
+    assert screened.estimates == {cell: value - screened.unpatched for cell, value in exact.items()}
+    assert screened.verified == exact  # every cell verified: k covers them all
+    assert any(screened.estimates.values())  # the toy's patches do move the metric
+
+
+def test_the_screen_ranks_the_built_in_head_and_mlp_and_verifies_them() -> None:
+    torch.set_num_threads(1)
+    model = component_model()
+    source = C.component_pass(model, (BOS, 4, X, A, Y, Z, EQ))
+    target = C.component_pass(model, (BOS, 5, X, B, Y, Z, EQ))
+    ids = (NO, YES)
+    exact = C.patch_components(model, source, target, ids)
+    screened = screen(model, source, target, ids, k=4)
+    cut = len(exact.positions) - 1
+    assert {("head", 1, 0, cut), ("mlp", 2, 0, cut)} <= set(screened.top(4))
+    cells = exact_cells(exact)
+    assert all(screened.verified[c] == cells[c] for c in screened.verified)  # the verification is exact patching
+    effect = exact.source_value - exact.unpatched
+    assert recall(screened, cells, effect, 4) == {"attn": (1, 1), "mlp": (1, 1), "head": (1, 1)}
