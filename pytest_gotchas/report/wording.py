@@ -19,7 +19,7 @@ from ..results.onepass import OnePassCheck, ReadingDifference, Stepped
 from ..results.pairwise import Differences, ModelComparison
 from ..results.patching import carried_from, strongest
 from ..results.rollup import ChapterRollup
-from ..results.schema import BackendInfo, Patching
+from ..results.schema import BackendInfo, ModelInfo, Patching
 
 Line = tuple[str, dict[str, bool]]
 RED: dict[str, bool] = {"red": True}
@@ -341,8 +341,15 @@ def numerics_lines(check: Numerics, recorded: Header, now: Header) -> Iterator[L
                f"model): {', '.join(check.within_rounding)}"), YELLOW
 
 
+def model_line(info: ModelInfo, softmax_dtype: str | None) -> str:
+    """The summary's first line: which model the run scored, in which dtype, on which device (a user's own model is
+    otherwise named only by a baseline's path)."""
+    softmax = f", softmax {softmax_dtype}" if softmax_dtype else ""
+    return f"model {info.name!r}: {info.dtype}{softmax}, {info.device} (weights sha256 {info.weights_sha256[:12]}...)"
+
+
 def slow_bfloat16_line(slow: SlowBfloat16) -> str:
-    """The summary's first line on a CPU without native bfloat16: what it costs and what to do instead, or, on the
+    """The summary's line under the model's on a CPU without native bfloat16: what it costs and what to do instead, or, on the
     float32-matmul path, what that path gave up. The figures are bench/RESULTS.md's ("First runs and bfloat16")."""
     where = f"{', '.join(slow.models)}: bfloat16 on a CPU without native bfloat16 kernels ({slow.hardware})"
     if slow.kernels == FLOAT32_MATMUL:
