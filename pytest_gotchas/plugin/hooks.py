@@ -70,7 +70,10 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     from ..cases.chapter import looks_like_chapter
     from .nodes import ChapterFile
 
-    return ChapterFile.from_parent(parent, path=file_path) if looks_like_chapter(file_path) else None
+    if not looks_like_chapter(file_path):
+        return None
+    ensure(parent.config).chapter_files_found.add(file_path)  # pytest lists a folder's files before it collects any of them
+    return ChapterFile.from_parent(parent, path=file_path)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -89,8 +92,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection(session: pytest.Session) -> Any:
     if PLUGIN not in session.config.stash:
         return (yield)
-    with session.config.stash[PLUGIN].clock.phase("collection"):
-        return (yield)
+    gotchas = session.config.stash[PLUGIN]
+    gotchas.progress.collecting = True  # our line is pytest's "collecting ..." line, which it rewrites itself
+    try:
+        with gotchas.clock.phase("collection"):
+            return (yield)
+    finally:
+        gotchas.progress.collecting = False
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

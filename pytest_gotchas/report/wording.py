@@ -304,6 +304,18 @@ def comparison_lines(c: Comparison, command: str, update: bool) -> Iterator[Line
         yield f"  if the regressions are intended, record them with: {command}", PLAIN
 
 
+def duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{math.ceil(seconds / 60)} min"
+
+
+def progress_text(what: str, done: int, total: int, seconds: float, detail: str = "") -> str:
+    """A terminal's progress line (plugin/progress.py): unit `done + 1` of `total` is under way, `seconds` after the
+    first began; the time left is estimated from the units done so far."""
+    text = what + (f" {min(done + 1, total)}/{total}" if total else "") + (f": {detail}" if detail else "")
+    left = seconds / done * (total - done) if 0 < done < total else 0.0
+    return text + (f", about {duration(left)} left" if left >= 0.5 else "")  # under a second: no estimate to give
+
+
 def cache_folder_lost(folder: str, reason: str) -> str:
     """The plugin's cache folder cannot be made: the run goes on without it."""
     return (f"gotchas: the cache folder {folder} cannot be written ({reason}); this run executes every snippet and "

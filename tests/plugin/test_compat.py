@@ -63,3 +63,22 @@ def test_the_model_fixture_is_set_up_once_per_model(pytester: pytest.Pytester, m
     shown = [line.strip() for line in result.outlines if " S gotchas_model" in line]
     assert shown == ["SETUP    S gotchas_model['left']", "TEARDOWN S gotchas_model['left']",
                      "SETUP    S gotchas_model['right']", "TEARDOWN S gotchas_model['right']"], result.stdout.str()
+
+
+def test_progress_writes_on_the_terminal_line_without_moving_pytests_column(pytestconfig: pytest.Config) -> None:
+    """plugin/progress.py's line: written through the reporter's writer without being counted on pytest's line, so
+    that the `[ 40%]` column stays where pytest puts it; the room left is the writer's width less that line."""
+    import io
+
+    from _pytest.terminal import TerminalReporter
+
+    from pytest_gotchas.plugin import compat
+
+    out = io.StringIO()
+    reporter = TerminalReporter(pytestconfig, out)
+    reporter.write("first.yaml ..")
+    room = compat.line_room(reporter)
+    assert room == reporter._tw.fullwidth - len("first.yaml ..") - 1
+    compat.write_around_the_count(reporter, " [patching pair 1/2]\b\b\b")
+    assert out.getvalue() == "first.yaml .. [patching pair 1/2]\b\b\b"
+    assert compat.line_room(reporter) == room
