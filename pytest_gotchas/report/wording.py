@@ -293,9 +293,10 @@ def comparison_lines(c: Comparison, command: str, update: bool) -> Iterator[Line
     if c.not_run:
         kept = "kept" if update else "not compared"
         yield f"  chapters in the baseline that did not run ({kept}): {', '.join(c.not_run)}", PLAIN
-    pairs = (f"{len(c.regressions)} regressed, {len(c.improvements)} improved, {c.unchanged} unchanged, "
-             f"{len(c.new_pairs)} new, {len(c.gone_pairs)} gone, {len(c.unchecked)} not checked pairs; "
-             f"{len(c.changed_cases)} verdicts changed")
+    # Pairs and cases counted apart, each named first: "0 new" under a line that names a new case read as a contradiction.
+    pairs = (f"pairs: {len(c.regressions)} regressed, {len(c.improvements)} improved, {c.unchanged} unchanged, "
+             f"{len(c.new_pairs)} new, {len(c.gone_pairs)} gone, {len(c.unchecked)} not checked; cases: "
+             f"{len(c.new_cases)} new, {len(c.gone_cases)} gone, {len(c.changed_cases)} verdicts changed")
     yield f"  {pairs}", (RED if c.regressions and not update else PLAIN) | {"bold": True}
     pending = c.improvements or c.changed_cases or c.new_pairs or c.new_cases or c.gone_pairs or c.gone_cases
     if pending and not update and not c.regressions:

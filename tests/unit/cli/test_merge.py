@@ -252,7 +252,8 @@ def test_the_summary_shows_each_inputs_baseline_under_its_report(tmp_path: Path,
         ("  [tiny-a] baseline baselines/tiny-a.yaml: compared with model 'tiny-a' (weights sha256 abababababab..., "
          "float32, softmax bfloat16, cpu)"),
         "  [tiny-a] REGRESSION demo/good-pair: pass -> FAIL (right ok, healed ok -> MISS)",
-        "  [tiny-a] 1 regressed, 0 improved, 2 unchanged, 0 new, 0 gone, 0 not checked pairs; 0 verdicts changed",
+        ("  [tiny-a] pairs: 1 regressed, 0 improved, 2 unchanged, 0 new, 0 gone, 0 not checked; cases: 0 new, 0 gone, "
+         "0 verdicts changed"),
     ]
 
 
