@@ -38,8 +38,8 @@ DEFAULT_ID = "new-case"
 # A coin flip agrees with itself in 20 runs once in 2**19: collection's 3 runs let it through once in 4.
 AUTHORING_RUNS = 20
 # A case alone is scored but belongs to no pair, and pairs are what the run counts and the baseline gates.
-PARTNER = ("\na case is one test; a pair, which the run counts and CI gates, is two cases that differ in one construct\n"
-           "and whose right answers differ: write the partner with `gotchas new` too, then list both under `pairs:` "
+PARTNER = ("\na case is one test; a pair, which the run counts and CI gates, is two cases that differ in one "
+           "construct\nand whose right answers differ: write the partner with `gotchas new` too, then list both under `pairs:` "
            "in the\nchapter (docs/cases.md)")
 PRINTED = "<new case>"  # where messages say a printed case is: line numbers count from its stand-in chapter
 READ = {"text": "every token (and chain of tokens) that writes the candidate", "plain": "one token each, at the cut",

@@ -72,7 +72,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
     if not looks_like_chapter(file_path):
         return None
-    ensure(parent.config).chapter_files_found.add(file_path)  # pytest lists a folder's files before it collects any of them
+    ensure(parent.config).chapter_files_found.add(file_path)  # a folder's files are all listed before any is collected
     return ChapterFile.from_parent(parent, path=file_path)
 
 

@@ -293,7 +293,7 @@ def comparison_lines(c: Comparison, command: str, update: bool) -> Iterator[Line
     if c.not_run:
         kept = "kept" if update else "not compared"
         yield f"  chapters in the baseline that did not run ({kept}): {', '.join(c.not_run)}", PLAIN
-    # Pairs and cases counted apart, each named first: "0 new" under a line that names a new case read as a contradiction.
+    # Pairs and cases counted apart, each named first: "0 new" under a line naming a new case read as a contradiction.
     pairs = (f"pairs: {len(c.regressions)} regressed, {len(c.improvements)} improved, {c.unchanged} unchanged, "
              f"{len(c.new_pairs)} new, {len(c.gone_pairs)} gone, {len(c.unchecked)} not checked; cases: "
              f"{len(c.new_cases)} new, {len(c.gone_cases)} gone, {len(c.changed_cases)} verdicts changed")
