@@ -101,6 +101,16 @@ def test_the_baseline_count_line_in_the_docs_is_what_the_summary_prints() -> Non
         assert line in path.read_text(encoding="utf-8").splitlines(), path.name
 
 
+def test_the_summarys_first_line_in_readme_is_what_the_summary_prints() -> None:
+    from pytest_gotchas.report.wording import model_line
+    from pytest_gotchas.results.schema import ModelInfo
+
+    gemma = ModelInfo(id="gemma-3-270m", name="gemma-3-270m (embedded)", source="",
+                      weights_sha256="d9df495ac812" + "0" * 52,
+                      dtype="bfloat16", device="cpu", hardware="", torch_version="", transformers_version="")
+    assert model_line(gemma, "bfloat16") in README.read_text(encoding="utf-8").splitlines()
+
+
 def between_lines(text: str, first: str, end: str) -> list[str]:
     """The lines from `first` up to the next line equal to `end`."""
     lines = text.splitlines()
