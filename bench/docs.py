@@ -6,7 +6,8 @@ docs/cases.md's sample is `gotchas new late.py --wrong '[0, 1, 2]' --model defau
 now with the embedded model (its interpreter's folder shortened to `...`). docs/report.png is headless Chromium's
 screenshot of the page of `--report`, the JSON of a real run of the library (`pytest --gotchas cases/
 --gotchas-json all.json`); without it the picture is left as it is. tests/unit/bench/test_docs_outputs.py checks
-the sample's every line but the model's against the command without a model.
+the sample's every line but the model's against the command without a model. The docs show no machine's folders:
+the interpreter's is shortened to `...`, and the page's command names its files without their folders.
 """
 
 from __future__ import annotations
@@ -75,9 +76,11 @@ def picture(report: Path, png: Path) -> None:
         raise SystemExit("chromium is not installed: docs/report.png is left as it is")
     import json
 
+    data = json.loads(report.read_text(encoding="utf-8"))
+    data["run"]["command"] = re.sub(r"(?<![\w.])/\S*/", "", data["run"]["command"])  # /tmp/x/all.json -> all.json
     with tempfile.TemporaryDirectory() as tmp:
         page = Path(tmp) / "report.html"
-        page.write_text(html.render(from_data(json.loads(report.read_text(encoding="utf-8")))), encoding="utf-8")
+        page.write_text(html.render(from_data(data)), encoding="utf-8")
         subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                         "--disable-background-networking", "--disable-component-update", "--hide-scrollbars",
                         f"--user-data-dir={Path(tmp) / 'profile'}", f"--screenshot={png}", f"--window-size={WINDOW}",
