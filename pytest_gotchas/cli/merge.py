@@ -45,12 +45,13 @@ MAX_DEPTH = 64
 
 EXAMPLE = """\
 examples:
-  # one CI job per model, each writing its own report; then one page of both, with their comparisons
+  # one CI job per model, each writing its own report; then one page of both, with their comparisons (the
+  # terminal summary of the merged results is printed either way)
   pytest --gotchas cases/ --gotchas-model gemma-3-270m --gotchas-json gemma.json
   pytest --gotchas cases/ --gotchas-model smollm2-135m --gotchas-json smollm.json
   gotchas merge gemma.json smollm.json --json all.json --html all.html
 
-  # the terminal summary of the merged results
+  # only the terminal summary of the merged results
   gotchas merge gemma.json smollm.json
 """
 
@@ -61,8 +62,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="combine the JSON reports of several runs (models, chapters, shards) into one report",
         description="Combine JSON reports written by --gotchas-json (other models, other chapters, or shards of one "
                     "model's run) into one report: its chapter tables, pairs and per-chapter model comparisons are "
-                    "computed from all their results, as for one run of every model. Without --json or --html it "
-                    "prints the terminal summary.\n\n"
+                    "computed from all their results, as for one run of every model. It prints the terminal summary "
+                    "of the merged results, and writes --json and --html where asked.\n\n"
                     "Refused: two different results for one model and case (identical duplicates are kept once), "
                     "results of two versions of one chapter file, one model described two ways, one model under two "
                     "names (the same weights run the same way), reports of another JSON format (this version "
@@ -352,7 +353,6 @@ def run_merge(args: argparse.Namespace, out: TextIO) -> int:
         except OSError as error:
             raise CLIError(f"cannot write {target}: {error.strerror or error}") from None
         print(escape(f"wrote {target}"), file=out)
-    if args.json is None and args.html is None:
-        for text, _ in summary_lines(report, baseline_lines(report)):
-            print(text, file=out)
+    for text, _ in summary_lines(report, baseline_lines(report)):  # with --json/--html too, as a CI log wants it
+        print(text, file=out)
     return 0

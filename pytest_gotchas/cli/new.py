@@ -38,6 +38,10 @@ from .tools import Tools, settings_of, validated
 DEFAULT_ID = "new-case"
 # A coin flip agrees with itself in 20 runs once in 2**19: collection's 3 runs let it through once in 4.
 AUTHORING_RUNS = 20
+# A case alone is scored but belongs to no pair, and pairs are what the run counts and the baseline gates.
+PARTNER = ("\na case is one test; a pair, which the run counts and CI gates, is two cases that differ in one "
+           "construct\nand whose right answers differ: write the partner with `gotchas new` too, then list both under `pairs:` "
+           "in the\nchapter (docs/cases.md)")
 PRINTED = "<new case>"  # where messages say a printed case is: line numbers count from its stand-in chapter
 READ = {"text": "every token (and chain of tokens) that writes the candidate", "plain": "one token each, at the cut",
         "healed": "one token each, healed (backed off to a clean token boundary)",
@@ -134,6 +138,7 @@ def run_new(args: argparse.Namespace, out: TextIO) -> int:
             _holds_in_every_run(session.collector, planned, args.authoring_runs, nothing, out)
             for scorer in session.scorers:
                 _score(scorer, planned, out, nothing)
+            print(PARTNER, file=out)
             if target is None:
                 print("\n# the case, ready to paste under `cases:` in a chapter file", file=out)
                 out.write(case_entry("  ", fields))

@@ -329,6 +329,12 @@ def _looks_like_path(name: str) -> bool:
     )
 
 
+# The files a transformers tokenizer loads from (any one is enough): without one, AutoTokenizer may still build
+# one from config.json whose vocabulary has none of the model's tokens, and every cut reads as unrepresentable.
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "vocab.txt", "spiece.model",
+                   "sentencepiece.bpe.model")
+
+
 def _resolve_source(name: str | None, cache_dir: Path, log: Log, flag: str) -> Path | str:
     """A local folder to load from, or a hub id (which transformers resolves)."""
     embedded = MODELS.get(name or DEFAULT)
@@ -355,6 +361,12 @@ def _resolve_source(name: str | None, cache_dir: Path, log: Log, flag: str) -> P
             raise ModelLoadError(
                 f"cannot load model {name!r}: {path.absolute()} has no config.json, so it is not a transformers "
                 f"model folder. Point {flag}model at a folder written by save_pretrained, a .gguf file or a hub id."
+            )
+        if not any((path / file).is_file() for file in TOKENIZER_FILES):
+            raise ModelLoadError(
+                f"cannot load model {name!r}: {path.absolute()} has no tokenizer (none of "
+                f"{', '.join(TOKENIZER_FILES)}); model.save_pretrained() writes only the weights and config. Save the "
+                "tokenizer into the same folder too (tokenizer.save_pretrained(folder)): see docs/models.md."
             )
         return path.absolute()
     if path.exists():

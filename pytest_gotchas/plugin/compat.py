@@ -4,7 +4,9 @@ supported pytest, 8.x and 9.x, in .ci/run).
 pytest has no public way for a non-Python item to request fixtures or to carry a parameter: its own DoctestItem
 does the first exactly as `take_part_in_fixtures` does, and the second is what `metafunc.parametrize` gives a
 Python test's items (CallSpec since pytest 9.1, CallSpec2 before). pytest reorders items and sets up session
-fixtures by that parameter, which keeps one model in memory at a time.
+fixtures by that parameter, which keeps one model in memory at a time. Nor has it a public way to write on its
+current terminal line without moving the column where it prints `[ 40%]`: plugin/progress.py's line does that
+through the reporter's writer, as pytest's own "collecting ..." line does.
 
 The authoring tools hide the project as collection does: pytest has no public way to ask which rootdir it would
 choose for some paths, so `rootdir` asks its own rule (`determine_setup`, keyword-only since pytest 9).
@@ -55,3 +57,21 @@ def rootdir(args: list[str], invocation_dir: Path) -> Path:
                                   invocation_dir=invocation_dir)
     accepted = inspect.signature(determine_setup).parameters  # pytest 8 lacks override_ini
     return Path(determine_setup(**{k: v for k, v in wanted.items() if k in accepted})[0])
+
+
+def line_room(reporter: Any) -> int:
+    """How many characters still fit on pytest's current terminal line (its writer counts what it wrote there)."""
+    writer = reporter._tw
+    return int(writer.fullwidth) - int(writer.width_of_current_line) - 1
+
+
+def write_around_the_count(reporter: Any, text: str) -> None:
+    """`text` on the terminal without counting it on pytest's current line: a transient progress text that is erased
+    again (backspaces, or pytest's own rewrite of its collecting line), so pytest's column of `[ 40%]` stays put.
+    Newer pytest has TerminalReporter.write_raw for it; 8.0 only its writer's file."""
+    write_raw = getattr(reporter, "write_raw", None)
+    if write_raw is not None:
+        write_raw(text, flush=True)
+        return
+    reporter._tw._file.write(text)
+    reporter._tw.flush()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import platform
+import shlex
 from typing import Any
 
 import pytest
@@ -73,7 +74,7 @@ class Controller:
 
     def run_info(self, config: pytest.Config) -> RunInfo:
         return RunInfo(
-            command=" ".join(["pytest", *config.invocation_params.args]),
+            command=shlex.join(["pytest", *config.invocation_params.args]),  # copied from the page, it reruns the run
             date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             pytest=pytest.__version__, python=platform.python_version(), platform=platform.platform(),
             xdist_workers=getattr(config.option, "numprocesses", None) or 0,

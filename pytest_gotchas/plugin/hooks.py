@@ -73,6 +73,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     if not looks_like_chapter(file_path):
         return None
     refuse_unsafe_name(file_path, parent.config.rootpath)
+    ensure(parent.config).chapter_files_found.add(file_path)  # a folder's files are all listed before any is collected
     return ChapterFile.from_parent(parent, path=file_path)
 
 
@@ -92,8 +93,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection(session: pytest.Session) -> Any:
     if PLUGIN not in session.config.stash:
         return (yield)
-    with session.config.stash[PLUGIN].clock.phase("collection"):
-        return (yield)
+    gotchas = session.config.stash[PLUGIN]
+    gotchas.progress.collecting = True  # our line is pytest's "collecting ..." line, which it rewrites itself
+    try:
+        with gotchas.clock.phase("collection"):
+            return (yield)
+    finally:
+        gotchas.progress.collecting = False
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest groups the items by model, which keeps their order otherwise

@@ -36,8 +36,12 @@ class ChapterFile(pytest.File):
 
     def collect(self) -> list[pytest.Item]:
         gotchas = self.config.stash[PLUGIN]
+        shown = _relative(self.path, self.config.rootpath)
+        gotchas.progress.show("executing ground truth of chapter file", gotchas.chapter_files_done,
+                              len(gotchas.chapter_files_found), shown)  # a cold cache runs every snippet here: minutes
+        gotchas.chapter_files_done += 1
         try:
-            plan = gotchas.collector.plan_chapter(self.path, _relative(self.path, self.config.rootpath))
+            plan = gotchas.collector.plan_chapter(self.path, shown)
         except (CaseFileError, ExecutionError) as error:
             raise self.CollectError(escape(str(error), lines=True)) from None
         lost = gotchas.collector.cache.take_lost()
@@ -99,7 +103,16 @@ class GotchaItem(pytest.Item):
                                             _use_item_location=True)
             return
         scorer = self.funcargs[MODEL_FIXTURE]  # type: ignore[attr-defined]
-        self.result = scorer.score(planned, self.partners() if scorer.config.patch else ())
+        partners = self.partners() if scorer.config.patch else []
+        with gotchas.progress.around():  # patching takes a while a pair
+            if partners:
+                if gotchas.patch_total is None:
+                    gotchas.patch_total = sum(len(i.partners()) for i in self.session.items
+                                              if isinstance(i, GotchaItem) and i.planned.status == Status.SCORED)
+                gotchas.progress.show("patching pair", gotchas.patch_done, gotchas.patch_total,
+                                      ", ".join(p.group for p in partners))
+                gotchas.patch_done += len(partners)
+            self.result = scorer.score(planned, partners)
         for note in gotchas.take_notes(scorer):
             warnings.warn_explicit(GotchasWarning(escape(note, lines=True)), category=None, filename=str(self.path),
                                    lineno=planned.case.line)

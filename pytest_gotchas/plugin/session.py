@@ -24,6 +24,7 @@ from ..truth import sandbox
 from ..truth.collect import Collector, Planned
 from . import wiring
 from .options import Settings
+from .progress import Progress
 from .warning import GotchasWarning
 
 def worker(config: pytest.Config) -> tuple[str | None, int]:
@@ -47,6 +48,13 @@ class GotchasSession:
         self._cache_dir: Path | None = None
         self._cache_asked = False
         self._collector: Collector | None = None
+        self._progress: Progress | None = None
+        # The chapter files pytest found so far (named files are offered twice) and how many it collected: the count
+        # of the ground truth's progress line.
+        self.chapter_files_found: set[Path] = set()
+        self.chapter_files_done = 0
+        self.patch_total: int | None = None  # --gotchas-patch: the pairs this process patches, once known
+        self.patch_done = 0
         self.run_plan: dict[str, list[Planned]] = {}  # model -> the scored cases this process will put to it
         self.isolation_before = sandbox.current()  # put back at unconfigure (pytester runs in the test process)
         asking = config.getoption("help", False) or config.getoption("version", False)  # pytest --help: no probe
@@ -75,6 +83,13 @@ class GotchasSession:
         return self._cache_dir
 
     @property
+    def progress(self) -> Progress:
+        """The terminal's progress line (plugin/progress.py), once pytest's terminal reporter is there."""
+        if self._progress is None:
+            self._progress = Progress.of(self.config, worker=self.worker_id is not None)
+        return self._progress
+
+    @property
     def collector(self) -> Collector:
         if self._collector is None:
             cache = self.cache_dir
@@ -86,7 +101,8 @@ class GotchasSession:
         if model not in self.scorers:
             self.scorers[model] = wiring.scorer(self.settings, model, self.model_names[model], self.clock,
                                                 self.cache_dir, worker_id=self.worker_id, workers=self.workers,
-                                                log=_notice, planned=lambda: self.run_plan.get(model, []))
+                                                log=_notice, planned=lambda: self.run_plan.get(model, []),
+                                                progress=self.progress)
         return self.scorers[model]
 
     def plan_run(self, items: list[tuple[str, Planned]]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from ..truth.collect import Collector, Planned
 from ..truth.execute import Cache, Limits
 from ..truth.interpreters import Finder
 from .options import Settings
+from .progress import Progress
 
 
 def scoring_config(settings: Settings, cache_dir: Path | None) -> ScoringConfig:
@@ -30,10 +32,12 @@ def collector(settings: Settings, transcripts: Path | None) -> Collector:
 
 def scorer(settings: Settings, model_id: str, name: str | None, clock: Clock, cache_dir: Path | None, *,
            worker_id: str | None = None, workers: int = 0, log: Callable[[str], None] | None = None,
-           flag: str = "--gotchas-", planned: Callable[[], list[Planned]] | None = None) -> Scorer:
+           flag: str = "--gotchas-", planned: Callable[[], list[Planned]] | None = None,
+           progress: Progress | None = None) -> Scorer:
     """The scorer of one model of a run; its model loads on first use, through transformers or, for `vllm:NAME`,
     through vLLM. `flag` spells the options that load errors name (the tools drop "gotchas-"); `planned` gives
-    every case the run scores with this model (a vLLM engine reads them all at once)."""
+    every case the run scores with this model (a vLLM engine reads them all at once); `progress` shows a GGUF
+    conversion's steps (model/convert.py's STEPS) and is erased when the load ends."""
 
     def load() -> Any:
         from ..model.backend import VLLM, refusals, split
@@ -50,8 +54,15 @@ def scorer(settings: Settings, model_id: str, name: str | None, clock: Clock, ca
                 raise ModelLoadError(problems[0])
             return load_vllm(spec, vllm_options(settings), settings.model_cache, log=log,
                              lazy_tokenizer=cache_dir is not None)
-        return load_model(spec, settings.model_cache, log=log, lazy_tokenizer=cache_dir is not None,
-                          prefetch=first_run(settings, cache_dir))
+        from ..model.convert import STEPS
+
+        token = STEPS.set(progress.show if progress is not None and progress.active else None)
+        try:
+            with progress.around() if progress is not None else nullcontext():
+                return load_model(spec, settings.model_cache, log=log, lazy_tokenizer=cache_dir is not None,
+                                  prefetch=first_run(settings, cache_dir))
+        finally:
+            STEPS.reset(token)
 
     return Scorer(model_id=model_id, slot=ModelSlot(load, clock), config=scoring_config(settings, cache_dir),
                   planned=planned)

@@ -120,6 +120,7 @@ class ChangeList:
     title: str
     cls: str  # regressed | improved | other
     items: list[Change]
+    folded: bool = False  # shown closed under its count: the chapters a partial run left out can fill a screen
 
 
 @dataclass(frozen=True)
@@ -268,5 +269,6 @@ def change_lists(c: Comparison) -> list[ChangeList]:
                             [Change(v.key, v.old.verdict, v.new.verdict) for v in c.changed_cases]))
     keys = [("gone pairs", list(c.gone_pairs)), ("new cases", c.new_cases), ("gone cases", c.gone_cases),
             ("not run", c.not_run)]
-    lists += [ChangeList(title, "other", [Change(k, None, None) for k in found]) for title, found in keys if found]
+    lists += [ChangeList(title, "other", [Change(k, None, None) for k in found], folded=title == "not run")
+              for title, found in keys if found]
     return lists

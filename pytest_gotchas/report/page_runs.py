@@ -114,6 +114,7 @@ class LayerChart:
     legend: tuple[float, float]  # where the key of the two lines goes, under the frame's middle
     last: Label
     note: str  # wording: where the lead was decided
+    scale: str  # the frame's vertical range, said in the key: scaled down when both lines stay low
 
 
 @dataclass(frozen=True)
@@ -253,23 +254,36 @@ def alternatives(run: Run) -> list[Alternative]:
 CHART_WIDTH, CHART_HEIGHT, CHART_PAD, CHART_TOP, CHART_FOOT = 260, 96, 14, 4, 22
 
 
+# The frame's top: the smallest of these above every value read. A case of low coverage (both candidates a few
+# percent at every layer) drawn on 0-1 is two flat lines at the floor; its own scale shows where the lead changes.
+CHART_TOPS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+
+
+def chart_top(values: list[float]) -> float:
+    highest = max(values, default=1.0)
+    return next((top for top in CHART_TOPS if highest <= top), 1.0)
+
+
 def layer_chart(run: Run) -> LayerChart | None:
-    """--gotchas-layers: a polyline per candidate over the layers read, in a frame under which the layers are named."""
+    """--gotchas-layers: a polyline per candidate over the layers read, in a frame under which the layers are named;
+    the frame runs from 0 to 1, or to a lower top that the key names when every value stays under it."""
     if not run.layers:
         return None
     w, h, pad = CHART_WIDTH, CHART_HEIGHT, CHART_PAD
     inner_w, inner_h = w - 2 * pad, h - CHART_FOOT
     steps = max(len(run.layers) - 1, 1)
     xs = [pad + inner_w * n / steps for n in range(len(run.layers))]
+    top = chart_top([p for x in run.layers for p in (x.p_correct, x.p_wrong)])
 
     def points(values: list[float]) -> str:
-        return " ".join(f"{x:.1f},{CHART_TOP + inner_h * (1 - p):.1f}" for x, p in zip(xs, values))
+        return " ".join(f"{x:.1f},{CHART_TOP + inner_h * (1 - p / top):.1f}" for x, p in zip(xs, values))
 
     lines = [Line("pc", points([x.p_correct for x in run.layers])), Line("pw", points([x.p_wrong for x in run.layers]))]
     foot = h - 5
     return LayerChart(w, h, (pad, CHART_TOP, inner_w, inner_h), lines,
                       Label(pad, foot, "start", f"layer {run.layers[0].layer}"), (w // 2, foot),
-                      Label(w - pad, foot, "end", str(run.layers[-1].layer)), layer_note(run))
+                      Label(w - pad, foot, "end", str(run.layers[-1].layer)), layer_note(run),
+                      "0 to 1" if top == 1.0 else f"0 to {top:.0%}, scaled")
 
 
 def variants(case: CaseResult) -> Variants | None:

@@ -16,7 +16,7 @@ from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, CaseR
 from ..results.verdict import Status, Verdict, colour
 from .claims import claim_lines, margin_lines
 from .escape import escape
-from .wording import (Line, backend_text, chapter_line, comparison_line, differences_text, lead_text,
+from .wording import (Line, backend_text, chapter_line, comparison_line, differences_text, lead_text, model_line,
                       one_pass_check_line, patched_lines, pct, probabilities, slow_bfloat16_line, stepped_line)
 
 _PLAIN: dict[str, bool] = {}
@@ -107,6 +107,7 @@ def summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
 
 
 def _summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
+    yield from _model_lines(report)
     slow = slow_bfloat16(report.model_infos)
     if slow is not None:
         yield slow_bfloat16_line(slow), {"yellow": True}
@@ -134,6 +135,15 @@ def _summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
         yield "", _PLAIN
         yield from baseline
     yield from isolation_lines(report.run)
+
+
+def _model_lines(report: Report) -> Iterator[Line]:
+    """First, the model the run scored (a user's own folder is otherwise named nowhere but in a baseline's path);
+    several models name theirs on every line below."""
+    if len(report.model_infos) != 1:
+        return
+    softmax = next((run.reading.softmax_dtype for r in report.results if r.scored for run in r.runs), None)
+    yield model_line(report.model_infos[0], softmax), {"bold": True}
 
 
 def isolation_lines(run: RunInfo) -> Iterator[Line]:

@@ -20,7 +20,7 @@ from ..results.onepass import OnePassCheck, ReadingDifference, Stepped
 from ..results.pairwise import Differences, ModelComparison
 from ..results.patching import Component, carried_from, strongest, top_components
 from ..results.rollup import ChapterRollup
-from ..results.schema import BackendInfo, Patching
+from ..results.schema import BackendInfo, ModelInfo, Patching
 from ..results.stats import Interval
 from .wording_claims import interval_text, p_text
 
@@ -339,15 +339,28 @@ def comparison_lines(c: Comparison, command: str, update: bool) -> Iterator[Line
     if c.not_run:
         kept = "kept" if update else "not compared"
         yield f"  chapters in the baseline that did not run ({kept}): {', '.join(c.not_run)}", PLAIN
-    pairs = (f"{len(c.regressions)} regressed, {len(c.improvements)} improved, {c.unchanged} unchanged, "
-             f"{len(c.new_pairs)} new, {len(c.gone_pairs)} gone, {len(c.unchecked)} not checked pairs; "
-             f"{len(c.changed_cases)} verdicts changed")
+    # Pairs and cases counted apart, each named first: "0 new" under a line naming a new case read as a contradiction.
+    pairs = (f"pairs: {len(c.regressions)} regressed, {len(c.improvements)} improved, {c.unchanged} unchanged, "
+             f"{len(c.new_pairs)} new, {len(c.gone_pairs)} gone, {len(c.unchecked)} not checked; cases: "
+             f"{len(c.new_cases)} new, {len(c.gone_cases)} gone, {len(c.changed_cases)} verdicts changed")
     yield f"  {pairs}", (RED if c.regressions and not update else PLAIN) | {"bold": True}
     pending = c.improvements or c.changed_cases or c.new_pairs or c.new_cases or c.gone_pairs or c.gone_cases
     if pending and not update and not c.regressions:
         yield f"  record these changes with: {command}", PLAIN
     elif c.regressions and not update:
         yield f"  if the regressions are intended, record them with: {command}", PLAIN
+
+
+def duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{math.ceil(seconds / 60)} min"
+
+
+def progress_text(what: str, done: int, total: int, seconds: float, detail: str = "") -> str:
+    """A terminal's progress line (plugin/progress.py): unit `done + 1` of `total` is under way, `seconds` after the
+    first began; the time left is estimated from the units done so far."""
+    text = what + (f" {min(done + 1, total)}/{total}" if total else "") + (f": {detail}" if detail else "")
+    left = seconds / done * (total - done) if 0 < done < total else 0.0
+    return text + (f", about {duration(left)} left" if left >= 0.5 else "")  # under a second: no estimate to give
 
 
 def cache_folder_lost(folder: str, reason: str) -> str:
@@ -421,8 +434,15 @@ def _same_kernels_line(check: Numerics, now: Header) -> Line:
             f"differ from it: that is a bug, please report it: {', '.join(check.differing)}"), RED
 
 
+def model_line(info: ModelInfo, softmax_dtype: str | None) -> str:
+    """The summary's first line: which model the run scored, in which dtype, on which device (a user's own model is
+    otherwise named only by a baseline's path)."""
+    softmax = f", softmax {softmax_dtype}" if softmax_dtype else ""
+    return f"model {info.name!r}: {info.dtype}{softmax}, {info.device} (weights sha256 {info.weights_sha256[:12]}...)"
+
+
 def slow_bfloat16_line(slow: SlowBfloat16) -> str:
-    """The summary's first line on a CPU without native bfloat16: what it costs and what to do instead, or, on the
+    """The summary's line under the model's on a CPU without native bfloat16: what it costs and what to do instead, or, on the
     float32-matmul path, what that path gave up. The figures are bench/RESULTS.md's ("First runs and bfloat16")."""
     where = f"{', '.join(slow.models)}: bfloat16 on a CPU without native bfloat16 kernels ({slow.hardware})"
     if slow.kernels == FLOAT32_MATMUL:

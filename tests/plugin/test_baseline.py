@@ -122,8 +122,8 @@ def test_update_then_compare_is_green(run, chapters, pytester) -> None:
     assert again.parseoutcomes() == {"ok": 3, "MISS": 1}
     section = baseline_section(again)
     assert section[0].startswith(f"baseline {SHOWN}: compared with model ")
-    assert section[1:] == ["  0 regressed, 0 improved, 2 unchanged, 0 new, 0 gone, 0 not checked pairs; "
-                           "0 verdicts changed"]
+    assert section[1:] == ["  pairs: 0 regressed, 0 improved, 2 unchanged, 0 new, 0 gone, 0 not checked; cases: 0 new, "
+                           "0 gone, 0 verdicts changed"]
 
 
 def test_a_regression_fails_the_member_that_broke_the_pair(run, chapters, pytester) -> None:

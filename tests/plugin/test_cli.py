@@ -63,6 +63,9 @@ def test_append_keeps_the_file_and_collects(snippet, capsys: pytest.CaptureFixtu
     out = capsys.readouterr().out
     assert code == 0, out
     assert out.endswith(f"\nwrote case 'late-closure' to {chapter}:22\n")
+    assert "\na case is one test; a pair, which the run counts and CI gates, is two cases that differ in one " \
+           "construct\nand whose right answers differ: write the partner with `gotchas new` too, then list both " \
+           "under `pairs:` in the\nchapter (docs/cases.md)\n\nwrote case" in out
     # Appended as text after the last case: comments, blank lines and the rest of the file are untouched.
     head, tail = CHAPTER.split("\n# pairs belong here\n")
     assert chapter.read_text() == (head + "\n" + LATE_CLOSURE_CASE + '    note: "reads i after the loop"\n'

@@ -81,3 +81,22 @@ def test_the_rootdir_the_tools_hide_is_the_one_pytest_collects_under(pytester: p
     expected = pytester.path if ini is not None else cases
     assert shown == f"rootdir: {expected}"
     assert compat.rootdir([str(cases)], cases) == expected
+
+
+def test_progress_writes_on_the_terminal_line_without_moving_pytests_column(pytestconfig: pytest.Config) -> None:
+    """plugin/progress.py's line: written through the reporter's writer without being counted on pytest's line, so
+    that the `[ 40%]` column stays where pytest puts it; the room left is the writer's width less that line."""
+    import io
+
+    from _pytest.terminal import TerminalReporter
+
+    from pytest_gotchas.plugin import compat
+
+    out = io.StringIO()
+    reporter = TerminalReporter(pytestconfig, out)
+    reporter.write("first.yaml ..")
+    room = compat.line_room(reporter)
+    assert room == reporter._tw.fullwidth - len("first.yaml ..") - 1
+    compat.write_around_the_count(reporter, " [patching pair 1/2]\b\b\b")
+    assert out.getvalue() == "first.yaml .. [patching pair 1/2]\b\b\b"
+    assert compat.line_room(reporter) == room

@@ -150,8 +150,10 @@ def test_the_command_writes_the_merged_json_and_page(tmp_path: Path, monkeypatch
     assert main(argv) == 0
     captured = capsys.readouterr()
     assert captured.err == ""
-    assert captured.out == (f"merged {len(direct.results)} results (tiny-a, tiny-b) from 2 reports\n"
-                            "wrote out/all.json\nwrote out/all.html\n")
+    lines = captured.out.splitlines()
+    assert lines[:3] == [f"merged {len(direct.results)} results (tiny-a, tiny-b) from 2 reports",
+                         "wrote out/all.json", "wrote out/all.html"]
+    assert lines[3:] == [text for text, _ in summary_lines(direct, [])]  # docs/ci.md: it prints the same summary
     assert written == [Path("out/all.json")]
     data = json.loads(Path("out/all.json").read_text(encoding="utf-8"))
     assert data["format"] == FORMAT
@@ -250,7 +252,8 @@ def test_the_summary_shows_each_inputs_baseline_under_its_report(tmp_path: Path,
         ("  [tiny-a] baseline baselines/tiny-a.yaml: compared with model 'tiny-a' (weights sha256 abababababab..., "
          "float32, softmax bfloat16, cpu)"),
         "  [tiny-a] REGRESSION demo/good-pair: pass -> FAIL (right ok, healed ok -> MISS)",
-        "  [tiny-a] 1 regressed, 0 improved, 2 unchanged, 0 new, 0 gone, 0 not checked pairs; 0 verdicts changed",
+        ("  [tiny-a] pairs: 1 regressed, 0 improved, 2 unchanged, 0 new, 0 gone, 0 not checked; cases: 0 new, 0 gone, "
+         "0 verdicts changed"),
     ]
 
 

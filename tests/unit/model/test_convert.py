@@ -95,3 +95,21 @@ def test_a_conversion_into_a_cache_that_cannot_be_written_is_one_error(tmp_path)
         convert_gguf(lambda scratch: scratch / "m.gguf", out, "m", print)
     assert str(error.value) == (f"cannot convert model 'm': the model cache {out.parent} cannot be written (Not a "
                                 "directory); point --gotchas-cache-dir at a folder that can be")
+
+
+def test_the_conversion_counts_its_tensors_for_a_progress_line() -> None:
+    """The GGUF reader's own tqdm bar (silenced: pytest's output is not the place) becomes counted steps for
+    whoever asked for them (the plugin's terminal progress line); nobody asked, nothing is said."""
+    from transformers import modeling_gguf_pytorch_utils as reader
+
+    with convert_module._parse_gguf_once():
+        assert list(reader.tqdm(["a", "b"], desc="tensors")) == ["a", "b"]
+    steps: list[tuple[str, int, int]] = []
+    token = convert_module.STEPS.set(lambda what, done, total: steps.append((what, done, total)))
+    try:
+        with convert_module._parse_gguf_once():
+            assert list(reader.tqdm(["a", "b"], desc="tensors")) == ["a", "b"]
+    finally:
+        convert_module.STEPS.reset(token)
+    assert steps == [("converting the GGUF file: dequantizing tensor 1 of 2", 0, 0),
+                     ("converting the GGUF file: dequantizing tensor 2 of 2", 0, 0)]

@@ -88,10 +88,25 @@ def test_folder_that_is_not_a_model(tmp_path: Path) -> None:
     )
 
 
+def test_a_folder_saved_without_its_tokenizer_names_the_missing_files(tmp_path: Path) -> None:
+    """model.save_pretrained() alone (a common mistake): the load names what is missing, instead of every case
+    failing as a cut the tokenizer cannot represent."""
+    folder = build_tiny_model(tmp_path / "weights-only", RULES)
+    for file in folder.iterdir():
+        if file.name.startswith(("tokenizer", "special_tokens")):
+            file.unlink()
+    assert load_error(folder, tmp_path) == (
+        f"cannot load model '{folder}': {folder} has no tokenizer (none of tokenizer.json, tokenizer.model, "
+        "vocab.json, vocab.txt, spiece.model, sentencepiece.bpe.model); model.save_pretrained() writes only the "
+        "weights and config. Save the tokenizer into the same folder too (tokenizer.save_pretrained(folder)): see "
+        "docs/models.md.")
+
+
 def test_unloadable_model_gives_one_line(tmp_path: Path) -> None:
     folder = tmp_path / "broken"
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps({"model_type": "gemma3_text", "vocab_size": 4}))
+    (folder / "tokenizer.json").write_text("{}")  # a tokenizer is there: the weights are what fails
     message = load_error(folder, tmp_path)
     assert message.startswith(f"cannot load model '{folder}' from {folder}: ")
     assert message.endswith(". Check that it is a causal language model that transformers can load.")

@@ -1,9 +1,13 @@
-"""terminal.py: --gotchas-strict fails every verdict that is not ok, with its probabilities."""
+"""terminal.py: --gotchas-strict fails every verdict that is not ok, with its probabilities; the summary's first line
+names the model scored."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from helpers.baselines import case
 from helpers.hostile import ESCAPED, HOSTILE, UNSAFE, hostile_report
+from helpers.results import TINY_MODEL, report_of
 
 from pytest_gotchas.report import terminal
 
@@ -12,6 +16,16 @@ def test_strict_fails_every_verdict_that_is_not_ok() -> None:
     assert terminal.strict_message(case("a")) is None
     assert terminal.strict_message(case("a", 0.25, 0.25)) == (
         "--gotchas-strict: verdict tie is not ok: P(correct) 25.00%  P(wrong) 25.00%")
+
+
+def test_a_single_model_summary_names_the_model_its_dtype_and_device_first() -> None:
+    first = next(iter(terminal.summary_lines(report_of(TINY_MODEL), [])))
+    assert first == ("model '/m/tiny': bfloat16, softmax bfloat16, cpu (weights sha256 aaaaaaaaaaaa...)",
+                     {"bold": True})
+    other = dataclasses.replace(TINY_MODEL, id="other")
+    two = report_of(TINY_MODEL)
+    two.model_infos.append(other)
+    assert not any(text.startswith("model '") for text, _ in terminal.summary_lines(two, []))  # a column each
 
 
 # -- text from other people's files, escaped (hostile input round two) -----------------------------------------------

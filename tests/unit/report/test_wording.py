@@ -52,6 +52,15 @@ def test_summary_lines_say_what_to_run() -> None:
     assert "0 regressed, 1 improved, 1 unchanged" in lines[-2]
 
 
+def test_the_count_line_names_pairs_and_cases_apart() -> None:
+    """A new case named on the line above, and no new pair: the count says both, each under its own name."""
+    lines = [line for line, _ in text.comparison_lines(cmp.Comparison(unchanged=3, new_cases=["sets/x"]), "CMD",
+                                                       update=False)]
+    assert lines[:2] == ["  new cases, not in the baseline: sets/x",
+                         "  pairs: 0 regressed, 0 improved, 3 unchanged, 0 new, 0 gone, 0 not checked; cases: 1 new, "
+                         "0 gone, 0 verdicts changed"]
+
+
 # -- a cache that cannot be written (hostile input round two) --------------------------------------------------------
 
 

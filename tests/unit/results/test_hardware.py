@@ -1,4 +1,5 @@
-"""hardware.py: which models ran bfloat16 without native kernels, and the summary's first line that says so."""
+"""hardware.py: which models ran bfloat16 without native kernels, and the summary's line under the model's that says
+so."""
 
 from __future__ import annotations
 
@@ -42,9 +43,10 @@ def test_the_kernel_path_is_read_from_the_numerics() -> None:
     assert kernel_path(dataclasses.replace(TINY_MODEL, numerics="")) == "plain"
 
 
-def test_the_summary_says_it_first() -> None:
+def test_the_summary_says_it_under_the_model() -> None:
     model = dataclasses.replace(TINY_MODEL, hardware=AVX2)
-    first = next(iter(terminal.summary_lines(report_of(model), [])))
+    named, first = list(terminal.summary_lines(report_of(model), []))[:2]
+    assert named[0].startswith("model '/m/tiny': bfloat16")
     assert first == (
         f"tiny: bfloat16 on a CPU without native bfloat16 kernels ({AVX2}) is emulated, at a cost: a pass of the "
         "library's prompts took 1.5x float32's time on an Intel Xeon with AVX-512 but not AVX-512-BF16, and a pass "
@@ -58,7 +60,7 @@ def test_the_summary_says_it_first() -> None:
 def test_on_the_float32_matmul_path_the_summary_says_what_it_gave_up() -> None:
     model = dataclasses.replace(TINY_MODEL, hardware=AVX2, numerics="float32-matmul:" + "0" * 16)
     assert slow_bfloat16([model]) == SlowBfloat16(["tiny"], AVX2, "float32-matmul")
-    first = next(iter(terminal.summary_lines(report_of(model), [])))
+    first = list(terminal.summary_lines(report_of(model), []))[1]
     assert first == (
         f"tiny: bfloat16 on a CPU without native bfloat16 kernels ({AVX2}), its matmuls computed in float32 "
         "(--gotchas-kernels float32-matmul): float32's speed, but not the bits of the plain bfloat16 kernels, so "
