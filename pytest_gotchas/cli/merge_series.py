@@ -59,9 +59,17 @@ def rename(names: list[str], data: list[dict[str, Any]], renames: list[str]) -> 
                            "renamed")
         old = models[0].get("id")
         models[0]["id"] = new
-        for item in (*(source.get("cases") or []), *(source.get("baselines") or [])):
-            if isinstance(item, dict) and item.get("model") == old:
-                item["model"] = new
+        # Every entry keyed by the model, at any depth (cases, baselines, pairs, rollups and their twins), so that
+        # the derived sections still agree with the numbers when merge recomputes them on read.
+        pending: list[Any] = [source]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, dict):
+                if node.get("model") == old:
+                    node["model"] = new
+                pending.extend(node.values())
+            elif isinstance(node, list):
+                pending.extend(node)
 
 
 def shared_level(data: list[dict[str, Any]]) -> float:
