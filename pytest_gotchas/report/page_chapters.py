@@ -14,7 +14,8 @@ from ..results.schema import CaseResult, ChapterInfo, SeedOutput
 from ..results.verdict import Verdict
 from .page_patching import Heatmap, heatmap
 from .page_runs import Prompt, RunBlock, Variants, own_runs, prompts, run_blocks, variants
-from .wording import PATCHING_EXPLAIN, chapter_line
+from .wording import chapter_line
+from .wording_patching import PATCHING_EXPLAIN
 
 Model = str | None  # a model's id; None: results of a run that had no model
 Marks = Mapping[tuple[str | None, str], str]  # (model, pair key) -> "regressed" | "improved"

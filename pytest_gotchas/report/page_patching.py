@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..results.schema import Patching
-from .wording import components_line, heatmap_caption, heatmap_cell_title, patched_tokens, patching_line
+from .wording_patching import components_line, heatmap_caption, heatmap_cell_title, patched_tokens, patching_line
 
 BLUE, RED = "33,102,172", "178,24,43"  # ColorBrewer RdBu's ends: readable for red-green colour blindness
 DARK = 0.6  # above this share of full colour, the cell's text turns white

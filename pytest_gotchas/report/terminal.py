@@ -17,7 +17,8 @@ from ..results.verdict import Status, Verdict, colour
 from .claims import claim_lines, margin_lines
 from .escape import escape
 from .wording import (Line, backend_text, chapter_line, comparison_line, differences_text, lead_text, model_line,
-                      one_pass_check_line, patched_lines, pct, probabilities, slow_bfloat16_line, stepped_line)
+                      one_pass_check_line, pct, probabilities, slow_bfloat16_line, stepped_line)
+from .wording_patching import patched_lines
 
 _PLAIN: dict[str, bool] = {}
 NEGLIGIBLE = 5e-4  # the text reading's unfollowed mass is named from 0.05% on

@@ -12,7 +12,7 @@ from helpers.results import TINY_MODEL, report_of
 from pytest_gotchas.report import html
 from pytest_gotchas.report.page import build_page
 from pytest_gotchas.report.page_patching import colour, heatmap
-from pytest_gotchas.report.wording import PATCHING_EXPLAIN
+from pytest_gotchas.report.wording_patching import PATCHING_EXPLAIN
 from pytest_gotchas.results.schema import Patching
 
 CELLS = [[-1.0, 2.0, 2.0],  # layer 1: 'list' restores 75%

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_gotchas.report.wording import patching_line
+from pytest_gotchas.report.wording_patching import patching_line
 from pytest_gotchas.results.patching import carried_from, strongest, spacing
 from pytest_gotchas.results.rollup import rollup
 from pytest_gotchas.results.schema import CaseResult, ChapterInfo, Patching
@@ -83,7 +83,7 @@ def test_the_effect_is_said_in_steps_of_the_metric_dtype() -> None:
 
 
 def test_the_components_that_restore_most_are_named_exact() -> None:
-    from pytest_gotchas.report.wording import components_line, patched_lines
+    from pytest_gotchas.report.wording_patching import components_line, patched_lines
     from pytest_gotchas.results.patching import top_components
     from pytest_gotchas.results.schema import Components
 
@@ -103,7 +103,7 @@ def test_the_components_that_restore_most_are_named_exact() -> None:
 
 
 def test_the_screen_is_said_beside_the_exact_value() -> None:
-    from pytest_gotchas.report.wording import screen_text
+    from pytest_gotchas.report.wording_patching import screen_text
     from pytest_gotchas.results.schema import Components, Screened
 
     grid = Components(layers=[1], heads=1, attn=[[2.0, 2.0, -2.0]], mlp=[[2.0, 2.0, 2.0]], head=[[[2.0, 2.0, 0.0]]],

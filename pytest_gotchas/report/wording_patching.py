@@ -1,0 +1,151 @@
+"""The words of activation patching, once: a direction's line, its heatmaps' captions and cell titles, the component
+grid and the screen (--gotchas-patch, --gotchas-patch-components). Beside wording.py, for the same reason as
+wording_claims.py: one fact reads the same in the terminal and on the page.
+"""
+
+from __future__ import annotations
+
+from ..results.patching import Component, carried_from, strongest, top_components
+from ..results.schema import Patching
+
+
+def _span(positions: list[int]) -> str:
+    if not positions:
+        return ""
+    if positions == list(range(positions[0], positions[-1] + 1)):
+        return str(positions[0]) if len(positions) == 1 else f"{positions[0]}-{positions[-1]}"
+    return ",".join(map(str, positions))
+
+
+PATCHING_EXPLAIN = ("Activation patching (--gotchas-patch): each cell replaces one decoder layer's output at one "
+                    "of the target's positions with the source's at the aligned position, and reads logit(correct) "
+                    "- logit(wrong) at the target's cut. Its colour is the fraction of the effect restored, "
+                    "(cell - unpatched) / (source - unpatched): blue moves the target towards the source's answer, "
+                    "red away from it, white changes nothing; the percentage is printed in the cell, the figures "
+                    "are on hover. Positions of the shared prefix are left out: patching them changes nothing (checked, "
+                    "unless the members' own passes round that prefix differently: the line below says so).")
+
+
+def resolution(p: Patching) -> str:
+    """The effect in steps of the metric's dtype, and which dtype computed it; "" where the report does not say."""
+    if not p.step or p.effect_steps is None or p.source_value == p.unpatched:
+        return ""
+    return (f"effect {p.source_value - p.unpatched:+g} = {p.effect_steps:+g} steps of {p.step:g} "
+            f"(logits in {p.metric_dtype})")
+
+
+def heatmap_caption(p: Patching) -> str:
+    primer = f", primer {p.primer}" if p.primer else ""
+    steps = f"; {resolution(p)}" if resolution(p) else ""
+    return (f"{p.source} \u2192 {p.target}{primer}: logit difference {p.unpatched:+g} unpatched, "
+            f"{p.source_value:+g} on the source ({p.method}){steps}")
+
+
+def cell_tokens(source: str | None, target: str) -> str:
+    """Both tokens of a patched cell, the source's first (only the target's in reports written without it)."""
+    return repr(target) if source is None else f"{source!r} -> {target!r}"
+
+
+def patched_tokens(p: Patching) -> list[str]:
+    """Each aligned position's tokens, source -> target, as every line and heatmap axis names them."""
+    sources: list[str | None] = list(p.source_tokens) if p.source_tokens else [None] * len(p.tokens)
+    return [cell_tokens(s, t) for s, t in zip(sources, p.tokens)]
+
+
+def heatmap_cell_title(layer: int, tokens: str, value: float, fraction: float | None) -> str:
+    # + 0.0: a cell that restores nothing reads 0.0%, not -0.0%
+    restored = "no effect to restore" if fraction is None else f"{round(fraction * 100, 1) + 0.0}% of the effect restored"
+    return f"layer {layer} at {tokens}: {restored}; logit difference {value:+g}"
+
+
+def patching_line(p: Patching) -> str:
+    """One patched direction (--gotchas-patch): the cell that restores most of the effect, from which layer the last
+    position carries it, and what could not be aligned."""
+    primer = f" [{p.primer}]" if p.primer else ""
+    head = f"{p.source} -> {p.target}{primer}: "
+    effect = f"logit difference {p.unpatched:+g} on {p.target}, {p.source_value:+g} from {p.source}"
+    best = strongest(p)
+    if p.source_value == p.unpatched:
+        text = f"no effect to restore ({effect})"
+    elif best is None:
+        text = f"only the last position aligned ({effect})"
+    elif best.fraction <= 0:
+        text = f"no position before the cut restores any of the effect ({effect})"
+    else:
+        where = (f"position {best.position[1]}" if best.source_token is None
+                 else f"positions {best.position[0]} -> {best.position[1]}")
+        text = (f"layer {best.layer} at {cell_tokens(best.source_token, best.token)} ({where}) restores "
+                f"{best.fraction * 100:.0f}% of the effect ({effect})")
+    if resolution(p):
+        text += f"; {resolution(p)}"
+    carried = carried_from(p)
+    if carried is not None:
+        text += f"; the last position carries it from layer {carried} of {p.layers[-1]}"
+    left = [f"{side} positions {_span(positions)}" for side, positions in
+            (("source", p.unaligned_source), ("target", p.unaligned_target)) if positions]
+    if left:
+        shown = len(p.positions)
+        text += f"; not aligned by the token diff: {', '.join(left)}; {shown} aligned"
+    if p.prefix_apart:
+        text += f"; {prefix_drift(p)}"
+    return head + text
+
+
+def prefix_drift(p: Patching) -> str:
+    """Why the shared-prefix check did not run for a direction, with how far patching there moved the metric."""
+    effect = p.source_value - p.unpatched
+    share = f" ({abs(p.prefix_shift / effect) * 100:.1f}% of the effect)" if effect else ""
+    return (f"shared prefix not checked: the members' own states there differ by up to {p.prefix_apart:g} "
+            f"(lengths {len(p.source_ids)} and {len(p.target_ids)} round it differently on this machine), and "
+            f"patching there moved the logit difference by up to {p.prefix_shift:g}{share}")
+
+
+def component_name(c: Component) -> str:
+    """A component as the lines name it: head 5.2 (layer 5, query head 2), MLP 3, attention 4 (its write)."""
+    return f"head {c.layer}.{c.head}" if c.kind == "head" else f"MLP {c.layer}" if c.kind == "mlp" else \
+        f"attention {c.layer}"
+
+
+def components_line(p: Patching, shown: int = 3) -> str:
+    """A direction's component grid (--gotchas-patch-components): the components that restore most, exact."""
+    grid = p.components
+    if grid is None:
+        return ""
+    head = f"components {p.source} -> {p.target}{f' [{p.primer}]' if p.primer else ''}: "
+    top = [c for c in top_components(p, shown) if c.fraction > 0]
+    if p.source_value == p.unpatched:
+        return head + "no effect to restore"
+    if not top:
+        return head + "no component at any aligned position restores any of the effect"
+    cut = len(p.target_ids) - 1
+    named = [f"{component_name(c)} at {'the cut' if c.position[1] == cut else cell_tokens(c.source_token, c.token)} "
+             f"{c.fraction * 100:.0f}%" for c in top]
+    writes = "post-norm writes" if grid.post_norms else "writes"
+    batch = "" if grid.batched else "; a pass per cell (the batch's checks failed on this machine)"
+    return head + ", ".join(named) + f" (exact; attention and MLP {writes}, heads before o_proj){batch}" + \
+        screen_text(p)
+
+
+def screen_text(p: Patching) -> str:
+    """The screen's recall of the exact grid's cells of |fraction| >= 10%, per kind, and its first cell's estimate
+    beside the exact value; "" without a screen."""
+    grid = p.components
+    effect = p.source_value - p.unpatched
+    if grid is None or not grid.screened or not effect:
+        return ""
+    names = {"attn": "attention", "mlp": "MLP", "head": "heads"}
+    found = ", ".join(f"{names[kind]} {got}/{of}" for kind, (got, of) in grid.recall.items() if of)
+    first = grid.screened[0]
+    name = f"head {first.layer}.{first.head}" if first.kind == "head" else f"{names[first.kind]} {first.layer}"
+    return (f"; screen top-{len(grid.screened)}: recall {found or 'nothing of 10% or more to find'}; its first, "
+            f"{name} at position {p.positions[first.position][1]}, estimated {first.estimate / effect * 100:.0f}%, "
+            f"exact {(first.exact - p.unpatched) / effect * 100:.0f}%")
+
+
+def patched_lines(p: Patching, model: str | None = None) -> list[str]:
+    """The terminal's lines of one patched direction: the residual grid's, then the component grid's if any."""
+    label = f"[{model}] " if model else ""
+    lines = [f"patched {label}{patching_line(p)}"]
+    if p.components is not None:
+        lines.append(f"  {label}{components_line(p)}")
+    return lines
