@@ -43,7 +43,9 @@ from ..files import remove_stale_temporaries, write_atomic
 from ..results.baselines import FAIL, PASS, UPDATE_FLAG, Entry, Header, Probability
 from ..results.verdict import Verdict
 
-FORMAT = 2  # 2: a count of the entries, so that a file cut short is told apart from one with fewer pairs
+FORMAT = 3  # 2: a count of the entries, so that a file cut short is told apart from one with fewer pairs. 3: the
+# header records the reading, BOS and kernels, and `kept:` what an update kept from other runs
+READS = (2, 3)  # a format-2 file reads as one whose header does not record those (said as such)
 TOP_KEYS = ("format", "count", "model", "kept", "pairs", "verdicts")
 DEFAULT_DIR = "baselines"
 HEADER_FIELDS = ("name", "weights_sha256", "dtype", "softmax_dtype", "device", "hardware", "numerics", "torch",
@@ -179,8 +181,8 @@ def _top_level(text: str, bad: Callable[[str, str], BaselineError]) -> dict[Any,
     unknown = sorted(str(k) for k in data if k not in TOP_KEYS)
     if unknown:
         raise bad("top level", f"unknown key(s) {', '.join(unknown)} (expected {', '.join(TOP_KEYS)})")
-    if data.get("format") != FORMAT:
-        raise bad("format", f"expected {FORMAT}, got {data.get('format')!r}")
+    if data.get("format") not in READS:
+        raise bad("format", f"expected {' or '.join(map(str, READS))}, got {data.get('format')!r}")
     count = data.get("count")
     if not isinstance(count, dict) or set(count) != {"pairs", "verdicts"} or not all(
             isinstance(v, int) and not isinstance(v, bool) for v in count.values()):

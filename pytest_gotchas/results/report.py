@@ -30,7 +30,9 @@ from .schema import CaseResult, ChapterInfo, ModelInfo, RunInfo
 from .stats import Interval, discordant_needed, smallest_difference, wilson
 from .verdict import Verdict
 
-FORMAT = 3  # 3: typed; results refer to their chapter and model by key; baselines as facts, no sentences
+FORMAT = 4  # 3: typed; results refer to their chapter and model by key; baselines as facts, no sentences. 4: counts
+# with intervals, Holm-corrected comparisons, twins' splits, margin differences, the order; patching's both tokens,
+# resolution and components; a baseline header's reading, BOS and kernels
 SCHEMA_FILE = Path(__file__).with_name("report.schema.json")
 
 
