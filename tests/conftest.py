@@ -15,6 +15,10 @@ import pytest
 
 from helpers.chapters import HEADER, write_chapter_file
 from helpers.interpreters import interpreter
+# Imported here, in the test process, so that in-process pytester runs (which drop every module first imported
+# during the run) share one copy of the plugin's collection modules: otherwise a persisting module holds one
+# CaseFileError class and a re-imported one raises another, and a chapter error escapes as a traceback.
+import pytest_gotchas.plugin.nodes  # noqa: F401
 from pytest_gotchas.report import json_report
 from pytest_gotchas.results.report import SCHEMA_FILE, Report
 from pytest_gotchas.truth.interpreters import Interpreter
