@@ -10,30 +10,17 @@ from head 1.0 at the cut (layer 1, head 0) and from MLP 2 at the cut, nothing el
 
 from __future__ import annotations
 
-from .tinypatch import BOS, NO, YES, A, B  # noqa: F401  (the tokens tests use)
+from .tinypatch import BOS, NO, VOCAB, YES, A, B, zeroed_llama  # noqa: F401  (the tokens tests use)
 
-VOCAB = 16
 FLAG_A, FLAG_B = 13, 14
 GAIN = 8.0
 
 
 def component_model():
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
 
-    config = LlamaConfig(vocab_size=VOCAB, hidden_size=VOCAB, intermediate_size=4, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=1, head_dim=VOCAB // 2,
-                         max_position_embeddings=64, rms_norm_eps=1e-12, tie_word_embeddings=False,
-                         bos_token_id=BOS, eos_token_id=BOS, pad_token_id=BOS)
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(config)
+    model = zeroed_llama(heads=2, head_dim=VOCAB // 2)
     with torch.no_grad():
-        for parameter in model.parameters():
-            parameter.zero_()
-        model.model.embed_tokens.weight.copy_(torch.eye(VOCAB))
-        for norm in [model.model.norm] + [n for layer in model.model.layers
-                                          for n in (layer.input_layernorm, layer.post_attention_layernorm)]:
-            norm.weight.fill_(1.0)
         attention = model.model.layers[0].self_attn
         attention.v_proj.weight[0, A] = 1.0  # the shared value head: dim 0 "A is here", dim 1 "B is here"
         attention.v_proj.weight[1, B] = 1.0

@@ -18,14 +18,17 @@ VOCAB = 16
 GAIN = 8.0  # how strongly the KEY token's presence is written, against the last token's own direction
 
 
-def answer_model(gain: float = GAIN):
+def zeroed_llama(heads: int, head_dim: int):
+    """A two-layer Llama of VOCAB dimensions that computes nothing yet: every weight 0 but one-hot embeddings and
+    norms of 1, so that each test model writes only the weights its answer needs (in float32, under torch.no_grad,
+    before its cast to bfloat16)."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
     config = LlamaConfig(vocab_size=VOCAB, hidden_size=VOCAB, intermediate_size=4, num_hidden_layers=2,
-                         num_attention_heads=1, num_key_value_heads=1, head_dim=VOCAB, max_position_embeddings=64,
-                         rms_norm_eps=1e-12, tie_word_embeddings=False, bos_token_id=BOS, eos_token_id=BOS,
-                         pad_token_id=BOS)
+                         num_attention_heads=heads, num_key_value_heads=1, head_dim=head_dim,
+                         max_position_embeddings=64, rms_norm_eps=1e-12, tie_word_embeddings=False,
+                         bos_token_id=BOS, eos_token_id=BOS, pad_token_id=BOS)
     torch.manual_seed(0)
     model = LlamaForCausalLM(config)
     with torch.no_grad():
@@ -35,6 +38,14 @@ def answer_model(gain: float = GAIN):
         for norm in [model.model.norm] + [n for layer in model.model.layers
                                           for n in (layer.input_layernorm, layer.post_attention_layernorm)]:
             norm.weight.fill_(1.0)
+    return model
+
+
+def answer_model(gain: float = GAIN):
+    import torch
+
+    model = zeroed_llama(heads=1, head_dim=VOCAB)
+    with torch.no_grad():
         attention = model.model.layers[1].self_attn
         attention.v_proj.weight[0, A] = 1.0  # value dim 0: "token A is here"
         attention.v_proj.weight[1, B] = 1.0
