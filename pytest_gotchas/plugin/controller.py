@@ -34,8 +34,12 @@ class Controller:
         self.errors: list[str] = []  # reports that could not be written, said after the summary
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when == "call":
-            self.results.extend(result_from_data(data) for data in getattr(report, RESULTS, []))
+        if report.when != "call":
+            return
+        for data in getattr(report, RESULTS, []):
+            result = result_from_data(data)
+            self.results.append(result)
+            self.session.config.hook.pytest_gotchas_case_result(result=result, config=self.session.config)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -71,6 +75,8 @@ class Controller:
             _ = self.report.chapters
         self.report.run.timings = self.session.timings()
         self.write(session)
+        if self.report.results:
+            session.config.hook.pytest_gotchas_report(report=self.report, config=session.config)
 
     def run_info(self, config: pytest.Config) -> RunInfo:
         return RunInfo(
