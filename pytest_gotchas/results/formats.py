@@ -56,7 +56,7 @@ def refusal(found: int) -> FormatRefused | None:
         return FormatRefused(found, f"newer than format {FORMAT} that this pytest-gotchas reads (it migrates "
                                     f"{_migrated()}): read it with a version that reads format {found}")
     if found < FORMAT and found not in MIGRATIONS:
-        why = UNMIGRATABLE.get(found, "which no version of pytest-gotchas wrote")
+        why = UNMIGRATABLE.get(found, "no version of pytest-gotchas wrote it")
         return FormatRefused(found, f"which cannot be migrated to format {FORMAT}: {why}; run it again with this "
                                     f"version to write a report of format {FORMAT}")
     return None
@@ -66,7 +66,8 @@ def _from_3(data: dict[str, Any]) -> dict[str, Any]:
     return {**{k: v for k, v in data.items() if k not in COMPUTED_SECTIONS}, "format": 4}
 
 
-# format -> the function that turns a document of it into one of the next format.
+# format -> the function that turns a document of it into one of the next format. Every format below FORMAT is here
+# or in UNMIGRATABLE (tests/unit/results/test_reading.py): the commit that bumps FORMAT says which.
 MIGRATIONS = {3: _from_3}
 
 

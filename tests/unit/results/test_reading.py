@@ -19,7 +19,7 @@ import pytest
 
 import pytest_gotchas
 from pytest_gotchas.cli import main
-from pytest_gotchas.results.formats import FORMAT
+from pytest_gotchas.results.formats import FORMAT, MIGRATIONS, UNMIGRATABLE
 from pytest_gotchas.results.reading import UnreadableReport, load_document, read_report, report_of
 from pytest_gotchas.results.report import Report, from_data, inconsistencies, to_data
 from pytest_gotchas.results.schema import CaseResult
@@ -94,6 +94,21 @@ def test_format_1_cannot_be_migrated_and_says_why(tmp_path: Path) -> None:
         "twin counts but not which cases make them, its model has no id and does not record the hardware its numbers "
         "came from, and its runs hold one reading, not readings by name; run it again with this version to write a "
         f"report of format {FORMAT}")
+
+
+def test_every_older_format_is_migrated_or_refused_for_a_reason_said() -> None:
+    """A bump of FORMAT must say what becomes of the format before it."""
+    assert sorted([*MIGRATIONS, *UNMIGRATABLE]) == list(range(1, FORMAT))
+
+
+def test_a_format_no_version_wrote_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "zero.json"
+    path.write_text(json.dumps({"format": 0, "cases": []}))
+    with pytest.raises(UnreadableReport) as refused:
+        read_report(path)
+    assert str(refused.value) == (
+        f"{path} is JSON format 0, which cannot be migrated to format {FORMAT}: no version of pytest-gotchas wrote "
+        f"it; run it again with this version to write a report of format {FORMAT}")
 
 
 def test_a_newer_format_is_refused_naming_the_file_and_both_formats(tmp_path: Path) -> None:
