@@ -10,8 +10,9 @@ What each format is, from the history of results/schema.py and report.schema.jso
 2. the same cases with `chapter_info` and `model` by id, the models described once, the baseline sections as
    sentences (`lines`), and `recorded` a header of strings;
 3. typed (report.schema.json): results refer to their chapter and model by key; the baseline sections are facts;
-4. the same data as the last format 3 (the bump changed no field of the schema): the computed sections count with
-   intervals, correct the comparisons by Holm, and add the twins' splits and the margin differences.
+4. the schema of the last format 3 (the bump changed no field): what format 3 gained while it was current (intervals,
+   Holm-corrected comparisons, twins' splits, margin differences, patching's tokens and resolution, a baseline
+   header's reading, BOS and kernels), numbered once.
 
 Format 3 migrates: its data sections read as they are (every field added during format 3 has a default that says
 "not recorded": `incremental_steps` 0, patching's `source_tokens` empty and `step` 0.0, a baseline header's `reading`
@@ -30,10 +31,9 @@ COMPUTED_SECTIONS = ("pairs", "rollups", "comparisons", "twin_splits", "margins"
 # Older formats that cannot be migrated without guessing, and why.
 UNMIGRATABLE = {
     1: "its chapters state their pair and twin counts but not which cases make them, its model has no id and does "
-       "not record the hardware its numbers came from, "
-       "and its runs hold one reading, not readings by name",
-    2: "its baseline sections hold sentences, not the facts a "
-       "report states now (whether the file was missing, this run's header, what an update wrote)",
+       "not record the hardware its numbers came from, and its runs hold one reading, not readings by name",
+    2: "its baseline sections hold sentences, not the facts a report states now (whether the file was missing, this "
+       "run's header, what an update wrote)",
 }
 
 
