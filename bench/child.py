@@ -1,5 +1,6 @@
 """One whole process, measured: wall time from start to exit, peak resident memory (ru_maxrss from wait4) and, for
-a plugin run, its JSON report read back as a typed Report (format 3); also the machine and the model folder."""
+a plugin run, its JSON report read back as a typed Report (results/reading.py); also the machine and the model
+folder."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_gotchas.results.report import Report, from_data
+from pytest_gotchas.results.reading import read_report  # the benches that read a report import it from here
+from pytest_gotchas.results.report import Report
 from pytest_gotchas.results.schema import Timings
 
 from .figures import Machine
@@ -80,12 +82,6 @@ def run_child(argv: list[str], cwd: Path, report: Path | None = None, env: dict[
     if report is not None and report.is_file():
         child.report = read_report(report)
     return child
-
-
-def read_report(path: Path) -> Report:
-    """A plugin run's JSON report (format 3), typed: results, chapters and models, `run.timings` and, under xdist,
-    `run.workers`."""
-    return from_data(json.loads(path.read_text(encoding="utf-8")))
 
 
 def plugin(workdir: Path, name: str, *args: str, env: dict[str, str] | None = None) -> Child:

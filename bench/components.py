@@ -15,12 +15,11 @@ backward pass of the target (about three passes) plus k verified cells at about 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
-from pytest_gotchas.results.report import from_data
+from pytest_gotchas.results.reading import read_report
 from pytest_gotchas.results.schema import Patching
 
 from .patching import LARGER, Shape
@@ -63,7 +62,7 @@ def main(argv: list[str] | None = None) -> None:
     from pytest_gotchas.scoring.patching import rows_per_layer
     from pytest_gotchas.scoring.screen import recall, screen
 
-    report = from_data(json.loads(args.report.read_text(encoding="utf-8")))
+    report = read_report(args.report)
     entries: list[Patching] = [p for case in report.cases for p in case.patching]
     if not entries:
         sys.exit("bench: the report has no patched direction (run it with --gotchas-patch)")

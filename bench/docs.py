@@ -69,18 +69,17 @@ def with_sample(doc: str, block: str) -> str:
 def picture(report: Path, png: Path) -> None:
     """The page of the JSON report `report`, as headless Chromium shows its top."""
     from pytest_gotchas.report import html
-    from pytest_gotchas.results.report import from_data
+    from pytest_gotchas.results.reading import load_document, report_of
 
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
         raise SystemExit("chromium is not installed: docs/report.png is left as it is")
-    import json
-
-    data = json.loads(report.read_text(encoding="utf-8"))
+    document = load_document(report)
+    data = document.data
     data["run"]["command"] = re.sub(r"(?<![\w.])/\S*/", "", data["run"]["command"])  # /tmp/x/all.json -> all.json
     with tempfile.TemporaryDirectory() as tmp:
         page = Path(tmp) / "report.html"
-        page.write_text(html.render(from_data(data)), encoding="utf-8")
+        page.write_text(html.render(report_of(document)), encoding="utf-8")
         subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                         "--disable-background-networking", "--disable-component-update", "--hide-scrollbars",
                         f"--user-data-dir={Path(tmp) / 'profile'}", f"--screenshot={png}", f"--window-size={WINDOW}",

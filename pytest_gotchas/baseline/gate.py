@@ -13,7 +13,7 @@ from ..results.baselines import UPDATE_FLAG, BaselineOutcome, BrokenPair, Header
 from ..results.schema import CaseResult, ChapterInfo, ModelInfo
 from .compare import (broken_pairs, compare, entry_of, header_of, mismatch, numerics, run_header, settings_mismatch,
                       update)
-from .store import Baseline, BaselineError, default_path, device_kind, read, rewrite
+from .store import Baseline, BaselineError, default_path, device_kind, obtained_path, read, rewrite, write
 
 
 def update_command(args: Iterable[str]) -> str:
@@ -128,6 +128,18 @@ class Gate:
             done.written = rewrite(path, lambda current: update(current, results, chapters, done.now, fresh))  # type: ignore[arg-type]
         except (OSError, BaselineError) as error:
             done.write_error = str(error)
+
+    def obtained(self, done: BaselineOutcome, results: list[CaseResult], chapters: Mapping[str, ChapterInfo]) -> str:
+        """On a regression: the baseline as `record` would write it now (the file as this run read it, with this run's
+        results over it), written beside the shipped one (store.obtained_path), which is left as it is. Returns its
+        path as reports name it; raises OSError when it cannot be written."""
+        assert done.now is not None and done.refusal is None
+        path, baseline = self.baseline_for(done.model, done.now.device)
+        results = [r for r in results if str(r.model or self.models[0]) == done.model]
+        new, _ = update(baseline, results, chapters, done.now, bool(done.across))
+        target = obtained_path(path)
+        write(target, new)
+        return self.shown(target)
 
 
 def _verdict_of(baseline: Baseline, key: str) -> str:

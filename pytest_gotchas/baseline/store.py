@@ -293,6 +293,13 @@ def dumps(baseline: Baseline) -> str:
     return COMMENT + body
 
 
+def obtained_path(path: Path) -> Path:
+    """Where a run that regressed writes the baseline as it would record it: beside the shipped one, with `.obtained`
+    before its suffix (pytest-regressions' habit), so that a CI job can upload it and a reviewer diff the two. Not a
+    baseline any run reads (.gitignore has *.obtained.yaml)."""
+    return path.with_suffix(".obtained" + path.suffix)
+
+
 def write(path: Path, baseline: Baseline) -> None:
     """Atomic: the file is the old one or the new one, never half of either."""
     write_atomic(path, dumps(baseline), durable=True)

@@ -9,7 +9,8 @@ It refuses, naming both files, whatever would make the merged numbers a mix that
 two different results for one model and case (identical ones, from overlapping shards, are kept once), two versions
 of one chapter file (by the sha256 collection records), one model described two ways (other weights, dtype,
 hardware or library versions), one model under two names (the same weights run the same way: a report's names can
-be edited), reports of another JSON format, and files that nest deeper than any report. Nothing derived is taken as
+be edited), reports of a format this version cannot read (newer, or too old to migrate: results/formats.py), and
+files that nest deeper than any report (results/reading.py reads every input). Nothing derived is taken as
 written: a report whose verdicts, pair results or rollups are not what its probabilities give (an edited file,
 results/consistency.py), or that holds a number out of float range, is refused, each field named.
 """
@@ -18,20 +19,20 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import shlex
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
-
-from pydantic import ValidationError
 
 from ..report import html, json_report
 from ..report.escape import escape
 from ..report.terminal import summary_lines
 from ..report.wording import Line, inconsistent_text, outcome_lines, pct
 from ..results.baselines import BaselineOutcome
-from ..results.report import FORMAT, NonFiniteNumber, Report, from_data, inconsistencies, result_to_data
+from ..results.formats import FORMAT, MIGRATIONS
+from ..results.reading import ReportDocument as Source
+from ..results.reading import UnreadableReport, load_document, report_of
+from ..results.report import Report, inconsistencies, result_to_data
 from ..results.schema import CaseResult, ChapterInfo, ModelInfo, RunInfo
 from . import merge_series
 from .errors import CLIError
@@ -40,8 +41,6 @@ from .errors import CLIError
 SHARED_RUN_FACTS = ("pytest", "python", "platform", "xdist_workers", "isolation")
 # A model's description may differ in where it was loaded from (a cache folder of each machine), nothing else.
 LOCAL_MODEL_FACTS = ("source",)
-# Levels of lists and objects a report may nest: format 3 needs about 10 (a run's readings' token lists).
-MAX_DEPTH = 64
 
 EXAMPLE = """\
 examples:
@@ -66,9 +65,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                     "of the merged results, and writes --json and --html where asked.\n\n"
                     "Refused: two different results for one model and case (identical duplicates are kept once), "
                     "results of two versions of one chapter file, one model described two ways, one model under two "
-                    "names (the same weights run the same way), reports of another JSON format (this version "
-                    f"reads format {FORMAT}), and reports whose verdicts, pair results or rollups are not what their "
-                    "probabilities give (edited), or that hold a number out of float range.",
+                    "names (the same weights run the same way), reports of a newer JSON format or of an older one "
+                    f"that cannot be migrated (this version reads format {FORMAT} and migrates "
+                    f"{', '.join(f'format {n}' for n in sorted(MIGRATIONS))}), and reports whose verdicts, pair "
+                    "results or rollups are not what their probabilities give (edited), or that hold a number out of float range.",
     )
     merge.add_argument("reports", nargs="+", metavar="REPORT.json", help="JSON reports written by --gotchas-json")
     merge.add_argument("--json", metavar="OUT.json", help="write the merged JSON report here")
@@ -77,82 +77,20 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     merge.set_defaults(run=run_merge)
 
 
-@dataclass
-class Source:
-    """One input report: its file name as messages say it, and its JSON data."""
-
-    name: str
-    data: dict[str, Any]
-
-
-def _not_a_number(constant: str) -> Any:
-    raise ValueError(f"{constant} is not a JSON number")
-
-
 def read_source(path: Path | str) -> Source:
-    """A JSON report, or a CLIError that says why the file is not one."""
-    name = str(path)
+    """A JSON report of a format this version reads, or a CLIError that says why the file is not one."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise CLIError(f"cannot read {name}: {error.strerror or error}") from None
-    except UnicodeDecodeError:
-        raise CLIError(f"{name} is not a gotchas report: it is not UTF-8 text") from None
-    too_deep = CLIError(f"{name} is not a gotchas report: it nests more than {MAX_DEPTH} levels deep (a report "
-                        f"needs about 10)")
-    try:
-        data = json.loads(text, parse_constant=_not_a_number)  # NaN is no JSON: the merged report could not hold it
-    except RecursionError:  # the JSON decoder recurses per level: 100,000 levels end here
-        raise too_deep from None
-    except ValueError as error:
-        raise CLIError(f"{name} is not a gotchas report: it is not JSON ({error})") from None
-    if _depth(data) > MAX_DEPTH:  # before pydantic or anything else walks it recursively
-        raise too_deep
-    if (not isinstance(data, dict) or not isinstance(data.get("format"), int) or isinstance(data["format"], bool)
-            or not isinstance(data.get("cases"), list)):
-        raise CLIError(f"{name} is not a gotchas report: a report written by --gotchas-json has a `format` number "
-                       f"and a list of `cases`")
-    return Source(name, data)
-
-
-def _depth(data: Any) -> int:
-    """How many levels of lists and objects `data` nests, found without recursion (stops past MAX_DEPTH)."""
-    deepest, level = 0, [data]
-    while level and deepest <= MAX_DEPTH:
-        deepest += 1
-        level = [child for value in level if isinstance(value, (dict, list))
-                 for child in (value.values() if isinstance(value, dict) else value)]
-    return deepest
-
-
-def check_formats(sources: list[Source]) -> None:
-    first = sources[0]
-    for other in sources[1:]:
-        if other.data["format"] != first.data["format"]:
-            raise CLIError(f"{first.name} is JSON format {first.data['format']} and {other.name} is format "
-                           f"{other.data['format']}: reports of different formats cannot be merged; write them "
-                           f"again with one version of pytest-gotchas")
-    if first.data["format"] != FORMAT:
-        which = "both reports are" if len(sources) == 2 else "the reports are" if len(sources) > 2 else f"{first.name} is"
-        raise CLIError(f"{which} JSON format {first.data['format']}; this pytest-gotchas reads format "
-                       f"{FORMAT} only")
+        return load_document(path)
+    except UnreadableReport as error:
+        raise CLIError(str(error)) from None
 
 
 def _report_of(source: Source) -> Report:
     try:
-        report = from_data(source.data)
-        _ = report.chapters  # rolls it up: data that reads back but does not add up fails here, not later
-    except NonFiniteNumber as error:
-        raise CLIError(f"{source.name} is not a gotchas report: {error.path} is out of float range (a JSON number "
-                       "such as 1e400 reads as infinity); a report holds finite numbers only") from None
-    except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise CLIError(f"{source.name} is not a gotchas report of format {FORMAT}: at {where}: {first['msg']}") from None
-    except (KeyError, ValueError) as error:
-        raise CLIError(f"{source.name} is not a gotchas report of format {FORMAT}: its data does not add up "
-                       f"({type(error).__name__}: {error})") from None
-    found = inconsistencies(source.data, report)
+        report = report_of(source)
+    except UnreadableReport as error:
+        raise CLIError(str(error)) from None
+    found = inconsistencies(source.current(), report)
     if found:
         raise CLIError(inconsistent_text(source.name, found))
     return report
@@ -306,7 +244,6 @@ def merge(sources: list[Source], command: str = "gotchas merge", date: str | Non
     """One report of every result of `sources`, or a CLIError naming the two files that cannot be combined."""
     if not sources:
         raise CLIError("nothing to merge: name at least one report")
-    check_formats(sources)
     reports = [(source, _report_of(source)) for source in sources]
     models = _merged_models(reports)
     _check_chapters(reports)

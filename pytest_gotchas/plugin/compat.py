@@ -10,6 +10,11 @@ through the reporter's writer, as pytest's own "collecting ..." line does.
 
 The authoring tools hide the project as collection does: pytest has no public way to ask which rootdir it would
 choose for some paths, so `rootdir` asks its own rule (`determine_setup`, keyword-only since pytest 9).
+
+A case that is not scored is skipped at the case, as pytest's own skip marks are reported at their item
+(`skip_at_item`: the skip exception's private `_use_item_location`); and a cache folder that cannot be made is named
+where pytest keeps its cache (`cache_folder`: the cache's private `_cachedir`; config.cache.mkdir is the public way
+to make one, and its error names only a temporary file).
 """
 
 from __future__ import annotations
@@ -46,6 +51,17 @@ def take_part_in_fixtures(item: pytest.Item) -> None:
 
 def fill_fixtures(item: pytest.Item) -> None:
     item._request._fillfixtures()  # type: ignore[attr-defined]
+
+
+def skip_at_item(message: str) -> BaseException:
+    """A skip to raise in an item's runtest that `-rs` reports at the item's location (its reportinfo), not at the
+    line that raised it."""
+    return pytest.skip.Exception(message, _use_item_location=True)
+
+
+def cache_folder(cache: Any, default: Path) -> Path:
+    """The folder pytest's cache writes into (`default` where the cache does not say)."""
+    return Path(getattr(cache, "_cachedir", default))
 
 
 def rootdir(args: list[str], invocation_dir: Path) -> Path:

@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
+from ..baseline.gate import Gate
 from ..report import json_report, terminal, wording
 from ..report.escape import escape
 from ..results.baselines import BaselineOutcome
 from ..results.report import Report, result_from_data
 from ..results.rollup import merged_infos
-from ..results.schema import CaseResult, RunInfo
+from ..results.schema import CaseResult, ChapterInfo, RunInfo
 from ..truth import sandbox
 from . import worker
 from .session import GotchasSession
@@ -32,10 +33,15 @@ class Controller:
         self.outcomes: list[BaselineOutcome] = []
         self.report: Report | None = None
         self.errors: list[str] = []  # reports that could not be written, said after the summary
+        self.obtained: dict[str, wording.Line] = {}  # model -> where its regressed run's baseline was written
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when == "call":
-            self.results.extend(result_from_data(data) for data in getattr(report, RESULTS, []))
+        if report.when != "call":
+            return
+        for data in getattr(report, RESULTS, []):
+            result = result_from_data(data)
+            self.results.append(result)
+            self.session.config.hook.pytest_gotchas_case_result(result=result, config=self.session.config)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -64,6 +70,8 @@ class Controller:
                 gate.record(outcome, results, infos)
                 if outcome.write_error is not None:
                     session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            elif outcome.comparison is not None and outcome.comparison.regressions and outcome.refusal is None:
+                self.obtained[outcome.model] = self.write_obtained(gate, outcome, results, infos)
         ordered_models = [models[m] for m in self.session.model_ids if m in models]
         with self.session.clock.phase("report"):  # building it; not the writes that follow
             self.report = Report(results, list(infos.values()), ordered_models, self.run_info(session.config),
@@ -71,6 +79,17 @@ class Controller:
             _ = self.report.chapters
         self.report.run.timings = self.session.timings()
         self.write(session)
+        if self.report.results:
+            session.config.hook.pytest_gotchas_report(report=self.report, config=session.config)
+
+    @staticmethod
+    def write_obtained(gate: Gate, outcome: BaselineOutcome, results: list[CaseResult],
+                       infos: dict[str, ChapterInfo]) -> wording.Line:
+        """A regression: this run's baseline beside the shipped one (baseline/gate.py), for CI to upload and diff."""
+        try:
+            return wording.obtained_line(outcome.path or "", gate.obtained(outcome, results, infos))
+        except OSError as error:
+            return wording.obtained_line(outcome.path or "", None, error.strerror or str(error))
 
     def run_info(self, config: pytest.Config) -> RunInfo:
         return RunInfo(
@@ -104,7 +123,12 @@ class Controller:
             return
         terminalreporter.write_sep("=", "gotchas")
         several = len(self.session.model_ids) > 1
-        lines = [line for outcome in self.outcomes for line in wording.outcome_lines(outcome, prefix=several)]
+        lines = []
+        for outcome in self.outcomes:
+            lines += wording.outcome_lines(outcome, prefix=several)
+            if outcome.model in self.obtained:
+                text, markup = self.obtained[outcome.model]
+                lines.append((f"[{outcome.model}] {text.strip()}" if several else text, markup))
         for line, markup in terminal.summary_lines(report, lines):
             terminalreporter.write_line(line, **markup)
         for error in self.errors:

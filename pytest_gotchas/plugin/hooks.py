@@ -17,6 +17,12 @@ from .options import OPTIONS, Option, OptionError
 from .state import MODEL_FIXTURE, PLUGIN, RECORDED, ensure, read_settings
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from . import newhooks
+
+    pluginmanager.add_hookspecs(newhooks)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("gotchas", "probe a language model with executed Python transcripts")
     for option in OPTIONS:

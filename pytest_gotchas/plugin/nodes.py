@@ -99,8 +99,7 @@ class GotchaItem(pytest.Item):
             self.result = planned.result(model=self.model)
             if planned.status in (Status.SKIPPED, Status.EXCLUDED, Status.CRASH):
                 # Located at the case, not at this line, in `-rs` output: as pytest's own skip marks do.
-                raise pytest.skip.Exception(escape(planned.message or planned.status, lines=True),
-                                            _use_item_location=True)
+                raise compat.skip_at_item(escape(planned.message or planned.status, lines=True))
             return
         scorer = self.funcargs[MODEL_FIXTURE]  # type: ignore[attr-defined]
         partners = self.partners() if scorer.config.patch else []

@@ -22,7 +22,7 @@ from ..scoring.scorer import Clock, Scorer, process_timings
 from ..results.verdict import Status
 from ..truth import sandbox
 from ..truth.collect import Collector, Planned
-from . import wiring
+from . import compat, wiring
 from .options import Settings
 from .progress import Progress
 from .warning import GotchasWarning
@@ -78,7 +78,7 @@ class GotchasSession:
                     self._cache_dir = cache.mkdir("gotchas")
                 except OSError as error:
                     # pytest's own cache folder (the error names a temporary file it tried to make there)
-                    folder = Path(getattr(cache, "_cachedir", self.config.rootpath / ".pytest_cache")) / "d" / "gotchas"
+                    folder = compat.cache_folder(cache, self.config.rootpath / ".pytest_cache") / "d" / "gotchas"
                     warnings.warn(GotchasWarning(wording.cache_folder_lost(str(folder), error.strerror or str(error))))
         return self._cache_dir
 

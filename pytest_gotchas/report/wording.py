@@ -374,6 +374,14 @@ def transcript_cache_lost(folder: str, reason: str) -> str:
             "afresh and keeps none of them")
 
 
+def obtained_line(shipped: str, obtained: str | None, error: str | None = None) -> Line:
+    """Where a run that regressed wrote the baseline as it would record it (baseline/gate.py), or why it could not."""
+    if obtained is None:
+        return f"  could not write this run's baseline beside {shipped}: {error}", RED
+    return (f"  this run's baseline, as {UPDATE_FLAG} would record it: {obtained} (diff it with {shipped}, or keep it "
+            "from CI)"), YELLOW
+
+
 def update_line(stats: UpdateStats, path: str) -> str:
     start = "started afresh, " if stats.fresh else ""
     dropped = (f"; {len(stats.dropped)} entries it could not read were dropped ({'; '.join(stats.dropped)})"

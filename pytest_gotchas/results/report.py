@@ -17,11 +17,12 @@ from pathlib import Path
 from collections.abc import Iterator
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, model_validator
 from pydantic.dataclasses import dataclass as typed
 
 from .baselines import BaselineOutcome
 from .consistency import Inconsistency, case_inconsistencies, first_difference, non_finite, subject_of
+from .formats import FORMAT, migrate
 from .onepass import OnePassCheck, check
 from .pairwise import (MarginDifference, ModelComparison, TwinSplit, compare_models, corrected, margin_differences,
                        twin_splits)
@@ -30,9 +31,6 @@ from .schema import CaseResult, ChapterInfo, ModelInfo, RunInfo
 from .stats import Interval, discordant_needed, smallest_difference, wilson
 from .verdict import Verdict
 
-FORMAT = 4  # 3: typed; results refer to their chapter and model by key; baselines as facts, no sentences. 4: counts
-# with intervals, Holm-corrected comparisons, twins' splits, margin differences, the order; patching's both tokens,
-# resolution and components; a baseline header's reading, BOS and kernels
 SCHEMA_FILE = Path(__file__).with_name("report.schema.json")
 
 
@@ -138,6 +136,13 @@ class ReportFile:
     margins: list[MarginDifference] = field(default_factory=list)  # per chapter, each two models
     one_pass_check: OnePassCheck | None = None  # only when the runs were checked (--gotchas-one-pass-check)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _current(cls, data: Any) -> Any:
+        """A document of an older format migrated to FORMAT; a newer one, or an older one that cannot be migrated,
+        refused (results/formats.py)."""
+        return migrate(data)
+
 
 _FILE = TypeAdapter(ReportFile)
 _RESULT = TypeAdapter(CaseResult)
@@ -175,8 +180,9 @@ class NonFiniteNumber(ValueError):
 
 
 def from_data(data: Any) -> Report:
-    """A report from JSON values; raises NonFiniteNumber naming the first number out of float range, or
-    pydantic.ValidationError naming the first value that does not fit."""
+    """A report from JSON values (an older format migrated: results/formats.py); raises NonFiniteNumber naming the
+    first number out of float range, or pydantic.ValidationError naming the first value that does not fit (a format
+    this version cannot read among them). A file is read by results/reading.py, which names it."""
     where = non_finite(data)
     if where is not None:
         raise NonFiniteNumber(where)

@@ -149,12 +149,38 @@ def test_a_regression_fails_the_member_that_broke_the_pair(run, chapters, pytest
     assert "  REGRESSION alpha/ab: pass -> FAIL (a ok -> MISS, b ok)" in section
     assert "  verdict changed alpha/a: ok -> MISS (was P(correct) 73.05%  P(wrong) 26.95%; " \
            "now P(correct) 26.95%  P(wrong) 73.05%)" in section
-    assert section[-1].startswith("  if the regressions are intended, record them with: pytest --gotchas ")
+    assert section[-2].startswith("  if the regressions are intended, record them with: pytest --gotchas ")
+    assert section[-1].startswith("  this run's baseline, as --gotchas-update-baseline would record it: ")
 
     accepted = run("--gotchas-update-baseline")
     assert accepted.ret == pytest.ExitCode.OK
     assert "  regression (recorded) alpha/ab: pass -> FAIL (a ok -> MISS, b ok)" in baseline_section(accepted)
     assert run().ret == pytest.ExitCode.OK
+
+
+def test_a_regression_leaves_this_runs_baseline_beside_the_shipped_one(run, chapters, pytester) -> None:
+    """As pytest-regressions leaves <name>.obtained: a CI job uploads it, a reviewer diffs it with the shipped one."""
+    chapters()
+    run("--gotchas-update-baseline")
+    shipped = default_baseline(pytester)
+    obtained = shipped.with_name("model-bfloat16-cpu.obtained.yaml")
+    recorded = shipped.read_text()
+    unchanged = run()
+    assert unchanged.ret == pytest.ExitCode.OK and not obtained.exists()  # no regression, nothing beside it
+    assert not any("obtained" in line for line in unchanged.outlines)
+
+    chapters(a=A_MISS)
+    result = run()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert baseline_section(result)[-1] == (
+        "  this run's baseline, as --gotchas-update-baseline would record it: "
+        f"baselines/model-bfloat16-cpu.obtained.yaml (diff it with {SHOWN}, or keep it from CI)")
+    assert shipped.read_text() == recorded  # the shipped one is left as it is
+    data = yaml.safe_load(obtained.read_text())
+    assert data["pairs"] == {"alpha/ab": "fail", "beta/cd": "fail"}
+    assert data["verdicts"]["alpha/a"]["verdict"] == "MISS"
+    assert run("--gotchas-update-baseline").ret == pytest.ExitCode.OK
+    assert shipped.read_text() == obtained.read_text()  # what recording the change writes, byte for byte
 
 
 def test_an_improvement_is_listed_and_the_run_stays_green(run, chapters, pytester) -> None:

@@ -100,3 +100,12 @@ def test_progress_writes_on_the_terminal_line_without_moving_pytests_column(pyte
     compat.write_around_the_count(reporter, " [patching pair 1/2]\b\b\b")
     assert out.getvalue() == "first.yaml .. [patching pair 1/2]\b\b\b"
     assert compat.line_room(reporter) == room
+
+
+def test_the_cache_folder_is_where_pytests_cache_makes_its_folders(pytestconfig: pytest.Config) -> None:
+    """A cache folder that cannot be made is named where pytest would have made it (plugin/session.py)."""
+    from pytest_gotchas.plugin import compat
+
+    made = pytestconfig.cache.mkdir("gotchas-compat")  # type: ignore[union-attr]
+    assert compat.cache_folder(pytestconfig.cache, Path("/nowhere")) / "d" / "gotchas-compat" == made
+    assert compat.cache_folder(object(), Path("/nowhere")) == Path("/nowhere")

@@ -13,7 +13,7 @@ PACKAGE = REPO / "pytest_gotchas"
 # Imports neither pytest nor torch nor transformers, even inside functions.
 PURE = ("cases.transcript", "cases.chapter", "truth.check", "results.verdict", "results.schema", "results.rollup",
         "baseline.store", "baseline.compare", "scoring.cut", "plugin.options", "results.report", "report.wording",
-        "results.onepass", "scoring.align", "results.patching")
+        "results.onepass", "scoring.align", "results.patching", "results.formats", "results.reading")
 
 
 # The floors, lowest first: a folder imports only folders below it. files.py (atomic writes, locks) is a shared

@@ -25,7 +25,8 @@ from helpers.results import SETS_CHAPTER, TINY_MODEL, make_case, make_run, repor
 
 from pytest_gotchas.cli import main
 from pytest_gotchas.cli import merge as merge_command
-from pytest_gotchas.cli.merge import MAX_DEPTH, Source, _depth, merge
+from pytest_gotchas.cli.errors import CLIError
+from pytest_gotchas.cli.merge import Source, merge
 from pytest_gotchas.report import html, json_report
 from pytest_gotchas.report.terminal import summary_lines
 from pytest_gotchas.report.wording import chapter_line, pct
@@ -43,6 +44,7 @@ from pytest_gotchas.results.report import (
     from_data,
     to_data,
 )
+from pytest_gotchas.results.reading import MAX_DEPTH, depth
 from pytest_gotchas.results.schema import CaseResult, ChapterInfo, RunInfo
 
 RUNS = {model: {**RUN, "command": f"pytest --gotchas --gotchas-model {model} --gotchas-json {model}.json",
@@ -460,19 +462,23 @@ def test_one_model_described_two_ways(tmp_path, monkeypatch, capsys, models) -> 
         f"library versions")
 
 
-def test_reports_of_different_formats(tmp_path, monkeypatch, capsys, models) -> None:
-    older = {**one_model(models, "tiny-b"), "format": 1}
+def test_a_report_of_a_format_that_cannot_be_migrated_is_refused_by_name(tmp_path, monkeypatch, capsys,
+                                                                         models) -> None:
+    older = {**one_model(models, "tiny-b"), "format": 2}
     assert refused(tmp_path, monkeypatch, capsys, one_model(models, "tiny-a"), older) == (
-        f"a.json is JSON format {FORMAT} and b.json is format 1: reports of different formats cannot be "
-        f"merged; write them again with one version of pytest-gotchas")
+        f"b.json is JSON format 2, which cannot be migrated to format {FORMAT}: its baseline sections hold sentences, "
+        "not the facts a report states now (whether the file was missing, this run's header, what an update wrote); "
+        f"run it again with this version to write a report of format {FORMAT}")
 
 
-def test_reports_of_a_format_this_version_does_not_read(tmp_path, monkeypatch, capsys, models) -> None:
+def test_a_report_of_a_newer_format_is_refused_by_name(tmp_path, monkeypatch, capsys, models) -> None:
     newer = {**one_model(models, "tiny-a"), "format": FORMAT + 1}
-    assert refused(tmp_path, monkeypatch, capsys, newer, newer) == (
-        f"both reports are JSON format {FORMAT + 1}; this pytest-gotchas reads format {FORMAT} only")
-    assert refused(tmp_path, monkeypatch, capsys, newer) == (
-        f"a.json is JSON format {FORMAT + 1}; this pytest-gotchas reads format {FORMAT} only")
+    message = (f"a.json is JSON format {FORMAT + 1}, newer than format {FORMAT} that this pytest-gotchas reads (it "
+               f"migrates format 3): read it with a version that reads format {FORMAT + 1}")
+    assert refused(tmp_path, monkeypatch, capsys, newer, newer) == message
+    with pytest.raises(CLIError) as refusal:  # a document built by hand, not read from a file, is checked too
+        merge([Source("a.json", newer)])
+    assert str(refusal.value) == message
 
 
 @pytest.mark.parametrize(("content", "message"), [
@@ -562,7 +568,7 @@ def test_json_nested_deeper_than_a_report_is_one_error(tmp_path, capsys, levels:
 
 def test_a_real_report_is_well_within_the_depth_limit(tmp_path, capsys) -> None:
     path = input_file(tmp_path, "a.json", report_of(TINY_MODEL))
-    assert _depth(json.loads(Path(path).read_text())) <= MAX_DEPTH // 4
+    assert depth(json.loads(Path(path).read_text())) <= MAX_DEPTH // 4
     assert merged([path], capsys)[0] == 0
 
 

@@ -1,0 +1,88 @@
+"""The JSON report's format numbers: which one this version writes, which older ones it migrates, and the words for
+one it refuses. The migration runs inside pydantic's validation of the document (results/report.py's ReportFile, a
+`model_validator(mode="before")`, as inspect_ai's log migrates its older files), so that every way of reading a
+report reads an older one the same way; results/reading.py names the file in the refusals.
+
+What each format is, from the history of results/schema.py and report.schema.json:
+
+1. the first report: one model, the chapters with their counts (not which cases make their pairs and twins), a
+   run's one reading flat in the run;
+2. the same cases with `chapter_info` and `model` by id, the models described once, the baseline sections as
+   sentences (`lines`), and `recorded` a header of strings;
+3. typed (report.schema.json): results refer to their chapter and model by key; the baseline sections are facts;
+4. the schema of the last format 3 (the bump changed no field): what format 3 gained while it was current (intervals,
+   Holm-corrected comparisons, twins' splits, margin differences, patching's tokens and resolution, a baseline
+   header's reading, BOS and kernels), numbered once.
+
+Format 3 migrates: its data sections read as they are (every field added during format 3 has a default that says
+"not recorded": `incremental_steps` 0, patching's `source_tokens` empty and `step` 0.0, a baseline header's `reading`
+""...), and its computed sections are dropped, because they were computed by the rules of the version that wrote
+them (comparisons without Holm's correction, rollups without intervals) and a reader computes them again from the
+data. Formats 1 and 2 are refused (UNMIGRATABLE says why): a migration would have to guess what they do not record.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+FORMAT = 4
+# The sections a writer computes from the data and a reader computes again (ReportFile's last six).
+COMPUTED_SECTIONS = ("pairs", "rollups", "comparisons", "twin_splits", "margins", "one_pass_check")
+# Older formats that cannot be migrated without guessing, and why.
+UNMIGRATABLE = {
+    1: "its chapters state their pair and twin counts but not which cases make them, its model has no id and does "
+       "not record the hardware its numbers came from, and its runs hold one reading, not readings by name",
+    2: "its baseline sections hold sentences, not the facts a report states now (whether the file was missing, this "
+       "run's header, what an update wrote)",
+}
+
+
+class FormatRefused(ValueError):
+    """A report of a format this version cannot read: newer than FORMAT, or older and not migratable. The message
+    says both format numbers; results/reading.py says it of the file."""
+
+    def __init__(self, found: int, why: str) -> None:
+        self.found, self.why = found, why
+        super().__init__(self.said_of("the report"))
+
+    def said_of(self, name: str) -> str:
+        return f"{name} is JSON format {self.found}, {self.why}"
+
+
+def refusal(found: int) -> FormatRefused | None:
+    """Why a document of format `found` cannot be read, or None when it can (FORMAT, or an older format that
+    migrates)."""
+    if found > FORMAT:
+        return FormatRefused(found, f"newer than format {FORMAT} that this pytest-gotchas reads (it migrates "
+                                    f"{_migrated()}): read it with a version that reads format {found}")
+    if found < FORMAT and found not in MIGRATIONS:
+        why = UNMIGRATABLE.get(found, "no version of pytest-gotchas wrote it")
+        return FormatRefused(found, f"which cannot be migrated to format {FORMAT}: {why}; run it again with this "
+                                    f"version to write a report of format {FORMAT}")
+    return None
+
+
+def _from_3(data: dict[str, Any]) -> dict[str, Any]:
+    return {**{k: v for k, v in data.items() if k not in COMPUTED_SECTIONS}, "format": 4}
+
+
+# format -> the function that turns a document of it into one of the next format. Every format below FORMAT is here
+# or in UNMIGRATABLE (tests/unit/results/test_reading.py): the commit that bumps FORMAT says which.
+MIGRATIONS = {3: _from_3}
+
+
+def _migrated() -> str:
+    return ", ".join(f"format {n}" for n in sorted(MIGRATIONS)) or "no older format"
+
+
+def migrate(data: Any) -> Any:
+    """A document of format FORMAT from one of an older format that migrates (a new dict; `data` is left as it is);
+    anything else that is not a mapping (the arguments of a constructor call) as it is. Raises FormatRefused."""
+    if not isinstance(data, dict) or not isinstance(data.get("format"), int):
+        return data  # pydantic says a missing or mistyped `format` by itself
+    problem = refusal(data["format"])
+    if problem is not None:
+        raise problem
+    while data["format"] < FORMAT:
+        data = MIGRATIONS[data["format"]](data)
+    return data
