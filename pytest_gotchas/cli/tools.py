@@ -11,10 +11,11 @@ from typing import Any
 from ..cases import environment
 from ..cases.chapter import VERSION
 from ..model.embedded import short_names
-from ..plugin import compat, wiring
+from ..plugin import compat
+from ..settings import wiring
 from ..truth import sandbox
 from .errors import CLIError
-from ..plugin.options import OPTIONS, OptionError, Settings, settings
+from ..settings.options import OPTIONS, OptionError, Settings, settings
 from ..scoring.rows import softmax_refusal
 from ..scoring.scorer import Clock
 
@@ -83,7 +84,7 @@ def project_root(chapter: Path | None) -> Path:
 
 
 class Tools:
-    """Collection and scoring as the plugin wires them (plugin/wiring.py), with the transcript cache in a folder of
+    """Collection and scoring as the plugin wires them (settings/wiring.py), with the transcript cache in a folder of
     the caller's. One scorer per --model, in the order given, each model released before the next is loaded."""
 
     def __init__(self, settings: Settings, scratch: Path, chapter: Path | None = None) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from .fixtures import gotchas, gotchas_model  # noqa: F401  (the fixtures of this plugin)
-from .options import OPTIONS, Option, OptionError
+from ..settings.options import OPTIONS, Option, OptionError
 from .state import MODEL_FIXTURE, PLUGIN, RECORDED, ensure, read_settings
 
 

@@ -22,8 +22,8 @@ from ..scoring.scorer import Clock, Scorer, process_timings
 from ..results.verdict import Status
 from ..truth import sandbox
 from ..truth.collect import Collector, Planned
-from . import wiring
-from .options import Settings
+from ..settings import wiring
+from ..settings.options import Settings
 from .progress import Progress
 from .warning import GotchasWarning
 

@@ -1,6 +1,6 @@
 """Scoring one planned case: cut plans (from the cache or the tokenizer), the forward passes, the case verdict.
 
-A Scorer is built from one ScoringConfig (plugin/wiring.py makes both, for the plugin and the command-line tools
+A Scorer is built from one ScoringConfig (settings/wiring.py makes both, for the plugin and the command-line tools
 alike) and a ModelSlot, which loads its model on first use and remembers a failure so that it is reported once. The
 wall time of every phase and what the passes cost are kept in one Clock per process, for the JSON report's run
 section.
@@ -39,7 +39,7 @@ class ModelUnavailable(GotchasError):
 
 @dataclass(frozen=True, kw_only=True)
 class ScoringConfig:
-    """How every case of a run is read (the options of plugin/options.py that scoring needs)."""
+    """How every case of a run is read (the options of settings/options.py that scoring needs)."""
 
     softmax_dtype: str | None = None  # None: the model's dtype
     top_k: int = 5

@@ -12,7 +12,7 @@ PACKAGE = REPO / "pytest_gotchas"
 
 # Imports neither pytest nor torch nor transformers, even inside functions.
 PURE = ("cases.transcript", "cases.chapter", "truth.check", "results.verdict", "results.schema", "results.rollup",
-        "baseline.store", "baseline.compare", "scoring.cut", "plugin.options", "results.report", "report.wording",
+        "baseline.store", "baseline.compare", "scoring.cut", "settings.options", "results.report", "report.wording",
         "results.onepass", "scoring.align", "results.patching")
 
 

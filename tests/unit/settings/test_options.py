@@ -10,7 +10,7 @@ import pytest
 from helpers import REPO
 
 from pytest_gotchas.cli import build_parser
-from pytest_gotchas.plugin.options import BY_NAME, OPTIONS, Option, OptionError
+from pytest_gotchas.settings.options import BY_NAME, OPTIONS, Option, OptionError
 
 
 def table_rows() -> dict[str, list[str]]:
