@@ -2,7 +2,7 @@
 
 One declaration drives pytest's `addoption` and `addini`, reading the value (the command line wins over the ini
 file), validating it (the same function for both sources), docs/options.md's table
-(tests/unit/plugin/test_options.py keeps them in step) and `gotchas new`, which offers the options marked `cli` under
+(tests/unit/settings/test_options.py keeps them in step) and `gotchas new`, which offers the options marked `cli` under
 the same name without the `gotchas-` prefix.
 """
 
