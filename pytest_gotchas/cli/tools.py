@@ -93,9 +93,9 @@ class Tools:
         if refused:
             raise CLIError(refused)
         try:  # as the plugin does: strong unless --isolation weak, hiding the rootdir pytest would collect it under
-            sandbox.choose(settings.isolation, project=project_root(chapter))
+            self.isolation = sandbox.choose(settings.isolation, project=project_root(chapter))
         except sandbox.Unavailable as error:
             raise CLIError(str(error)) from None
-        self.collector = wiring.collector(settings, scratch / "transcripts")
+        self.collector = wiring.collector(settings, scratch / "transcripts", self.isolation)
         self.scorers = [wiring.scorer(settings, model_id, model, Clock(), None, flag="--")
                         for model, model_id in zip(settings.models, short_names(list(settings.models)))]

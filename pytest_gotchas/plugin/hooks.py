@@ -48,20 +48,11 @@ def pytest_configure(config: pytest.Config) -> None:
         ensure(config)  # a baseline that cannot be used is a usage error now, before anything runs
 
 
-def pytest_unconfigure(config: pytest.Config) -> None:
-    if PLUGIN in config.stash:
-        from ..truth import sandbox
-
-        sandbox.use(config.stash[PLUGIN].isolation_before)
-
-
 def pytest_report_header(config: pytest.Config) -> str | None:
     """Said once per run: how this run's snippets are confined (docs/isolation.md)."""
     if not read_settings(config).enabled:
         return None
-    from ..truth import sandbox
-
-    return f"gotchas: snippets run under {sandbox.isolation().description}"
+    return f"gotchas: snippets run under {ensure(config).isolation.description}"
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

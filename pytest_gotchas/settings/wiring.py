@@ -11,6 +11,7 @@ from ..scoring.scorer import Clock, ModelSlot, Scorer, ScoringConfig
 from ..truth.collect import Collector, Planned
 from ..truth.execute import Cache, Limits
 from ..truth.interpreters import Finder
+from ..truth.sandbox import Isolation
 from .options import Settings
 
 
@@ -35,9 +36,10 @@ def scoring_config(settings: Settings, cache_dir: Path | None) -> ScoringConfig:
                          cache_dir=cache_dir)
 
 
-def collector(settings: Settings, transcripts: Path | None) -> Collector:
-    """Interpreters, the transcript cache (None: nothing kept) and the limits of every snippet run."""
-    return Collector(Finder(overrides=settings.python), Cache(transcripts), Limits(timeout=settings.timeout),
+def collector(settings: Settings, transcripts: Path | None, isolation: Isolation) -> Collector:
+    """Interpreters, the transcript cache (None: nothing kept), the run's isolation and the limits of every snippet
+    run."""
+    return Collector(Finder(overrides=settings.python), Cache(transcripts, isolation), Limits(timeout=settings.timeout),
                      settings.runs, settings.variants)
 
 
