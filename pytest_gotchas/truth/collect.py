@@ -45,7 +45,7 @@ class Planned:
 
     def result(self, **values: object) -> CaseResult:
         interpreter = f"{self.interpreter.version} {self.interpreter.path}" if self.interpreter else None
-        base = dict(id=self.case.id, chapter=self.info.name, status=str(self.status), verdict=None,
+        base = dict(id=self.case.id, chapter=self.info.name, status=self.status, verdict=None,
                     interpreter=interpreter, outputs=self.outputs, message=self.message, note=self.case.note)
         return CaseResult(**{**base, **values})  # type: ignore[arg-type]
 
