@@ -49,6 +49,9 @@ class ChapterInfo:
     # sha256 of the chapter file's bytes when it was collected: `gotchas merge` refuses to combine results of two
     # versions of one chapter. None for a chapter that Python tests record into (it is no file).
     sha256: str | None = None
+    # The primers its prompts start with (truth/collect.primers_fact: "none", or their sha256 and a short form), so
+    # that a baseline can tell a chapter read with other primers; "" in a report written before it was recorded.
+    primers: str = ""
 
     @property
     def order(self) -> tuple[Any, ...]:
