@@ -81,7 +81,7 @@ class Baseline:
     verdicts: dict[str, Entry] = field(default_factory=dict)  # "<chapter>/<case id>" -> Entry
     unreadable: list[str] = field(default_factory=list)  # read leniently: the entries dropped, each with why
     kept: dict[str, dict[str, str]] = field(default_factory=dict)  # chapter -> header fields it was recorded with
-    primers: dict[str, str] = field(default_factory=dict)  # chapter -> the primers it was read with (not recorded: absent)
+    primers: dict[str, str] = field(default_factory=dict)  # chapter -> the primers it was read with; absent: unknown
 
     def recorded_with(self, chapter: str) -> Header | None:
         """The header a chapter's entries were recorded with: the file's, with what `kept` says of that chapter."""

@@ -274,7 +274,7 @@ def test_no_network_and_no_capabilities(py312, each_strong: sandbox.Isolation) -
 
 
 def test_isolation_on_this_machine_is_described() -> None:
-    # the default is strong: with neither bubblewrap nor namespaces, isolation() raises instead
+    # the default is strong: with neither bubblewrap nor namespaces, choose() raises instead
     assert ISOLATION.kind in sandbox.STRONG_KINDS and ISOLATION.level == sandbox.STRONG
     what = ("read-only root; credentials, home folders and the project hidden; private /tmp, /var/tmp, /dev/shm and "
             "working directory; loopback only; no capabilities, no kernel keyrings")
@@ -339,7 +339,8 @@ def test_every_isolation_renders_the_same_transcript(py312, each_isolation: sand
 def test_every_isolation_keeps_the_limits_and_the_exit_status(py312, each_isolation: sandbox.Isolation) -> None:
     snippet = ("import resource as r, os, sys; print([r.getrlimit(x) for x in (r.RLIMIT_AS, r.RLIMIT_CPU, "
                "r.RLIMIT_FSIZE, r.RLIMIT_CORE)], os.getsid(0) == os.getpid()); sys.exit(3)")
-    run = run_once(shell(py312, "python -c ...", "-c", snippet), "1", Limits(timeout=3, file_size=1 << 20), each_isolation)
+    run = run_once(shell(py312, "python -c ...", "-c", snippet), "1", Limits(timeout=3, file_size=1 << 20),
+                   each_isolation)
     assert run.text == f"$ python -c ...\n[({1 << 30}, {1 << 30}), (6, 6), ({1 << 20}, {1 << 20}), (0, 0)] True\n"
     assert (run.returncode, run.timed_out, run.error) == (3, False, None)
     crashed = run_once(shell(py312, "python -c ...", "-c", "import os; os.abort()"), "1", Limits(), each_isolation)
