@@ -129,7 +129,7 @@ def model_folder(model: str | None = None) -> Path:
     """The converted embedded model, the default one unless named (converted now if this machine has not yet:
     about a minute, once). BenchFailed's message ends with the child's last line of stderr: why it is not there."""
     name = "DEFAULT" if model is None else repr(model)
-    code = ("import sys; from pytest_gotchas.model.embedded import DEFAULT, MODELS; from pytest_gotchas.plugin.options "
+    code = ("import sys; from pytest_gotchas.model.embedded import DEFAULT, MODELS; from pytest_gotchas.settings.options "
             f"import Settings; print(MODELS[{name}].folder(Settings().model_cache, lambda line: print(line, "
             "file=sys.stderr)))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=child_env())

@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     from pytest_gotchas.model.load import ModelSpec, load_model
-    from pytest_gotchas.plugin.options import Settings
+    from pytest_gotchas.settings.options import Settings
     from pytest_gotchas.scoring import patching as P
     from pytest_gotchas.scoring.components import component_pass, patch_components
     from pytest_gotchas.scoring.patching import rows_per_layer

@@ -59,7 +59,7 @@ def child(prompts_file: Path, reps: int) -> None:
     import torch
 
     from pytest_gotchas.model.load import ModelSpec, load_model
-    from pytest_gotchas.plugin.options import Settings
+    from pytest_gotchas.settings.options import Settings
 
     loaded = load_model(ModelSpec(None), Settings().model_cache)
     ids = [loaded.tokenizer(p["prompt"])["input_ids"] for p in json.loads(prompts_file.read_text())]

@@ -107,8 +107,8 @@ def run_figures(name: str, children: Sequence[Child]) -> RunFigures:
         step_tokens=t.incremental_tokens + sum(w.incremental_tokens for w in workers),
         check_passes=t.check_passes + sum(w.check_passes for w in workers),
         tokenizer_loaded=sum(c.timings.tokenizer_loaded for c in children),
-        cut_cache_hits=t.cut_cache.get("hits", 0), transcript_cache_hits=t.transcript_cache.get("hits", 0),
-        misses=t.transcript_cache.get("misses", 0) + sum(w.transcript_cache.get("misses", 0) for w in workers),
+        cut_cache_hits=t.cut_cache.hits, transcript_cache_hits=t.transcript_cache.hits,
+        misses=t.transcript_cache.misses + sum(w.transcript_cache.misses for w in workers),
         torch_threads=tuple(sorted({w.torch_threads or 0 for w in workers})) if workers else
         ((t.torch_threads,) if t.torch_threads else ()))
 

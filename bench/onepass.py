@@ -101,7 +101,7 @@ class Comparer:
 
     def __init__(self, model: str, reading: str) -> None:
         from pytest_gotchas.model.load import ModelSpec, load_model
-        from pytest_gotchas.plugin.options import Settings
+        from pytest_gotchas.settings.options import Settings
         from pytest_gotchas.scoring.vocab import build
 
         self.loaded = load_model(ModelSpec(name=model, dtype="bfloat16", device="cpu"), Settings().model_cache)

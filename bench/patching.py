@@ -135,7 +135,7 @@ def cost_markdown(runs: dict[str, list[Child]], shape: Shape) -> list[str]:
 def methods_markdown(report: Report, folder: Path, count: int) -> list[str]:
     """Each method on the ``count`` cheapest directions, in this process: seconds, and cells against the report's."""
     from pytest_gotchas.model.load import ModelSpec, load_model
-    from pytest_gotchas.plugin.options import Settings
+    from pytest_gotchas.settings.options import Settings
     from pytest_gotchas.scoring import patching as P
 
     loaded = load_model(ModelSpec(name=None, device="cpu"), Settings().model_cache)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 
 from ..model.kernels import KERNELS
 from ..results.baselines import (FAIL, PASS, READ_FIELDS, CaseChange, Comparison, Entry, FactChange, Header,
-                                 MemberChange, Numerics, PairChange, UpdateStats)
+                                 MemberChange, Numerics, PairChange, PrimersChange, UpdateStats)
 from ..results.hardware import PLAIN
 from ..results.rollup import ChapterRollup, PairResult, rollup
 from ..results.schema import BackendInfo, CaseResult, ChapterInfo, ModelInfo
@@ -201,7 +201,12 @@ def update(baseline: Baseline | None, results: list[CaseResult], infos: Mapping[
     stats.kept = len(kept_keys)
     kept = _kept(old, header, kept_keys)
     stats.mixed = dict(kept)
-    return Baseline(header, dict(sorted(pairs.items())), dict(sorted(verdicts.items())), kept=kept), stats
+    # Each chapter's primers: this run's where it wrote the chapter, the old file's for a chapter it kept.
+    ran = {_chapter_of(k): infos[_chapter_of(k)].primers for k in written if _chapter_of(k) in infos}
+    held = {_chapter_of(k) for k in [*pairs, *verdicts]}
+    primers = {c: p for c, p in {**old.primers, **ran}.items() if p and c in held}
+    return Baseline(header, dict(sorted(pairs.items())), dict(sorted(verdicts.items())), kept=kept,
+                    primers=dict(sorted(primers.items()))), stats
 
 
 def _kept(old: Baseline, header: Header, kept_keys: list[str]) -> dict[str, dict[str, str]]:
@@ -223,9 +228,11 @@ def ulp(p: float, dtype: str) -> float:
     return 2.0 ** (math.floor(math.log2(p)) - bits + 1) if p > 0 else 0.0
 
 
-def numerics(baseline: Baseline, results: list[CaseResult], recorded: Header, now: Header) -> Numerics:
+def numerics(baseline: Baseline, results: list[CaseResult], recorded: Header, now: Header,
+             chapters: Mapping[str, ChapterInfo] | None = None) -> Numerics:
     """Whether the run's probabilities are the baseline's, and what the compared entries were recorded with
-    otherwise (each chapter's own header where an update kept it): the causes a difference can have."""
+    otherwise (each chapter's own header where an update kept it, its primers): the causes a difference can have.
+    A chapter read with other primers than the baseline's keeps its differences apart (PrimersChange)."""
     out = Numerics(same_kernels=recorded.numerics == now.numerics)
     for result in results:
         old = baseline.verdicts.get(result.key)
@@ -234,13 +241,34 @@ def numerics(baseline: Baseline, results: list[CaseResult], recorded: Header, no
         chapter = baseline.recorded_with(result.chapter) or recorded
         out.facts += [change for change in differences(chapter, now) if change not in out.facts]
         out.unrecorded += [name for name in SETTING_FIELDS if not getattr(chapter, name) and name not in out.unrecorded]
+        primed = _primers_change(out, baseline, result.chapter, (chapters or {}).get(result.chapter))
         new = entry_of(result)
         if (old.p_correct, old.p_wrong) == (new.p_correct, new.p_wrong):
             continue
-        out.differing.append(result.key)
+        (primed or out).differing.append(result.key)
         if old.verdict != new.verdict:
-            out.changed.append(result.key)
+            (primed or out).changed.append(result.key)
+            if primed is not None:
+                continue
             runs = result.runs
             if any(r.margin <= 2 * ulp(max(r.p_correct, r.p_wrong), r.reading.softmax_dtype) for r in runs):
                 out.within_rounding.append(result.key)
     return out
+
+
+def _primers_change(out: Numerics, baseline: Baseline, chapter: str, info: ChapterInfo | None
+                    ) -> PrimersChange | None:
+    """The chapter's PrimersChange in `out` (made on its first case) when its primers now are not those its entries
+    were read with; None when they are the same, or when either side does not know them (the baseline's not recorded
+    is said once, as "primers" among `out.unrecorded`)."""
+    now = info.primers if info is not None else ""
+    recorded = baseline.primers.get(chapter, "")
+    if not recorded and now and "primers" not in out.unrecorded:
+        out.unrecorded.append("primers")
+    if not (recorded and now) or recorded == now:
+        return None
+    for change in out.primers:
+        if change.chapter == chapter:
+            return change
+    out.primers.append(PrimersChange(chapter, recorded, now))
+    return out.primers[-1]

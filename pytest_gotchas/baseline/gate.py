@@ -113,7 +113,7 @@ class Gate:
             return done
         done.across = fields
         if baseline.header is not None and not fields:
-            done.numerics = numerics(baseline, results, baseline.header, header)
+            done.numerics = numerics(baseline, results, baseline.header, header, chapters)
         done.comparison = compare(baseline, results, chapters)
         return done
 

@@ -9,6 +9,8 @@ and probabilities. The file is small, sorted and diff-friendly, one line per pai
             softmax_dtype: bfloat16, torch: ..., transformers: ..., weights_sha256: ...}   (a block mapping in the file)
     kept:                                        (only when an update kept chapters recorded otherwise)
       aliasing: {transformers: 5.24.0}
+    primers:                                     (the primers each chapter's entries were read with)
+      sets: "sha256 0b1c...: list-first: '>>> xs = [3, 1, 2]' +1 lines"
     pairs:
       sets/list-vs-set-reversed: fail
     verdicts:
@@ -19,7 +21,9 @@ Probabilities are stored exactly (the shortest repr that reads back to the same 
 primer orders stores one probability per primer. `model` says what the entries were recorded with; an update that
 ran some chapters keeps the others, and where what they were recorded with differs from the new header, `kept` says
 so per chapter (the header's fields that differ, with the values they were recorded with), so that a reviewer of the
-diff sees a mixed file and a comparison knows what each chapter's numbers came from. There is no top-level `cases:`
+diff sees a mixed file and a comparison knows what each chapter's numbers came from. `primers` records, per chapter,
+the primers its prompts started with (their sha256 and a short form; absent in a file written before: not recorded,
+and said so when compared). There is no top-level `cases:`
 or `chapter:` key, so the file is never collected as a chapter even when it sits among the chapter files.
 
 A run that compares refuses a file with any entry it cannot read. A run that records reads it leniently: an entry it
@@ -46,7 +50,7 @@ from ..results.verdict import Verdict
 FORMAT = 3  # 2: a count of the entries, so that a file cut short is told apart from one with fewer pairs. 3: the
 # header records the reading, BOS and kernels, and `kept:` what an update kept from other runs
 READS = (2, 3)  # a format-2 file reads as one whose header does not record those (said as such)
-TOP_KEYS = ("format", "count", "model", "kept", "pairs", "verdicts")
+TOP_KEYS = ("format", "count", "model", "kept", "primers", "pairs", "verdicts")
 DEFAULT_DIR = "baselines"
 HEADER_FIELDS = ("name", "weights_sha256", "dtype", "softmax_dtype", "device", "hardware", "numerics", "torch",
                  "transformers")
@@ -77,6 +81,7 @@ class Baseline:
     verdicts: dict[str, Entry] = field(default_factory=dict)  # "<chapter>/<case id>" -> Entry
     unreadable: list[str] = field(default_factory=list)  # read leniently: the entries dropped, each with why
     kept: dict[str, dict[str, str]] = field(default_factory=dict)  # chapter -> header fields it was recorded with
+    primers: dict[str, str] = field(default_factory=dict)  # chapter -> the primers it was read with; absent: unknown
 
     def recorded_with(self, chapter: str) -> Header | None:
         """The header a chapter's entries were recorded with: the file's, with what `kept` says of that chapter."""
@@ -140,6 +145,7 @@ def loads(text: str, source: str = "<baseline>", lenient: bool = False) -> Basel
     count = data["count"]
     header = _read_header(data.get("model"), bad)
     kept = _read_kept(data.get("kept"), bad)
+    primers = _read_primers(data.get("primers"), bad)
     raw_pairs = _mapping(data.get("pairs"), "pairs", bad)
     pairs = {}
     for key, value in raw_pairs.items():
@@ -162,7 +168,7 @@ def loads(text: str, source: str = "<baseline>", lenient: bool = False) -> Basel
         raise bad("count", f"the file says {count['pairs']} pairs and {count['verdicts']} verdicts but holds "
                            f"{len(raw_pairs)} pairs and {len(raw_verdicts)} verdicts: it was cut short or edited by "
                            "hand")
-    return Baseline(header, dict(pairs), verdicts, unreadable, kept)
+    return Baseline(header, dict(pairs), verdicts, unreadable, kept, primers)
 
 
 def _top_level(text: str, bad: Callable[[str, str], BaselineError]) -> dict[Any, Any]:
@@ -241,6 +247,17 @@ def _read_kept(value: Any, bad: Any) -> dict[str, dict[str, str]]:
     return kept
 
 
+def _read_primers(value: Any, bad: Any) -> dict[str, str]:
+    primers = {}
+    for chapter, fact in _mapping(value, "primers", bad).items():
+        if not isinstance(chapter, str) or not CASE_ID.fullmatch(chapter):
+            raise bad(f"primers: {chapter!r}", "keys are chapter names")
+        if not isinstance(fact, str) or not fact:
+            raise bad(f"primers: {chapter}", f"expected the primers' sha256 and short form, got {fact!r}")
+        primers[chapter] = fact
+    return primers
+
+
 def _read_entry(value: Any, where: str, bad: Any) -> Entry:
     if not isinstance(value, dict) or set(value) != {"verdict", "p_correct", "p_wrong"}:
         raise bad(where, "expected {verdict: ..., p_correct: ..., p_wrong: ...}")
@@ -285,6 +302,8 @@ def dumps(baseline: Baseline) -> str:
                          if name in HEADER_FIELDS or getattr(baseline.header, name)}
     if baseline.kept:
         data["kept"] = {chapter: _Flow(sorted(fields.items())) for chapter, fields in sorted(baseline.kept.items())}
+    if baseline.primers:
+        data["primers"] = dict(sorted(baseline.primers.items()))
     data["pairs"] = dict(sorted(baseline.pairs.items()))
     data["verdicts"] = {key: _Flow(p_correct=_sorted(e.p_correct), p_wrong=_sorted(e.p_wrong), verdict=e.verdict)
                         for key, e in sorted(baseline.verdicts.items())}

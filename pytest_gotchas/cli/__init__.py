@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..truth import sandbox
 from . import merge, new, vary
 from ..report.escape import escape
 from ..truth.execute import ExecutionError
@@ -38,7 +37,6 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "run", None) is None:
         parser.print_help()
         return 2
-    before = sandbox.current()  # a command chooses its isolation; a caller in the same process keeps its own
     try:
         return args.run(args, sys.stdout)
     except (CLIError, ExecutionError) as error:
@@ -46,5 +44,3 @@ def main(argv: list[str] | None = None) -> int:
         # The message may quote a file's names and ids: escaped, as every view shows them.
         print(escape(f"{PROG} {args.command}: error: {error}", lines=True), file=sys.stderr)
         return 1
-    finally:
-        sandbox.use(before)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..plugin.options import OptionError, level
+from ..settings.options import OptionError, level
 from ..results.report import Report
 from ..results.schema import ModelLabel
 from ..results.stats import LEVEL

@@ -32,7 +32,7 @@ from ..results.verdict import Status
 from .chapterfile import append_entry, case_entry, install, new_chapter_text, stage, writing
 from .errors import CLIError
 from .snippet import read_snippet
-from ..plugin.options import integer
+from ..settings.options import integer
 from .tools import Tools, settings_of, validated
 
 DEFAULT_ID = "new-case"

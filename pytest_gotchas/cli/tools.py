@@ -11,10 +11,11 @@ from typing import Any
 from ..cases import environment
 from ..cases.chapter import VERSION
 from ..model.embedded import short_names
-from ..plugin import compat, wiring
+from ..plugin import compat
+from ..settings import wiring
 from ..truth import sandbox
 from .errors import CLIError
-from ..plugin.options import OPTIONS, OptionError, Settings, settings
+from ..settings.options import OPTIONS, OptionError, Settings, settings
 from ..scoring.rows import softmax_refusal
 from ..scoring.scorer import Clock
 
@@ -83,7 +84,7 @@ def project_root(chapter: Path | None) -> Path:
 
 
 class Tools:
-    """Collection and scoring as the plugin wires them (plugin/wiring.py), with the transcript cache in a folder of
+    """Collection and scoring as the plugin wires them (settings/wiring.py), with the transcript cache in a folder of
     the caller's. One scorer per --model, in the order given, each model released before the next is loaded."""
 
     def __init__(self, settings: Settings, scratch: Path, chapter: Path | None = None) -> None:
@@ -92,9 +93,9 @@ class Tools:
         if refused:
             raise CLIError(refused)
         try:  # as the plugin does: strong unless --isolation weak, hiding the rootdir pytest would collect it under
-            sandbox.choose(settings.isolation, project=project_root(chapter))
+            self.isolation = sandbox.choose(settings.isolation, project=project_root(chapter))
         except sandbox.Unavailable as error:
             raise CLIError(str(error)) from None
-        self.collector = wiring.collector(settings, scratch / "transcripts")
+        self.collector = wiring.collector(settings, scratch / "transcripts", self.isolation)
         self.scorers = [wiring.scorer(settings, model_id, model, Clock(), None, flag="--")
                         for model, model_id in zip(settings.models, short_names(list(settings.models)))]

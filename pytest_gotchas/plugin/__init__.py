@@ -1,4 +1,4 @@
-"""The pytest face: hooks, collection nodes, fixtures, options and the two roles of a run (controller, xdist worker).
+"""The pytest face: hooks, collection nodes, fixtures and the two roles of a run (controller, xdist worker).
 Registered through the `pytest11` entry point `pytest_gotchas.plugin.hooks`."""
 
 from .warning import GotchasWarning

@@ -18,7 +18,6 @@ from ..results.baselines import BaselineOutcome
 from ..results.report import Report, result_from_data
 from ..results.rollup import merged_infos
 from ..results.schema import CaseResult, ChapterInfo, RunInfo
-from ..truth import sandbox
 from . import worker
 from .session import GotchasSession
 
@@ -97,7 +96,7 @@ class Controller:
             date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             pytest=pytest.__version__, python=platform.python_version(), platform=platform.platform(),
             xdist_workers=getattr(config.option, "numprocesses", None) or 0,
-            isolation=sandbox.isolation().description, level=self.session.settings.level,
+            isolation=self.session.isolation.description, level=self.session.settings.level,
             workers={name: data.timings for name, data in sorted(self.workers.items()) if data.timings})
 
     def write(self, session: pytest.Session) -> None:

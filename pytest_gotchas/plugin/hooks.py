@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from .fixtures import gotchas, gotchas_model  # noqa: F401  (the fixtures of this plugin)
-from .options import OPTIONS, Option, OptionError
+from ..settings.options import OPTIONS, Option, OptionError
 from .state import MODEL_FIXTURE, PLUGIN, RECORDED, ensure, read_settings
 
 
@@ -54,20 +54,11 @@ def pytest_configure(config: pytest.Config) -> None:
         ensure(config)  # a baseline that cannot be used is a usage error now, before anything runs
 
 
-def pytest_unconfigure(config: pytest.Config) -> None:
-    if PLUGIN in config.stash:
-        from ..truth import sandbox
-
-        sandbox.use(config.stash[PLUGIN].isolation_before)
-
-
 def pytest_report_header(config: pytest.Config) -> str | None:
     """Said once per run: how this run's snippets are confined (docs/isolation.md)."""
     if not read_settings(config).enabled:
         return None
-    from ..truth import sandbox
-
-    return f"gotchas: snippets run under {sandbox.isolation().description}"
+    return f"gotchas: snippets run under {ensure(config).isolation.description}"
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

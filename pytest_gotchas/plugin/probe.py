@@ -7,8 +7,6 @@ pair the test names. Failing the test stays the test's choice.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
-
 import pytest
 
 from ..cases.authoring import AuthoringError, build_case, chapter_of, cut, output_start, parse_snippet
@@ -56,10 +54,12 @@ class Probe:
         self._infos[result.key] = info
         return result
 
-    def new(self, snippet: str, wrong: str, **options: Any) -> CaseResult:
+    def new(self, snippet: str, wrong: str, *, id: str | None = None, chapter: str = "python",
+            pair: str | None = None, interpreter: str = "3.11", env: dict[str, str] | None = None,
+            note: str | None = None) -> CaseResult:
         """Execute a snippet (REPL lines, as `gotchas new` reads them), cut where its output and the misreading
-        `wrong` (what a careless reader expects its last line to print) first differ, and score that case."""
-        interpreter = options.get("interpreter", "3.11")
+        `wrong` (what a careless reader expects its last line to print) first differ, and score that case; the
+        keywords are case()'s."""
         found = self.plugin.collector.finder.find(interpreter)
         if isinstance(found, Missing):
             raise GotchasError(found.reason())
@@ -71,16 +71,15 @@ class Probe:
             raise GotchasError("gotchas.new takes REPL input lines; write a shell case as a transcript with case()")
         collector = self.plugin.collector
         parsed = parse(parsed_snippet.session())
-        env = tuple(sorted((k, str(v)) for k, v in (options.get("env") or {}).items()))
-        request = request_for(found, parsed, env)
+        request = request_for(found, parsed, tuple(sorted((k, str(v)) for k, v in (env or {}).items())))
         rendered = collector.cache.get_or_execute(request, collector.runs, collector.limits)[0].text
         start = output_start(rendered, parsed.repl_input, None)
         try:
             found_cut = cut(rendered[start:], wrong)
         except AuthoringError as error:
             raise GotchasError(f"gotchas.new: {error}") from None
-        return self.case(rendered[:start + found_cut.at] + CURSOR, found_cut.correct, found_cut.wrong,
-                         **{k: v for k, v in options.items() if k != "snippet"})
+        return self.case(rendered[:start + found_cut.at] + CURSOR, found_cut.correct, found_cut.wrong, id=id,
+                         chapter=chapter, pair=pair, interpreter=interpreter, env=env, note=note)
 
     def record(self, result: CaseResult) -> CaseResult:
         """Put the result in the report: the chapter tables, pairs, JSON, page and baseline."""

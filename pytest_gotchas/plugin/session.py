@@ -22,8 +22,9 @@ from ..scoring.scorer import Clock, Scorer, process_timings
 from ..results.verdict import Status
 from ..truth import sandbox
 from ..truth.collect import Collector, Planned
-from . import compat, wiring
-from .options import Settings
+from ..settings import wiring
+from ..settings.options import Settings
+from . import compat
 from .progress import Progress
 from .warning import GotchasWarning
 
@@ -48,6 +49,7 @@ class GotchasSession:
         self._cache_dir: Path | None = None
         self._cache_asked = False
         self._collector: Collector | None = None
+        self._isolation: sandbox.Isolation | None = None
         self._progress: Progress | None = None
         # The chapter files pytest found so far (named files are offered twice) and how many it collected: the count
         # of the ground truth's progress line.
@@ -56,15 +58,25 @@ class GotchasSession:
         self.patch_total: int | None = None  # --gotchas-patch: the pairs this process patches, once known
         self.patch_done = 0
         self.run_plan: dict[str, list[Planned]] = {}  # model -> the scored cases this process will put to it
-        self.isolation_before = sandbox.current()  # put back at unconfigure (pytester runs in the test process)
         asking = config.getoption("help", False) or config.getoption("version", False)  # pytest --help: no probe
         if settings.enabled and not asking:  # confinement is a decision: strong unless asked otherwise, else an error
             refuse_unsupported(config, settings, names, self.workers)  # what a backend cannot do, before any probe
-            try:
-                sandbox.choose(settings.isolation, project=config.rootpath)
-            except sandbox.Unavailable as error:
-                raise pytest.UsageError(str(error)) from None
+            self._isolation = self._choose()
         self.gate: Gate | None = make_run_gate(config, settings, self.model_ids) if settings.enabled else None
+
+    def _choose(self) -> sandbox.Isolation:
+        try:
+            return sandbox.choose(self.settings.isolation, project=self.config.rootpath)
+        except sandbox.Unavailable as error:
+            raise pytest.UsageError(str(error)) from None
+
+    @property
+    def isolation(self) -> sandbox.Isolation:
+        """How this run confines every snippet: chosen at configure (a run that cannot have it stops there), and
+        given to the collector; nothing process-wide is changed."""
+        if self._isolation is None:
+            self._isolation = self._choose()
+        return self._isolation
 
     @property
     def cache_dir(self) -> Path | None:
@@ -93,7 +105,7 @@ class GotchasSession:
     def collector(self) -> Collector:
         if self._collector is None:
             cache = self.cache_dir
-            self._collector = wiring.collector(self.settings, cache / "transcripts" if cache else None)
+            self._collector = wiring.collector(self.settings, cache / "transcripts" if cache else None, self.isolation)
         return self._collector
 
     def scorer(self, model: str) -> Scorer:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .options import OPTIONS, OptionError, Settings, settings
+from ..settings.options import OPTIONS, OptionError, Settings, settings
 
 if TYPE_CHECKING:
     from .session import GotchasSession

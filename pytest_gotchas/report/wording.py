@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from ..model.kernels import FLOAT32_MATMUL
 from ..results.consistency import Inconsistency
 from ..results.baselines import (ANY_MODEL_FLAG, READ_FIELDS, UPDATE_FLAG, BaselineOutcome, Comparison, FactChange,
-                                 Header, Numerics, PairChange, Probability, Refusal, Regression, UpdateStats)
+                                 Header, Numerics, PairChange, PrimersChange, Probability, Refusal, Regression,
+                                 UpdateStats)
 from ..results.hardware import PLAIN as PLAIN_KERNELS, SlowBfloat16
 from ..results.layers import TIE, Lead, Stretch
 from ..results.onepass import OnePassCheck, ReadingDifference, Stepped
@@ -403,6 +404,8 @@ def numerics_lines(check: Numerics, recorded: Header, now: Header) -> Iterator[L
     if check.unrecorded:
         yield (f"  the baseline does not record its {', '.join(check.unrecorded)} (an older file): a difference they "
                "make cannot be told from the model's; record it again to record them"), PLAIN
+    for change in check.primers:
+        yield primers_text(change), YELLOW
     if check.same_kernels:
         if check.differing:
             yield _same_kernels_line(check, now)
@@ -417,6 +420,16 @@ def numerics_lines(check: Numerics, recorded: Header, now: Header) -> Iterator[L
     if check.within_rounding:
         yield (f"  verdicts changed by a margin {now.softmax_dtype} cannot resolve (decided by rounding, not by the "
                f"model): {', '.join(check.within_rounding)}"), YELLOW
+
+
+def primers_text(change: PrimersChange) -> str:
+    """A chapter read with other primers than its baseline entries: the cause of its differences, and what the
+    comparison can and cannot conclude from them."""
+    moved = f"verdicts that moved: {', '.join(change.changed) or 'none'}"
+    return (f"  chapter {change.chapter}'s primers differ from the baseline's: recorded {change.recorded}; now "
+            f"{change.now}. Its prompts are other texts, so its probabilities cannot be compared with the baseline's: "
+            f"{len(change.differing)} of its cases differ ({moved}), which says nothing of the model or the kernels "
+            "and is no bug; its pairs are still compared. Record the baseline again to compare it like with like")
 
 
 # The library versions a header records (the backend's engine names its package's version).

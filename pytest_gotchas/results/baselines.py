@@ -96,6 +96,18 @@ class FactChange:
 
 
 @dataclass
+class PrimersChange:
+    """A chapter whose primers (truth/collect.primers_fact) differ from those its baseline entries were read with:
+    its prompts are other texts, so its numbers are not the baseline's numbers of the same prompts."""
+
+    chapter: str
+    recorded: str
+    now: str
+    differing: list[str] = field(default_factory=list)  # its cases whose probabilities differ from the baseline's
+    changed: list[str] = field(default_factory=list)  # of those, the ones whose verdict changed
+
+
+@dataclass
 class Numerics:
     """A run against its baseline when the model, dtypes and reading are the same: do the kernels give the same bits?
     With every recorded fact the same, every probability must be equal (a difference is a bug); with another
@@ -107,6 +119,8 @@ class Numerics:
     within_rounding: list[str] = field(default_factory=list)  # changed, and the margin is one the dtype can't resolve
     facts: list[FactChange] = field(default_factory=list)  # what the compared entries were recorded with otherwise
     unrecorded: list[str] = field(default_factory=list)  # settings the baseline does not record (an older file)
+    # Chapters read with other primers than the baseline's: their differences are listed there, not in `differing`.
+    primers: list[PrimersChange] = field(default_factory=list)
 
 
 @dataclass

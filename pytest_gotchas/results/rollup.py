@@ -99,7 +99,7 @@ def rollup(results: list[CaseResult], chapters: Mapping[str, ChapterInfo]) -> li
         verdicts = {c.id: (c.verdict if c.scored else None) for c in cases}
         pairs = []
         for pair_id, members in info.pairs.items():
-            vs = [verdicts.get(m) for m in members]
+            vs: list[str | None] = [verdicts.get(m) for m in members]
             passed = None if None in vs or len(vs) < 2 else all(v == Verdict.OK for v in vs)
             pairs.append(PairResult(name, pair_id, list(members), vs, passed, model,
                                     _patching(cases, pair_id, twin=False)))

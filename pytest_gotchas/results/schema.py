@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import computed_field
 from pydantic.dataclasses import dataclass
 
-from .verdict import Judged, Status
+from .verdict import Judged, Status, Verdict
 
 TEXT, TOKEN, PLAIN, OTHER_SOFTMAX, PRECISION = "text", "token", "plain", "other-softmax", "precision"
 
@@ -49,6 +49,9 @@ class ChapterInfo:
     # sha256 of the chapter file's bytes when it was collected: `gotchas merge` refuses to combine results of two
     # versions of one chapter. None for a chapter that Python tests record into (it is no file).
     sha256: str | None = None
+    # The primers its prompts start with (truth/collect.primers_fact: "none", or their sha256 and a short form), so
+    # that a baseline can tell a chapter read with other primers; "" in a report written before it was recorded.
+    primers: str = ""
 
     @property
     def order(self) -> tuple[Any, ...]:
@@ -297,8 +300,8 @@ class SeedOutput:
 class CaseResult:
     id: str
     chapter: str  # ChapterInfo.name
-    status: str  # a verdict.Status
-    verdict: str | None  # a verdict.Verdict when scored
+    status: Status
+    verdict: Verdict | None  # when scored
     model: str | None = None  # ModelInfo.id of the model this item ran for; None when no model is part of the run
     runs: list[Run] = field(default_factory=list)
     interpreter: str | None = None  # "3.11.7 /path/to/python3.11"
@@ -324,12 +327,13 @@ class CaseResult:
     @property
     def outcome(self) -> str:
         """What the test reports: the verdict of a scored case, else its status."""
-        return str(self.verdict) if self.scored else self.status
+        return str(self.verdict) if self.scored else str(self.status)
 
 
 @dataclass
-class Timings:
-    """Wall seconds of one process per phase, and what its forward passes cost."""
+class Cost:
+    """Wall seconds of one process per phase, and what its forward passes cost: counted by the scorer's Clock (a
+    Cost), reported in Timings (a Cost), one structure for both."""
 
     seconds: dict[str, float] = field(default_factory=dict)
     forward_passes: int = 0  # full forward passes (one per prompt, and any a context could not be stepped to)
@@ -338,10 +342,24 @@ class Timings:
     incremental_steps: int = 0  # contexts computed as steps on a full pass's KV cache
     incremental_tokens: int = 0  # tokens the steps fed
     check_passes: int = 0  # --gotchas-one-pass-check: its separate full passes
+
+
+@dataclass
+class CacheUse:
+    """How often a cache answered, and how often the work was done instead."""
+
+    hits: int = 0
+    misses: int = 0
+
+
+@dataclass
+class Timings(Cost):
+    """A process's Cost as its report records it, with what else the process used."""
+
     tokenizer_loaded: bool = False
     torch_threads: int | None = None
-    transcript_cache: dict[str, int] = field(default_factory=dict)  # hits, misses
-    cut_cache: dict[str, int] = field(default_factory=dict)
+    transcript_cache: CacheUse = field(default_factory=CacheUse)
+    cut_cache: CacheUse = field(default_factory=CacheUse)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Scoring one planned case: cut plans (from the cache or the tokenizer), the forward passes, the case verdict.
 
-A Scorer is built from one ScoringConfig (plugin/wiring.py makes both, for the plugin and the command-line tools
+A Scorer is built from one ScoringConfig (settings/wiring.py makes both, for the plugin and the command-line tools
 alike) and a ModelSlot, which loads its model on first use and remembers a failure so that it is reported once. The
 wall time of every phase and what the passes cost are kept in one Clock per process, for the JSON report's run
 section.
@@ -17,12 +17,12 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from ..results.onepass import judged_alone, separate
-from ..results.schema import CaseResult, LayerReading, ModelInfo, Run, Timings
+from ..results.schema import CacheUse, CaseResult, Cost, LayerReading, ModelInfo, Run, Timings
 from ..results.verdict import NonFiniteProbability, case_verdict
 from ..truth.collect import Planned
 
@@ -39,7 +39,7 @@ class ModelUnavailable(GotchasError):
 
 @dataclass(frozen=True, kw_only=True)
 class ScoringConfig:
-    """How every case of a run is read (the options of plugin/options.py that scoring needs)."""
+    """How every case of a run is read (the options of settings/options.py that scoring needs)."""
 
     softmax_dtype: str | None = None  # None: the model's dtype
     top_k: int = 5
@@ -57,17 +57,11 @@ class ScoringConfig:
 
 
 @dataclass
-class Clock:
-    """Wall seconds of this process per phase, and what the forward passes cost."""
+class Clock(Cost):
+    """This process's Cost as it is counted: every phase from zero."""
 
     seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))
     tokenizer_loaded: bool = False  # by a model already released
-    forward_passes: int = 0  # full forward passes (one per prompt, and any a context could not be stepped to)
-    forward_calls: int = 0  # model calls for them: fewer when --gotchas-batch-size grouped some
-    prompt_tokens: int = 0  # tokens of the full passes
-    incremental_steps: int = 0  # contexts computed as steps on a full pass's KV cache
-    incremental_tokens: int = 0  # tokens the steps fed
-    check_passes: int = 0  # --gotchas-one-pass-check: its separate full passes
 
     @contextmanager
     def phase(self, name: str, exclude: Callable[[], float] = lambda: 0.0) -> Iterator[None]:
@@ -381,20 +375,17 @@ def process_timings(clock: Clock, scorers: list[Scorer], transcripts: Any) -> Ti
     live = [s.slot.loaded for s in scorers if s.slot.loaded is not None]
     seconds["tokenizer_load"] += sum(loaded.tokenizer_seconds for loaded in live)
     caches = [s.cut_cache for s in scorers if s.cut_cache is not None]
-    return Timings(
-        seconds={k: round(v, 4) for k, v in seconds.items()},
-        forward_passes=clock.forward_passes,
-        forward_calls=clock.forward_calls,
-        prompt_tokens=clock.prompt_tokens,
-        incremental_steps=clock.incremental_steps,
-        incremental_tokens=clock.incremental_tokens,
-        check_passes=clock.check_passes,
+    timings = Timings(
         tokenizer_loaded=clock.tokenizer_loaded or any(loaded.tokenizer_loaded for loaded in live),
         # sys.modules["torch"] is None where an import of torch was blocked (a run without the model extras).
         torch_threads=torch.get_num_threads() if (torch := sys.modules.get("torch")) is not None else None,
-        transcript_cache={"hits": transcripts.hits, "misses": transcripts.misses},
-        cut_cache={"hits": sum(c.hits for c in caches), "misses": sum(c.misses for c in caches)},
+        transcript_cache=CacheUse(transcripts.hits, transcripts.misses),
+        cut_cache=CacheUse(sum(c.hits for c in caches), sum(c.misses for c in caches)),
     )
+    for spec in fields(Cost):  # the clock's counters, whole: Clock and Timings are both a Cost
+        setattr(timings, spec.name, getattr(clock, spec.name))
+    timings.seconds = {k: round(v, 4) for k, v in seconds.items()}
+    return timings
 
 
 def _name(loaded: Any) -> str:

@@ -8,6 +8,7 @@ whether a case it wrote would collect.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,7 +46,7 @@ class Planned:
 
     def result(self, **values: object) -> CaseResult:
         interpreter = f"{self.interpreter.version} {self.interpreter.path}" if self.interpreter else None
-        base = dict(id=self.case.id, chapter=self.info.name, status=str(self.status), verdict=None,
+        base = dict(id=self.case.id, chapter=self.info.name, status=self.status, verdict=None,
                     interpreter=interpreter, outputs=self.outputs, message=self.message, note=self.case.note)
         return CaseResult(**{**base, **values})  # type: ignore[arg-type]
 
@@ -67,7 +68,25 @@ def chapter_info(chapter: Chapter, display: str, from_file: bool = True) -> Chap
         implementation_defined=chapter.implementation_defined, case_ids=[c.id for c in chapter.cases],
         pairs={p.id: list(p.members) for p in chapter.pairs}, twins={t.id: list(t.members) for t in chapter.twins},
         sha256=hashlib.sha256(yamlfile.read_bytes(Path(chapter.path))[0]).hexdigest() if from_file else None,
+        primers=primers_fact(chapter.primers),
     )
+
+
+SHOWN = 32  # characters of a primer's first line in primers_fact's short form
+
+
+def primers_fact(primers: tuple[tuple[str, str], ...]) -> str:
+    """The primers a chapter's prompts start with, as a baseline records them: "none", or the sha256 (16 hex) of
+    their names and texts in order, then a short form a reader can recognise (each name and its first line)."""
+    if not primers:
+        return "none"
+    digest = hashlib.sha256(json.dumps([list(p) for p in primers], ensure_ascii=False).encode()).hexdigest()[:16]
+    shown = []
+    for name, text in primers:
+        lines = text.strip("\n").splitlines() or [""]
+        first = lines[0] if len(lines[0]) <= SHOWN else lines[0][:SHOWN - 3] + "..."
+        shown.append(f"{name}: {first!r}" + (f" +{len(lines) - 1} lines" if len(lines) > 1 else ""))
+    return f"sha256 {digest}: {'; '.join(shown)}"
 
 
 def shown(text: str) -> str:

@@ -29,6 +29,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from . import sandbox
+from .sandbox import Isolation
 from ..files import read_sealed, write_sealed
 from .interpreters import Interpreter
 from ..cases.transcript import PS1, PS2
@@ -74,9 +75,9 @@ class Request:
     shell_text: str | None  # shell: the command as written, echoed before its output
     env: tuple[tuple[str, str], ...]  # the session's own variables (PYTHONHASHSEED=0 ...), sorted
 
-    def key(self, runs: int, limits: Limits) -> str:
+    def key(self, runs: int, limits: Limits, isolation: Isolation) -> str:
         """A result obtained under weaker confinement is another observation: the isolation is part of the key."""
-        payload = json.dumps([RENDERER_VERSION, asdict(self), runs, asdict(limits), sandbox.isolation().description],
+        payload = json.dumps([RENDERER_VERSION, asdict(self), runs, asdict(limits), isolation.description],
                              sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()
 
@@ -122,21 +123,22 @@ def render_repl(raw: str, lines: tuple[str, ...]) -> str:
     return "".join(out)
 
 
-def run_once(request: Request, seed: str, limits: Limits) -> Run:
+def run_once(request: Request, seed: str, limits: Limits, isolation: Isolation) -> Run:
+    """One run of `request` under the run's `isolation`."""
     try:
         folder = tempfile.TemporaryDirectory(prefix="gotchas-")
     except OSError as error:
         raise _no_room(tempfile.gettempdir(), error) from None
     try:
         with folder as tmp:
-            return _run_in(request, seed, limits, tmp)
+            return _run_in(request, seed, limits, isolation, tmp)
     except OSError as error:
         if error.errno in (*_FULL, errno.EROFS):  # writing the startup files: the folder filled up
             raise _no_room(tempfile.gettempdir(), error) from None
         raise
 
 
-def _run_in(request: Request, seed: str, limits: Limits, tmp: str) -> Run:
+def _run_in(request: Request, seed: str, limits: Limits, isolation: Isolation, tmp: str) -> Run:
     """One run inside the snippet's temporary folder `tmp`."""
     env = {"PATH": f"{Path(request.interpreter.path).parent}:/usr/bin:/bin", "HOME": tmp, "LANG": "C.UTF-8",
            "PYTHONHASHSEED": seed, **dict(request.env)}
@@ -156,7 +158,7 @@ def _run_in(request: Request, seed: str, limits: Limits, tmp: str) -> Run:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(startup), env.get("PYTHONPATH")) if p)
         argv = [request.interpreter.path, "-s", *(request.args or ())]
         stdin = ""
-    outcome = sandbox.run(argv, env, stdin.encode(), tmp, timeout=limits.timeout, memory=limits.memory,
+    outcome = sandbox.run(argv, env, stdin.encode(), tmp, under=isolation, timeout=limits.timeout, memory=limits.memory,
                           cpu=max(1, int(limits.timeout) * 2), file_size=limits.file_size,
                           support=[str(startup)],
                           readable=[request.interpreter.path, *_folders(request.interpreter.path)])
@@ -176,15 +178,15 @@ def _folders(interpreter: str) -> list[str]:
     return sorted({str(Path(interpreter).parent.parent), str(Path(os.path.realpath(interpreter)).parent.parent)})
 
 
-def execute(request: Request, runs: int, limits: Limits) -> tuple[Run, ...]:
+def execute(request: Request, runs: int, limits: Limits, isolation: Isolation) -> tuple[Run, ...]:
     """The runs in seed order, up to the first that timed out or broke its sandbox: running it again would only
     cost another timeout. The first run goes alone, to find such a snippet before it is started N times; the
     others run side by side (each is a subprocess: `gotchas new` makes 20 of them)."""
     wanted = seeds(request, runs)
-    done = [run_once(request, wanted[0], limits)]
+    done = [run_once(request, wanted[0], limits, isolation)]
     if len(wanted) > 1 and not _stops(done[0]):
         with ThreadPoolExecutor(max_workers=min(len(wanted) - 1, os.cpu_count() or 2)) as pool:
-            for run in pool.map(lambda seed: run_once(request, seed, limits), wanted[1:]):
+            for run in pool.map(lambda seed: run_once(request, seed, limits, isolation), wanted[1:]):
                 done.append(run)
                 if _stops(run):
                     break
@@ -211,8 +213,9 @@ class Cache:
     cache is given up for the rest of the run, and `lost` says which folder and why (take_lost, once; the plugin
     words it, report/wording.py)."""
 
-    def __init__(self, directory: Path | None) -> None:
+    def __init__(self, directory: Path | None, isolation: Isolation) -> None:
         self.directory = directory
+        self.isolation = isolation  # the run's: every snippet it executes is confined by it
         self.hits = self.misses = 0
         self.lost: CacheLost | None = None
         self._told = False
@@ -233,8 +236,8 @@ class Cache:
         directory = self.directory
         if directory is None:
             self.misses += 1
-            return execute(request, runs, limits)
-        key = request.key(runs, limits)
+            return execute(request, runs, limits, self.isolation)
+        key = request.key(runs, limits, self.isolation)
         path = directory / f"{key}.json"
         stored = _read(path, key)
         if stored is not None:
@@ -247,14 +250,14 @@ class Cache:
         except OSError as error:
             self._give_up(directory, error)
             self.misses += 1
-            return execute(request, runs, limits)
+            return execute(request, runs, limits, self.isolation)
         try:
             stored = _read(path, key)
             if stored is not None:
                 self.hits += 1
                 return stored
             self.misses += 1
-            result = execute(request, runs, limits)
+            result = execute(request, runs, limits, self.isolation)
             try:
                 write_sealed(path, key, [asdict(r) for r in result])
             except OSError as error:

@@ -41,7 +41,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -207,44 +206,12 @@ def _attempt(candidate: Isolation) -> str | None:
     return f"{said[-1]} ({how})" if said else f"it ended with {how} and said nothing"
 
 
-_chosen: Isolation | None = None
-_lock = threading.Lock()
-
-
 def choose(level: str = STRONG, project: str | os.PathLike[str] | None = None, **tools: str | None) -> Isolation:
-    """Probe the isolation of `level` and use it for every run of this process; under a strong one, HIDDEN and
-    the folder `project` are hidden. Raises Unavailable (strong, and nothing strong works here)."""
-    global _chosen
+    """Probe the isolation of `level` for a run (the run keeps it and gives it to every snippet run: there is no
+    process-wide choice, so a pytest run inside a test process leaves nothing behind); under a strong one, HIDDEN
+    and the folder `project` are hidden. Raises Unavailable (strong, and nothing strong works here)."""
     found = probe(level, **tools)
-    if found.level == STRONG:
-        found = dataclasses.replace(found, hidden=hidden_paths(project))
-    with _lock:
-        _chosen = found
-    return found
-
-
-def current() -> Isolation | None:
-    """The isolation chosen in this process, if any (nothing is probed)."""
-    return _chosen
-
-
-def use(chosen: Isolation | None) -> None:
-    """Use `chosen` for the runs of this process (None: probe the strong one on next use); the plugin puts back
-    what was there before it chose, so that a pytest run inside a test process leaves that process as it was."""
-    global _chosen
-    with _lock:
-        _chosen = chosen
-
-
-def isolation() -> Isolation:
-    """This process's isolation: the one chosen, else the strong one, probed on first use (Unavailable when none
-    works)."""
-    global _chosen
-    with _lock:
-        if _chosen is None:
-            found = probe(STRONG)
-            _chosen = dataclasses.replace(found, hidden=hidden_paths())
-        return _chosen
+    return dataclasses.replace(found, hidden=hidden_paths(project)) if found.level == STRONG else found
 
 
 @dataclass(frozen=True)
@@ -255,17 +222,15 @@ class Outcome:
     error: str | None = None  # what went wrong with the sandbox itself, after "the snippet "
 
 
-def run(argv: list[str], env: dict[str, str], stdin: bytes, workdir: str, *, timeout: float, memory: int,
-        cpu: int, file_size: int, support: Iterable[str] = (), readable: Iterable[str] = (),
-        under: Isolation | None = None) -> Outcome:
-    """Run `argv` confined (by `under`, default this process's isolation), in `workdir`, with exactly `env`, feeding
+def run(argv: list[str], env: dict[str, str], stdin: bytes, workdir: str, *, under: Isolation, timeout: float,
+        memory: int, cpu: int, file_size: int, support: Iterable[str] = (), readable: Iterable[str] = ()) -> Outcome:
+    """Run `argv` confined by `under` (the run's isolation), in `workdir`, with exactly `env`, feeding
     it `stdin`; never longer than `timeout` seconds of wall time (plus GRACE to collect its last output). Output
     beyond `file_size` bytes is not kept in pytest's memory: the run is killed there, as a file that size could not
     be written."""
-    chosen = under or isolation()
     readable = [*readable, sys.base_prefix, str(Path(os.path.realpath(sys.executable)).parent.parent)]  # supervisor's
     empty = ""
-    if chosen.level == STRONG:  # the empty file bound over each hidden one: out of the sandbox's sight
+    if under.level == STRONG:  # the empty file bound over each hidden one: out of the sandbox's sight
         handle, empty = tempfile.mkstemp(prefix=".gotchas-hidden-", dir=workdir)
         os.close(handle)
         os.chmod(empty, 0)
@@ -276,7 +241,7 @@ def run(argv: list[str], env: dict[str, str], stdin: bytes, workdir: str, *, tim
             os.unlink(empty)
         return Outcome(b"", 1, False, f"could not be given a memory cgroup of its own ({error.strerror or error})")
     try:
-        outcome = _supervised(chosen, argv, env, stdin, workdir, timeout, (memory, cpu, file_size), support,
+        outcome = _supervised(under, argv, env, stdin, workdir, timeout, (memory, cpu, file_size), support,
                               readable, empty, group)
         if group is not None and group.oom_killed():
             return dataclasses.replace(outcome, timed_out=False, error=(

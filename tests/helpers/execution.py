@@ -3,10 +3,12 @@ execute.py and sandbox.py share."""
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from pathlib import Path
 
+from pytest_gotchas.truth import sandbox
 from pytest_gotchas.truth.execute import Limits, Request, run_once
 from pytest_gotchas.truth.interpreters import Interpreter
 
@@ -19,8 +21,16 @@ def shell(py: Interpreter, text: str, *args: str, env: tuple[tuple[str, str], ..
     return Request(interpreter=py, repl_input=None, args=args, shell_text=text, env=env)
 
 
-def text_of(request: Request, seed: str = "0", limits: Limits = Limits()) -> str:
-    run = run_once(request, seed, limits)
+@functools.cache
+def strong() -> sandbox.Isolation:
+    """The isolation a run chooses by default (strong, hiding what it hides without a project), probed once per test
+    process: a test that does not ask for another kind runs its snippets under it."""
+    return sandbox.choose(sandbox.STRONG)
+
+
+def text_of(request: Request, seed: str = "0", limits: Limits = Limits(),
+            isolation: sandbox.Isolation | None = None) -> str:
+    run = run_once(request, seed, limits, isolation or strong())
     assert (run.returncode, run.timed_out) == (0, False), run
     return run.text
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from helpers.execution import strong
 from helpers.tinymodel import build_tiny_model
 
 from pytest_gotchas.baseline.compare import compare
@@ -139,7 +140,7 @@ def score_models(folder: Path, models: dict[str, dict[str, dict[str, float]]] = 
     """Each model's results of the chapters above, collected once and scored as the plugin does."""
     for name, text in CHAPTERS:
         (folder / name).write_text(text, encoding="utf-8")
-    collector = Collector(Finder(), Cache(folder / "transcripts"), Limits(), runs=3)
+    collector = Collector(Finder(), Cache(folder / "transcripts", strong()), Limits(), runs=3)
     plans = [collector.plan_chapter(folder / name, name) for name, _ in CHAPTERS]
     assert not [message for plan in plans for message in plan.refused]
     scored = Scored({}, [plan.info for plan in plans], {})

@@ -229,9 +229,9 @@ def test_transcript_cache_is_used_on_the_second_run(pytester: pytest.Pytester, w
     calls = []
     real = execute_mod.execute
 
-    def counting(request, runs, limits):
+    def counting(request, runs, limits, isolation):
         calls.append(request)
-        return real(request, runs, limits)
+        return real(request, runs, limits, isolation)
 
     monkeypatch.setattr(execute_mod, "execute", counting)
     first = pytester.runpytest("--gotchas", "--collect-only", "-q")

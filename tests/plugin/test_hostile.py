@@ -27,7 +27,7 @@ from helpers.tinymodel import build_tiny_model
 
 from pytest_gotchas.truth import sandbox
 
-ISOLATION = sandbox.isolation()
+ISOLATION = sandbox.choose()  # the strong one a run chooses by default
 
 
 def test_plugin_collects_a_latin1_chapter_as_an_error(pytester: pytest.Pytester) -> None:

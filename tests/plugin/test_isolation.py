@@ -60,14 +60,6 @@ def header(result: pytest.RunResult) -> list[str]:
     return [line for line in result.outlines if line.startswith("gotchas: snippets run under")]
 
 
-@pytest.fixture(autouse=True)
-def keep_the_isolation():
-    """In-process runs choose an isolation for this process: each must put back what was there."""
-    before = sandbox.current()
-    yield
-    assert sandbox.current() is before
-
-
 # -- which isolation runs ------------------------------------------------------------------------------------------
 
 

@@ -1,5 +1,6 @@
-"""The layout design.md asks for: results/ the floor, steps that import only steps before them, plugin/ and cli/
-the roof; no import circle, a pure core, and modules and functions a reader can hold."""
+"""The layout design.md asks for: results/ the floor, steps that import only steps before them, settings/ (the
+options and the steps built from them) under plugin/ and cli/, the roof; no import circle, a pure core, and modules
+and functions a reader can hold."""
 
 from __future__ import annotations
 
@@ -12,13 +13,15 @@ PACKAGE = REPO / "pytest_gotchas"
 
 # Imports neither pytest nor torch nor transformers, even inside functions.
 PURE = ("cases.transcript", "cases.chapter", "truth.check", "results.verdict", "results.schema", "results.rollup",
-        "baseline.store", "baseline.compare", "scoring.cut", "plugin.options", "results.report", "report.wording",
+        "baseline.store", "baseline.compare", "scoring.cut", "settings.options", "results.report", "report.wording",
         "results.onepass", "scoring.align", "results.patching", "results.formats", "results.reading")
 
 
 # The floors, lowest first: a folder imports only folders below it. files.py (atomic writes, locks) is a shared
-# utility under every floor; results/ (the schema and the pure rules) is the floor every step may import.
-FLOORS = ("files", "results", "cases", "truth", "model", "scoring", "baseline", "report", "plugin", "cli", "__main__")
+# utility under every floor; results/ (the schema and the pure rules) is the floor every step may import; settings/
+# (the options, and the steps wired from them) is read by both plugin/ and cli/, so it lies under both.
+FLOORS = ("files", "results", "cases", "truth", "model", "scoring", "baseline", "report", "settings", "plugin", "cli",
+          "__main__")
 
 
 def module_name(path: Path) -> str:

@@ -75,7 +75,8 @@ def test_a_file_cut_short_is_told_apart_from_one_with_fewer_pairs(tmp_path: Path
 
 @pytest.mark.parametrize("text, expected", [
     ("format: 2\npairs: {a: [\n", "line 3: invalid YAML"),
-    ("", "expected a mapping with keys format, count, model, kept, pairs, verdicts; got nothing (an empty file)"),
+    ("", "expected a mapping with keys format, count, model, kept, primers, pairs, verdicts; got nothing (an empty "
+         "file)"),
     ("- 1\n", "got a list"),
     ("format: 2\ncases: {}\n", "unknown key(s) cases"),
     ("format: 1\n", "format: expected 2 or 3, got 1"),

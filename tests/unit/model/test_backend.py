@@ -77,7 +77,7 @@ def test_nothing_imports_vllm_until_a_vllm_model_loads() -> None:
     import subprocess
     import sys
 
-    code = ("import sys; import pytest_gotchas.plugin.hooks, pytest_gotchas.plugin.wiring, "
+    code = ("import sys; import pytest_gotchas.plugin.hooks, pytest_gotchas.settings.wiring, "
             "pytest_gotchas.scoring.scorer, pytest_gotchas.model.backend, pytest_gotchas.report.terminal; "
             "print('vllm' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -121,8 +121,8 @@ def test_a_tokenizer_that_fails_in_its_thread_fails_on_first_use_as_a_lazy_one_d
 
 
 def test_a_first_run_is_one_whose_text_reading_table_is_not_stored(tiny_folder: Path, tmp_path: Path) -> None:
-    from pytest_gotchas.plugin.options import Settings
-    from pytest_gotchas.plugin.wiring import first_run
+    from pytest_gotchas.settings.options import Settings
+    from pytest_gotchas.settings.wiring import first_run
     from pytest_gotchas.scoring.vocab import VocabCache
 
     assert first_run(Settings(), None) is None  # no cache folder: the tokenizer loads with the model

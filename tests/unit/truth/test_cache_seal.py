@@ -13,10 +13,10 @@ import stat
 from pathlib import Path
 
 import pytest
-from helpers.execution import repl
+from helpers.execution import repl, strong
 
 from pytest_gotchas import files
-from pytest_gotchas.truth import execute as execute_mod
+from pytest_gotchas.truth import execute as execute_mod, sandbox
 from pytest_gotchas.truth.execute import Cache, CacheLost, Limits, Request, Run
 from pytest_gotchas.truth.interpreters import Interpreter
 
@@ -37,7 +37,7 @@ def user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def executed(monkeypatch: pytest.MonkeyPatch) -> list[Request]:
     asked: list[Request] = []
 
-    def fake(request: Request, runs: int, limits: Limits) -> tuple[Run, ...]:
+    def fake(request: Request, runs: int, limits: Limits, isolation: sandbox.Isolation) -> tuple[Run, ...]:
         asked.append(request)
         return TRUE
 
@@ -46,7 +46,7 @@ def executed(monkeypatch: pytest.MonkeyPatch) -> list[Request]:
 
 
 def entry(tmp_path: Path) -> Path:
-    return tmp_path / "cache" / f"{REQUEST.key(1, Limits())}.json"
+    return tmp_path / "cache" / f"{REQUEST.key(1, Limits(), strong())}.json"
 
 
 def plain_seal(key: str, payload: object) -> str:
@@ -60,18 +60,18 @@ def other_key_seal(key: str, payload: object) -> str:
 @pytest.mark.parametrize("field, seal", [("sha256", plain_seal), ("hmac-sha256", plain_seal),
                                          ("hmac-sha256", other_key_seal)])
 def test_a_forged_entry_is_executed_again_not_believed(tmp_path, user_cache, executed, field, seal) -> None:
-    key = REQUEST.key(1, Limits())
+    key = REQUEST.key(1, Limits(), strong())
     entry(tmp_path).parent.mkdir(parents=True)
     entry(tmp_path).write_text(json.dumps({"key": key, field: seal(key, FORGED), "payload": FORGED}))
-    cache = Cache(tmp_path / "cache")
+    cache = Cache(tmp_path / "cache", strong())
     assert cache.get_or_execute(REQUEST, 1, Limits()) == TRUE
     assert (cache.hits, cache.misses, len(executed)) == (0, 1, 1)
-    again = Cache(tmp_path / "cache")  # the entry was rewritten, sealed by this user: believed now
+    again = Cache(tmp_path / "cache", strong())  # the entry was rewritten, sealed by this user: believed now
     assert again.get_or_execute(REQUEST, 1, Limits()) == TRUE and (again.hits, len(executed)) == (1, 1)
 
 
 def test_the_key_is_the_users_alone_and_outside_the_cache(tmp_path, user_cache, executed) -> None:
-    Cache(tmp_path / "cache").get_or_execute(REQUEST, 1, Limits())
+    Cache(tmp_path / "cache", strong()).get_or_execute(REQUEST, 1, Limits())
     key = user_cache / "pytest-gotchas" / "seal.key"
     assert files.seal_key_path() == key
     assert (stat.S_IMODE(key.stat().st_mode), key.stat().st_uid, key.stat().st_size) == (0o600, os.geteuid(), 32)
@@ -88,7 +88,7 @@ def test_a_key_others_can_read_seals_nothing_and_the_cache_is_given_up(tmp_path,
     key.parent.mkdir(parents=True)
     key.write_bytes(b"s" * 32)
     key.chmod(0o644)
-    cache = Cache(tmp_path / "cache")
+    cache = Cache(tmp_path / "cache", strong())
     assert cache.get_or_execute(REQUEST, 1, Limits()) == TRUE
     assert cache.take_lost() == CacheLost(str(tmp_path / "cache"), (
         f"the cache's seal key {key} is not this user's alone (mode 0644, 32 bytes; expected 0600 and 32): delete "

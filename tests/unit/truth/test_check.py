@@ -229,11 +229,12 @@ def test_unscored_prompt_must_still_be_a_prefix() -> None:
 def test_bytes_that_are_not_utf8_never_match_their_escape(py312) -> None:
     """Python wrote the byte 0xff; the transcript spells `\\xff`. Rendered as the text `\\xff`, a cut after the
     backslash was accepted; the byte now stays a character no chapter can hold, and the cut is refused."""
+    from helpers.execution import strong
     from pytest_gotchas.truth.execute import Limits, Request, execute
 
     request = Request(interpreter=py312, repl_input=None, args=("-c", "import sys; sys.stdout.buffer.write(b'a\\xffb')"),
                       shell_text="python3.12 -c ...", env=())
-    runs = execute(request, 2, Limits())
+    runs = execute(request, 2, Limits(), strong())
     assert runs[0].text.endswith("a\udcffb")
     checked = check("$ python3.12 -c ...\na\\", "x", "y", runs)
     assert checked.status == "mismatch"

@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from helpers.execution import shell
+from helpers.execution import shell, strong
 
 from pytest_gotchas.truth import memory, sandbox
 from pytest_gotchas.truth.execute import Limits, run_once
@@ -22,7 +22,8 @@ from .test_sandbox import each_isolation  # noqa: F401  (a fixture)
 def test_a_cases_variables_reach_the_snippets_interpreter_alone(py312, each_isolation: sandbox.Isolation  # noqa: F811
                                                                 ) -> None:
     # The dynamic loader names every program it starts under LD_DEBUG=libs: only the snippet's may be among them.
-    run = run_once(shell(py312, "python -c pass", "-c", "pass", env=(("LD_DEBUG", "libs"),)), "1", Limits(timeout=5))
+    run = run_once(shell(py312, "python -c pass", "-c", "pass", env=(("LD_DEBUG", "libs"),)), "1", Limits(timeout=5),
+                   each_isolation)
     started = set(re.findall(r"initialize program: (\S+)", run.text))
     assert (run.returncode, run.error) == (0, None), run.text
     assert started == {py312.path}, (each_isolation.kind, started)
@@ -65,7 +66,8 @@ except OSError as error:
 def test_a_key_of_the_hosts_keyring_cannot_be_read(py312, host_key: int, each_isolation: sandbox.Isolation  # noqa: F811
                                                     ) -> None:
     keyctl = str(_KEY_SYSCALLS[os.uname().machine][1])
-    run = run_once(shell(py312, "python -c ...", "-c", READ_KEY, str(host_key), keyctl), "1", Limits(timeout=5))
+    run = run_once(shell(py312, "python -c ...", "-c", READ_KEY, str(host_key), keyctl), "1", Limits(timeout=5),
+                   each_isolation)
     lines = run.text.splitlines()
     assert lines[1] == "read: Operation not permitted", (each_isolation.kind, run.text)
     if each_isolation.level == sandbox.STRONG:  # the names of the host's keys: the hidden file
@@ -91,7 +93,8 @@ print("statuses:", [os.waitpid(pid, 0)[1] for pid in children])
 def test_forked_children_share_one_memory_limit(py312, each_isolation: sandbox.Isolation) -> None:  # noqa: F811
     if memory.groups() is None:
         pytest.skip(memory.PER_PROCESS)
-    run = run_once(shell(py312, "python -c ...", "-c", CHILDREN), "1", Limits(timeout=10, memory=256 << 20))
+    run = run_once(shell(py312, "python -c ...", "-c", CHILDREN), "1", Limits(timeout=10, memory=256 << 20),
+                   each_isolation)
     assert run.error == ("used more than 256 MiB of memory, its processes together (the limit of one run): the kernel "
                          "killed one of them"), (each_isolation.kind, run)
     where = memory.groups()
@@ -103,7 +106,7 @@ def test_without_a_cgroup_the_limit_is_per_process_and_the_isolation_says_so(py3
     monkeypatch.setattr(memory, "groups", lambda: None)
     assert sandbox.probe("weak").description.endswith("; memory limited per process only (no cgroup can be made "
                                                       "here: each process of a run may use the limit)")
-    run = run_once(shell(py312, "python -c ...", "-c", CHILDREN), "1", Limits(timeout=10, memory=256 << 20))
+    run = run_once(shell(py312, "python -c ...", "-c", CHILDREN), "1", Limits(timeout=10, memory=256 << 20), strong())
     assert (run.text, run.error) == ("$ python -c ...\nstatuses: [0, 0, 0]\n", None)
 
 

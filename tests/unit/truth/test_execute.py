@@ -15,10 +15,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from helpers.execution import assert_none_running, repl, shell, text_of
+from helpers.execution import assert_none_running, repl, shell, strong, text_of
 from helpers.interpreters import interpreter
 
-from pytest_gotchas.truth import execute as execute_mod
+from pytest_gotchas.truth import execute as execute_mod, sandbox
 from pytest_gotchas.truth.execute import (_MARK1, _MARK2, RENDERER_VERSION, Cache, CacheLost, ExecutionError, Limits,
                                           Request, Run, execute, render_repl, run_once, seeds)
 from pytest_gotchas.truth.interpreters import Interpreter
@@ -37,8 +37,8 @@ def test_seeds_pinned_and_varied() -> None:
 
 def test_cache_key_covers_everything_that_changes_the_output() -> None:
     base = repl(FAKE, "1 + 1")
-    key = base.key(3, Limits())
-    assert key == repl(FAKE, "1 + 1").key(3, Limits())
+    key = base.key(3, Limits(), strong())
+    assert key == repl(FAKE, "1 + 1").key(3, Limits(), strong())
     assert re.fullmatch(r"[0-9a-f]{64}", key)
     different = [
         repl(FAKE, "1 + 2"),
@@ -47,16 +47,16 @@ def test_cache_key_covers_everything_that_changes_the_output() -> None:
         repl(FAKE, "1 + 1", env=(("PYTHONHASHSEED", "1"),)),
         shell(FAKE, "python -c 1", "-c", "1"),
     ]
-    assert len({r.key(3, Limits()) for r in different} | {key}) == len(different) + 1
-    assert base.key(2, Limits()) != key
-    assert base.key(3, Limits(timeout=1)) != key
-    assert base.key(3, Limits(memory=1 << 20)) != key
+    assert len({r.key(3, Limits(), strong()) for r in different} | {key}) == len(different) + 1
+    assert base.key(2, Limits(), strong()) != key
+    assert base.key(3, Limits(timeout=1), strong()) != key
+    assert base.key(3, Limits(memory=1 << 20), strong()) != key
 
 
 def test_cache_key_includes_the_renderer_version(monkeypatch: pytest.MonkeyPatch) -> None:
-    key = repl(FAKE, "1").key(3, Limits())
+    key = repl(FAKE, "1").key(3, Limits(), strong())
     monkeypatch.setattr(execute_mod, "RENDERER_VERSION", RENDERER_VERSION + 1)
-    assert repl(FAKE, "1").key(3, Limits()) != key
+    assert repl(FAKE, "1").key(3, Limits(), strong()) != key
 
 
 @pytest.mark.parametrize("returncode, timed_out, name", [
@@ -219,7 +219,7 @@ def test_shell_rendering_matches_a_real_terminal(version: str, tmp_path: Path) -
                "print('d', file=sys.stderr)\nprint(sys.stdout.isatty())\n1/0")
     expected = _pty_command([py.path, "-s", "-c", snippet], tmp_path)
     assert expected.startswith("b\nac\nd\nTrue\nTraceback")
-    run = run_once(shell(py, "python -c ...", "-c", snippet), "0", Limits())
+    run = run_once(shell(py, "python -c ...", "-c", snippet), "0", Limits(), strong())
     # the one difference a pipe cannot hide: isatty() is False
     assert run.text == "$ python -c ...\n" + expected.replace("True\n", "False\n", 1)
 
@@ -283,7 +283,7 @@ def test_file_size_limit(py312) -> None:
 def test_crash_returns_the_signal(py312) -> None:
     command = 'python -c "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"'
     run = run_once(shell(py312, command, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"), "1",
-                   Limits())
+                   Limits(), strong())
     assert (run.returncode, run.signal_name, run.timed_out, run.text) == (-11, "SIGSEGV", False, f"$ {command}\n")
 
 
@@ -292,7 +292,7 @@ def test_timeout_kills_the_whole_process_group(py312) -> None:
     snippet = (f"import subprocess; p = subprocess.Popen(['sleep', '{marker}']); print(p.pid, flush=True)\n"
                "while True: pass")
     started = time.monotonic()
-    run = run_once(shell(py312, "python -c ...", "-c", snippet), "1", Limits(timeout=1))
+    run = run_once(shell(py312, "python -c ...", "-c", snippet), "1", Limits(timeout=1), strong())
     assert time.monotonic() - started < 10
     assert run.timed_out and run.returncode == -9 and run.signal_name is None
     assert int(run.text.splitlines()[1]) > 0  # the child had started
@@ -300,12 +300,12 @@ def test_timeout_kills_the_whole_process_group(py312) -> None:
 
 
 def test_runaway_is_run_once_not_once_per_seed(py312) -> None:
-    runs = execute(repl(py312, "while True: pass", "", env=()), 3, Limits(timeout=0.5))
+    runs = execute(repl(py312, "while True: pass", "", env=()), 3, Limits(timeout=0.5), strong())
     assert [(r.seed, r.timed_out) for r in runs] == [("1", True)]
 
 
 def test_execute_runs_under_each_seed(py312) -> None:
-    runs = execute(repl(py312, "import os", "os.environ['PYTHONHASHSEED']", env=()), 3, Limits())
+    runs = execute(repl(py312, "import os", "os.environ['PYTHONHASHSEED']", env=()), 3, Limits(), strong())
     assert [r.seed for r in runs] == ["1", "2", "3"]
     assert [r.text.splitlines()[-1] for r in runs] == ["'1'", "'2'", "'3'"]
 
@@ -317,7 +317,7 @@ class FakeExecute:
     def __init__(self) -> None:
         self.calls: list[Request] = []
 
-    def __call__(self, request: Request, runs: int, limits: Limits) -> tuple[Run, ...]:
+    def __call__(self, request: Request, runs: int, limits: Limits, isolation: sandbox.Isolation) -> tuple[Run, ...]:
         self.calls.append(request)
         return tuple(Run(text=f"{request.repl_input}", seed=s, returncode=0, timed_out=False)
                      for s in seeds(request, runs))
@@ -331,22 +331,22 @@ def fake_execute(monkeypatch: pytest.MonkeyPatch) -> FakeExecute:
 
 
 def test_cache_miss_then_hit(tmp_path: Path, fake_execute: FakeExecute) -> None:
-    cache = Cache(tmp_path / "t")
+    cache = Cache(tmp_path / "t", strong())
     request = repl(FAKE, "1 + 1")
     first = cache.get_or_execute(request, 3, Limits())
-    second = Cache(tmp_path / "t").get_or_execute(request, 3, Limits())
+    second = Cache(tmp_path / "t", strong()).get_or_execute(request, 3, Limits())
     assert first == second and len(fake_execute.calls) == 1
     assert (cache.hits, cache.misses) == (0, 1)
-    stored = tmp_path / "t" / f"{request.key(3, Limits())}.json"
+    stored = tmp_path / "t" / f"{request.key(3, Limits(), strong())}.json"
     assert json.loads(stored.read_text())["payload"] == [
         {"text": "('1 + 1',)", "seed": "0", "returncode": 0, "timed_out": False, "error": None}] * 3
-    again = Cache(tmp_path / "t")
+    again = Cache(tmp_path / "t", strong())
     again.get_or_execute(request, 3, Limits())
     assert (again.hits, again.misses) == (1, 0)
 
 
 def test_cache_distinguishes_runs_and_limits(tmp_path: Path, fake_execute: FakeExecute) -> None:
-    cache = Cache(tmp_path)
+    cache = Cache(tmp_path, strong())
     request = repl(FAKE, "1 + 1")
     cache.get_or_execute(request, 3, Limits())
     cache.get_or_execute(request, 2, Limits())
@@ -357,9 +357,9 @@ def test_cache_distinguishes_runs_and_limits(tmp_path: Path, fake_execute: FakeE
 
 def test_corrupt_cache_entry_is_executed_again(tmp_path: Path, fake_execute: FakeExecute) -> None:
     request = repl(FAKE, "1 + 1")
-    path = tmp_path / f"{request.key(3, Limits())}.json"
+    path = tmp_path / f"{request.key(3, Limits(), strong())}.json"
     path.write_text("{not json")
-    cache = Cache(tmp_path)
+    cache = Cache(tmp_path, strong())
     cache.get_or_execute(request, 3, Limits())
     assert cache.misses == 1 and json.loads(path.read_text())["payload"][0]["seed"] == "0"
 
@@ -372,20 +372,20 @@ def test_corrupt_cache_entry_is_executed_again(tmp_path: Path, fake_execute: Fak
 def test_an_entry_of_another_shape_or_edited_is_executed_again(tmp_path: Path, fake_execute: FakeExecute,
                                                                edit) -> None:
     request = repl(FAKE, "1 + 1")
-    first = Cache(tmp_path).get_or_execute(request, 3, Limits())
-    path = tmp_path / f"{request.key(3, Limits())}.json"
+    first = Cache(tmp_path, strong()).get_or_execute(request, 3, Limits())
+    path = tmp_path / f"{request.key(3, Limits(), strong())}.json"
     data = json.loads(path.read_text())
     edit(data)
     path.write_text(json.dumps(data))
-    cache = Cache(tmp_path)
+    cache = Cache(tmp_path, strong())
     assert cache.get_or_execute(request, 3, Limits()) == first
     assert (cache.hits, cache.misses, len(fake_execute.calls)) == (0, 1, 2)
-    assert Cache(tmp_path).get_or_execute(request, 3, Limits()) == first  # rewritten: trusted again
+    assert Cache(tmp_path, strong()).get_or_execute(request, 3, Limits()) == first  # rewritten: trusted again
     assert len(fake_execute.calls) == 2
 
 
 def test_no_cache_directory_always_executes(fake_execute: FakeExecute) -> None:
-    cache = Cache(None)
+    cache = Cache(None, strong())
     for _ in range(2):
         cache.get_or_execute(repl(FAKE, "1"), 3, Limits())
     assert (cache.hits, cache.misses, len(fake_execute.calls)) == (0, 2, 2)
@@ -393,20 +393,20 @@ def test_no_cache_directory_always_executes(fake_execute: FakeExecute) -> None:
 
 def test_execute_all_runs_each_request_once_and_keeps_order(tmp_path: Path, fake_execute: FakeExecute) -> None:
     a, b = repl(FAKE, "a"), repl(FAKE, "b")
-    results = Cache(tmp_path).execute_all([a, b, a], 2, Limits())
+    results = Cache(tmp_path, strong()).execute_all([a, b, a], 2, Limits())
     assert [r[0].text for r in results] == ["('a',)", "('b',)", "('a',)"]
     assert sorted(r.repl_input for r in fake_execute.calls) == [("a",), ("b",)]
 
 
 def test_no_temporary_files_are_left(tmp_path: Path, fake_execute: FakeExecute) -> None:
-    Cache(tmp_path).execute_all([repl(FAKE, "a"), repl(FAKE, "b")], 2, Limits())
+    Cache(tmp_path, strong()).execute_all([repl(FAKE, "a"), repl(FAKE, "b")], 2, Limits())
     assert sorted(p.suffix for p in tmp_path.iterdir()) == [".json", ".json", ".lock", ".lock"]
 
 
 def test_cached_runs_equal_fresh_ones(tmp_path: Path, py312) -> None:
     request = repl(py312, "for i in range(2):", "    print(i)", "")
-    fresh = Cache(tmp_path).get_or_execute(request, 2, Limits())
-    cached = Cache(tmp_path).get_or_execute(request, 2, Limits())
+    fresh = Cache(tmp_path, strong()).get_or_execute(request, 2, Limits())
+    cached = Cache(tmp_path, strong()).get_or_execute(request, 2, Limits())
     assert fresh == cached
     assert fresh[0].text == ">>> for i in range(2):\n...     print(i)\n... \n0\n1\n"
 
@@ -431,7 +431,7 @@ def executed(monkeypatch) -> list[Request]:
     """execute() without subprocesses: what it was asked to run."""
     asked: list[Request] = []
 
-    def fake(request: Request, runs: int, limits: Limits) -> tuple[Run, ...]:
+    def fake(request: Request, runs: int, limits: Limits, isolation: sandbox.Isolation) -> tuple[Run, ...]:
         asked.append(request)
         return RUNS
 
@@ -444,7 +444,7 @@ def test_a_full_disk_under_the_cache_gives_it_up_once_naming_the_folder(tmp_path
         raise FULL
 
     monkeypatch.setattr(execute_mod, "write_sealed", full)
-    cache = Cache(tmp_path / "transcripts")
+    cache = Cache(tmp_path / "transcripts", strong())
     assert cache.get_or_execute(REQUEST, 1, Limits()) == RUNS  # what was executed is used
     assert cache.take_lost() == CacheLost(str(tmp_path / "transcripts"), "No space left on device")
     assert cache.take_lost() is None  # said once
@@ -454,7 +454,7 @@ def test_a_full_disk_under_the_cache_gives_it_up_once_naming_the_folder(tmp_path
 
 def test_a_cache_folder_that_cannot_be_made_is_given_up_the_same_way(tmp_path, executed) -> None:
     (tmp_path / "file").write_text("")
-    cache = Cache(tmp_path / "file" / "transcripts")  # a folder inside a file: even root cannot make it
+    cache = Cache(tmp_path / "file" / "transcripts", strong())  # a folder inside a file: even root cannot make it
     assert cache.execute_all([REQUEST, REQUEST], 1, Limits()) == [RUNS, RUNS]
     assert cache.take_lost() == CacheLost(str(tmp_path / "file" / "transcripts"), "Not a directory")
 
@@ -465,7 +465,7 @@ def test_no_room_for_a_snippets_temporary_folder_is_one_error_naming_it(monkeypa
 
     monkeypatch.setattr(execute_mod.tempfile, "TemporaryDirectory", full)
     with pytest.raises(ExecutionError) as error:
-        execute_mod.run_once(REQUEST, "1", Limits())
+        execute_mod.run_once(REQUEST, "1", Limits(), strong())
     assert str(error.value) == (
         f"cannot execute the snippets: their temporary folder in {tempfile.gettempdir()} cannot be written (No space "
         "left on device); free space there, or point TMPDIR at a folder with room")
@@ -482,4 +482,4 @@ def test_a_disk_that_fills_while_the_startup_file_is_written_is_the_same_error(m
     monkeypatch.setattr(Path, "write_text", full)
     with pytest.raises(ExecutionError, match=r"^cannot execute the snippets: their temporary folder in .* cannot be "
                                              r"written \(No space left on device\)"):
-        execute_mod.run_once(REQUEST, "1", Limits())
+        execute_mod.run_once(REQUEST, "1", Limits(), strong())

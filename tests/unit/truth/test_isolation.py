@@ -242,29 +242,22 @@ def test_weak_is_asked_for_never_fallen_into(tmp_path: Path, monkeypatch: pytest
         sandbox.probe("medium")
 
 
-def test_unchosen_the_isolation_is_strong_or_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sandbox, "_chosen", None)
+def test_by_default_the_isolation_is_strong_or_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", tools_on_path(tmp_path / "bin"))
     with pytest.raises(sandbox.Unavailable, match="^snippets cannot be confined on this machine"):
-        sandbox.isolation()
-    assert sandbox.current() is None
+        sandbox.choose()
 
 
-def test_choose_hides_the_project_and_use_puts_back_what_was_there(outside_tmp: Path, monkeypatch: pytest.MonkeyPatch
-                                                                   ) -> None:
-    monkeypatch.setattr(sandbox, "_chosen", None)
+def test_choose_hides_the_project_and_returns_the_isolation_to_the_run(outside_tmp: Path) -> None:
     found = strong(sandbox.BUBBLEWRAP)
     if isinstance(found, str):
         found = strong(sandbox.NAMESPACES)
     if isinstance(found, str):
         pytest.skip(found)
     chosen = sandbox.choose(sandbox.STRONG, project=outside_tmp)
-    assert sandbox.current() is chosen and chosen.level == sandbox.STRONG
-    assert chosen.hidden == (*sandbox.hidden_paths(), str(outside_tmp))
+    assert chosen.level == sandbox.STRONG and chosen.hidden == (*sandbox.hidden_paths(), str(outside_tmp))
     weak = sandbox.choose(sandbox.WEAK, project=outside_tmp)
-    assert sandbox.isolation() is weak and weak.hidden == ()  # weak hides nothing: it cannot
-    sandbox.use(chosen)
-    assert sandbox.isolation() is chosen
+    assert weak.level == sandbox.WEAK and weak.hidden == ()  # weak hides nothing: it cannot
 
 
 # -- the list of what is hidden -----------------------------------------------------------------------------------

@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..scoring.scorer import Clock, ModelSlot, Scorer, ScoringConfig
 from ..truth.collect import Collector, Planned
 from ..truth.execute import Cache, Limits
 from ..truth.interpreters import Finder
+from ..truth.sandbox import Isolation
 from .options import Settings
-from .progress import Progress
+
+
+class Progress(Protocol):
+    """What loading a model needs of the terminal's progress line (plugin/progress.py's Progress): the wiring sits
+    below the plugin, so it names the shape, not the class."""
+
+    @property
+    def active(self) -> bool: ...
+
+    def show(self, what: str, done: int = 0, total: int = 0) -> None: ...
+
+    def around(self) -> AbstractContextManager[None]: ...
 
 
 def scoring_config(settings: Settings, cache_dir: Path | None) -> ScoringConfig:
@@ -24,9 +36,10 @@ def scoring_config(settings: Settings, cache_dir: Path | None) -> ScoringConfig:
                          cache_dir=cache_dir)
 
 
-def collector(settings: Settings, transcripts: Path | None) -> Collector:
-    """Interpreters, the transcript cache (None: nothing kept) and the limits of every snippet run."""
-    return Collector(Finder(overrides=settings.python), Cache(transcripts), Limits(timeout=settings.timeout),
+def collector(settings: Settings, transcripts: Path | None, isolation: Isolation) -> Collector:
+    """Interpreters, the transcript cache (None: nothing kept), the run's isolation and the limits of every snippet
+    run."""
+    return Collector(Finder(overrides=settings.python), Cache(transcripts, isolation), Limits(timeout=settings.timeout),
                      settings.runs, settings.variants)
 
 

