@@ -23,7 +23,7 @@ def update_command(args: Iterable[str]) -> str:
 
 
 @dataclass(frozen=True)
-class Check:
+class MemberCheck:
     """What the baseline says of one result where it ran: a regression fails its item; a refusal stops the
     session (the baseline belongs to another model)."""
 
@@ -60,29 +60,29 @@ class Gate:
         """The path as reports name it: relative to the rootdir when it is under it, as pytest names files."""
         return _shown(path, self.root)
 
-    def check(self, result: CaseResult, model: ModelInfo | None, chapter: ChapterInfo) -> Check:
+    def check(self, result: CaseResult, model: ModelInfo | None, chapter: ChapterInfo) -> MemberCheck:
         """The baseline's word on one result, where it ran."""
         header = self.header(header_of(result, model))
         if header is None or model is None:
-            return Check()
+            return MemberCheck()
         path, baseline = self.baseline_for(model.id, header.device)
         if baseline is None:
-            return Check()
+            return MemberCheck()
         recorded = baseline.recorded_with(chapter.name)
         if recorded is not None:
             fields = mismatch(recorded, header)
             if fields and not self.any_model:
-                return Check(refusal=Refusal(self.shown(path), recorded, fields, now=header))
+                return MemberCheck(refusal=Refusal(self.shown(path), recorded, fields, now=header))
         broken = broken_pairs(baseline, result, chapter)
         if self.update or not broken:
-            return Check()
+            return MemberCheck()
         pairs = []
         for pair_id in broken:
             others = {m: _verdict_of(baseline, f"{chapter.name}/{m}") for m in chapter.pairs[pair_id] if m != result.id}
             pairs.append(BrokenPair(f"{chapter.name}/{pair_id}", others))
         other_hardware = recorded is not None and (recorded.device, recorded.hardware) != (header.device,
                                                                                           header.hardware)
-        return Check(regression=Regression(
+        return MemberCheck(regression=Regression(
             path=self.shown(path), case=result.id, broken=pairs, old=baseline.verdicts.get(result.key),
             new=entry_of(result), recorded_hardware=recorded.hardware if other_hardware and recorded else None,
             hardware=header.hardware, command=self.command))

@@ -68,7 +68,7 @@ def output_start(rendered: str, repl_input: tuple[str, ...] | None, command: She
 
 
 @dataclass(frozen=True)
-class Cut:
+class CutPoint:
     """Where the output and the misreading part, and the two candidates there."""
 
     at: int  # characters of the output before the cut
@@ -76,7 +76,7 @@ class Cut:
     wrong: str
 
 
-def cut(output: str, misreading: str, whole: bool = True) -> Cut:
+def cut(output: str, misreading: str, whole: bool = True) -> CutPoint:
     """The cut between `output` (what Python printed after the last input line) and `misreading`: the whole output a
     careless reader expects (a final newline is added where the output has one), or with `whole` false only its
     beginning (`gotchas vary` rewrites the case's output up to its cut)."""
@@ -96,7 +96,7 @@ def cut(output: str, misreading: str, whole: bool = True) -> Cut:
     if d == len(output):
         raise AuthoringError(f"the misreading {wrong!r} goes on where Python's output {output!r} ends: they never "
                              "differ at one character; give the whole output a careless reader expects")
-    return Cut(d, natural(output[d:]), natural(wrong[d:]))
+    return CutPoint(d, natural(output[d:]), natural(wrong[d:]))
 
 
 # -- snippets -----------------------------------------------------------------------------------------------------

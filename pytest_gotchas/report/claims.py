@@ -15,11 +15,9 @@ from ..results.report import Report
 from ..results.rollup import ChapterRollup
 from ..results.schema import ChapterInfo
 from ..results.stats import Interval, discordant_needed, smallest_difference
-from .wording import Line
+from .wording import GREEN, UNSTYLED, Line
 from .wording_claims import can_show_short, can_show_text, family_line, margin_line, twin_line, twins_total_line
 
-PLAIN: dict[str, bool] = {}
-GREEN: dict[str, bool] = {"green": True}
 
 
 @dataclass(frozen=True)
@@ -91,12 +89,13 @@ def table_lines(report: Report) -> Iterator[Line]:
     width = max([len("chapter")] + [len(r.info.name) for r in found])
     texts = [[compact(c.pairs) if c and r.pairs else "no pairs" if c else "not run" for c in r.cells] for r in found]
     widths = [max([len(col.title)] + [len(t[n]) for t in texts]) for n, col in enumerate(cols)]
-    yield "", PLAIN
+    yield "", UNSTYLED
     yield (f"pairs passed per chapter and model, with {(1 - report.run.level) * 100:g}% Wilson intervals "
-           "(never pooled over chapters):"), PLAIN
-    yield (f"  {'chapter':<{width}}  " + "  ".join(f"{c.title:<{w}}" for c, w in zip(cols, widths))).rstrip(), PLAIN
+           "(never pooled over chapters):"), UNSTYLED
+    yield (f"  {'chapter':<{width}}  " + "  ".join(f"{c.title:<{w}}" for c, w in zip(cols, widths))).rstrip(), UNSTYLED
     for row, text in zip(found, texts):
-        yield (f"  {row.info.name:<{width}}  " + "  ".join(f"{t:<{w}}" for t, w in zip(text, widths))).rstrip(), PLAIN
+        cells = "  ".join(f"{t:<{w}}" for t, w in zip(text, widths))
+        yield f"  {row.info.name:<{width}}  {cells}".rstrip(), UNSTYLED
 
 
 def claim_lines(report: Report) -> Iterator[Line]:
@@ -108,25 +107,25 @@ def claim_lines(report: Report) -> Iterator[Line]:
         yield from table_lines(report)
     tests = len(report.comparisons) + len(report.twin_splits)
     if tests:
-        yield "", PLAIN
-        yield family_line(tests, report.run.level), PLAIN
+        yield "", UNSTYLED
+        yield family_line(tests, report.run.level), UNSTYLED
     for split in report.twin_splits:
         model = f"[{split.model}] " if several and split.model else ""
-        yield f"{model}{split.chapter}: {twin_line(split)}", GREEN if split.shown else PLAIN
+        yield f"{model}{split.chapter}: {twin_line(split)}", GREEN if split.shown else UNSTYLED
     for model_id in dict.fromkeys(s.model for s in report.twin_splits):
         splits = [s for s in report.twin_splits if s.model == model_id]
         if len(splits) > 1:
-            yield (f"[{model_id}] " if several and model_id else "") + twins_total_line(splits), PLAIN
+            yield (f"[{model_id}] " if several and model_id else "") + twins_total_line(splits), UNSTYLED
 
 
 def margin_lines(report: Report) -> Iterator[Line]:
     """Each two models per chapter: the paired margin difference; and what each chapter's pairs can show."""
     if not report.margins:
         return
-    yield "", PLAIN
-    yield "margins compared per chapter (log P(correct) - log P(wrong), paired by case):", PLAIN
+    yield "", UNSTYLED
+    yield "margins compared per chapter (log P(correct) - log P(wrong), paired by case):", UNSTYLED
     for m in report.margins:
-        yield f"  {m.chapter}: {margin_line(m)}", GREEN if m.shown else PLAIN
-    yield "what each chapter's pairs can show (exact McNemar at the run's level, before correction):", PLAIN
+        yield f"  {m.chapter}: {margin_line(m)}", GREEN if m.shown else UNSTYLED
+    yield "what each chapter's pairs can show (exact McNemar at the run's level, before correction):", UNSTYLED
     for row in rows(report):
-        yield f"  {row.info.name}: {row.can_show}", PLAIN
+        yield f"  {row.info.name}: {row.can_show}", UNSTYLED

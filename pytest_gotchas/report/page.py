@@ -57,7 +57,7 @@ class Source:
 
 
 @dataclass(frozen=True)
-class Header:
+class PageHeader:
     title: str
     models: list[ModelCard]
     run: list[Fact]
@@ -143,7 +143,7 @@ class BaselineSection:
 @dataclass(frozen=True)
 class Page:
     title: str
-    header: Header
+    header: PageHeader
     summary: Summary
     baselines: list[BaselineSection]
     chapters: list[ChapterSection]
@@ -172,12 +172,12 @@ def build_page(report: Report) -> Page:
                 f"{NOISE_FLOOR * 100:g}%", MCNEMAR, __version__, FORMAT, build_claims(report))
 
 
-def header(report: Report, models: list[Model]) -> Header:
+def header(report: Report, models: list[Model]) -> PageHeader:
     ids = [m for m in models if m is not None]
     title = f"{len(ids)} model{'s' if len(ids) != 1 else ''}: {', '.join(ids)}" if ids else "no model was loaded"
     cards = [model_card(m, report.models.get(m)) for m in ids]
     merged = [Source(r.file, r.date.replace("T", " ") or None, r.command or None) for r in report.run.merged_from]
-    return Header(title, cards, run_facts(report.run, report.cases), report.run.command or None, merged)
+    return PageHeader(title, cards, run_facts(report.run, report.cases), report.run.command or None, merged)
 
 
 def model_card(model: str, info: ModelInfo | None) -> ModelCard:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..cases.transcript import CURSOR
 from ..results.schema import PLAIN, TEXT, TOKEN, CaseResult, Reading, Run
 from ..results.verdict import Verdict
 from .terminal import NEGLIGIBLE, layer_note
 
-CURSOR = "\u2588"  # █, where the model must continue
 LABELLED = 0.16  # a bar segment this wide or wider carries its token and number
 CUT_LABELS = {"healed": "healed cut", "chain": "multi-token cut"}
 CUT_WHY = {
@@ -53,7 +53,7 @@ class Figure:
 
 
 @dataclass(frozen=True)
-class Cut:
+class CutNote:
     """A token reading that had to heal or chain, with the plain reading beside it."""
 
     label: str
@@ -128,7 +128,7 @@ class Answer:
     figures: list[Figure]
     coverage: float
     margin: float
-    cut: Cut | None
+    cut: CutNote | None
     text: TextReading | None
     others: list[OtherReading]
     chart: LayerChart | None
@@ -220,11 +220,11 @@ def answer(run: Run, primed: bool) -> Answer:
     )
 
 
-def cut(run: Run) -> Cut | None:
+def cut(run: Run) -> CutNote | None:
     token = run.readings.get(TOKEN)
     if token is None or token.kind == "plain":
         return None
-    return Cut(CUT_LABELS.get(token.kind, f"{token.kind} cut"), CUT_WHY.get(token.kind, ""),
+    return CutNote(CUT_LABELS.get(token.kind, f"{token.kind} cut"), CUT_WHY.get(token.kind, ""),
                [repr(t) for t in token.correct_tokens], [repr(t) for t in token.wrong_tokens], run.readings.get(PLAIN))
 
 

@@ -28,7 +28,7 @@ Line = tuple[str, dict[str, bool]]
 RED: dict[str, bool] = {"red": True}
 GREEN: dict[str, bool] = {"green": True}
 YELLOW: dict[str, bool] = {"yellow": True}
-PLAIN: dict[str, bool] = {}
+UNSTYLED: dict[str, bool] = {}
 
 
 def pct(p: float | None) -> str:
@@ -338,17 +338,17 @@ def comparison_lines(c: Comparison, command: str, update: bool) -> Iterator[Line
         yield f"  cases in the baseline that are no longer in their chapter: {', '.join(c.gone_cases)}", YELLOW
     if c.not_run:
         kept = "kept" if update else "not compared"
-        yield f"  chapters in the baseline that did not run ({kept}): {', '.join(c.not_run)}", PLAIN
+        yield f"  chapters in the baseline that did not run ({kept}): {', '.join(c.not_run)}", UNSTYLED
     # Pairs and cases counted apart, each named first: "0 new" under a line naming a new case read as a contradiction.
     pairs = (f"pairs: {len(c.regressions)} regressed, {len(c.improvements)} improved, {c.unchanged} unchanged, "
              f"{len(c.new_pairs)} new, {len(c.gone_pairs)} gone, {len(c.unchecked)} not checked; cases: "
              f"{len(c.new_cases)} new, {len(c.gone_cases)} gone, {len(c.changed_cases)} verdicts changed")
-    yield f"  {pairs}", (RED if c.regressions and not update else PLAIN) | {"bold": True}
+    yield f"  {pairs}", (RED if c.regressions and not update else UNSTYLED) | {"bold": True}
     pending = c.improvements or c.changed_cases or c.new_pairs or c.new_cases or c.gone_pairs or c.gone_cases
     if pending and not update and not c.regressions:
-        yield f"  record these changes with: {command}", PLAIN
+        yield f"  record these changes with: {command}", UNSTYLED
     elif c.regressions and not update:
-        yield f"  if the regressions are intended, record them with: {command}", PLAIN
+        yield f"  if the regressions are intended, record them with: {command}", UNSTYLED
 
 
 def duration(seconds: float) -> str:
@@ -403,7 +403,7 @@ def numerics_lines(check: Numerics, recorded: Header, now: Header) -> Iterator[L
     does not record is said to be unknown; only when nothing the baseline records changed is a difference a bug."""
     if check.unrecorded:
         yield (f"  the baseline does not record its {', '.join(check.unrecorded)} (an older file): a difference they "
-               "make cannot be told from the model's; record it again to record them"), PLAIN
+               "make cannot be told from the model's; record it again to record them"), UNSTYLED
     for change in check.primers:
         yield primers_text(change), YELLOW
     if check.same_kernels:

@@ -35,7 +35,7 @@ from typing import Any
 from .align import Alignment, align
 from .head import FLOAT32, MODEL, float32_head
 from ..results.patching import spacing
-from .patching import (Check, CheckError, Ids, MemberPass, Reading, _forward, _hidden, _metric, _own_readings,
+from .patching import (CheckError, Exactness, Ids, MemberPass, Reading, _forward, _hidden, _metric, _own_readings,
                        _reading, _StartedAt, _with_hidden, find_layers, member_pass)
 
 ATTN, MLP, HEAD = "attn", "mlp", "head"
@@ -196,7 +196,7 @@ class ComponentResult:
     metric_dtype: str
     step: float
     alignment: Alignment
-    checks: list[Check]
+    checks: list[Exactness]
     batched: bool  # each layer's cells as one batch (False: a pass per cell, where the batch's checks failed)
     post_norms: bool  # the attention and MLP writes are post-norm outputs (Gemma 2 and 3)
     seconds: float
@@ -279,22 +279,22 @@ def _compute(model: Any, source: ComponentPass, target: ComponentPass, alignment
 
 
 def _checks(readings: dict[int, list[Reading]], wheres: dict[int, dict[str, list[int]]], own: Reading, heads: int,
-            apart: float, alignment: Alignment) -> list[Check]:
+            apart: float, alignment: Alignment) -> list[Exactness]:
     failed: dict[str, list[str]] = {"shared-prefix": [], "self-patch": [], "all-heads": []}
     for layer in readings:
         for name, found in _layer_checks(layer, readings[layer], wheres[layer], own, heads, not apart).items():
             failed[name] += found
     prefix = alignment.prefix_check
     return [
-        Check("shared-prefix", prefix is not None and not apart,
-              "not run: the members share no leading token" if prefix is None else
-              f"not run: the members' own activations at shared position {prefix[1]} differ by up to {apart:g}"
+        Exactness("shared-prefix", prefix is not None and not apart,
+                  "not run: the members share no leading token" if prefix is None else
+                  f"not run: the members' own activations at shared position {prefix[1]} differ by up to {apart:g}"
               if apart else f"every layer's attention write, MLP write and heads patched at shared position "
-              f"{prefix[1]} equal unpatched", tuple(failed["shared-prefix"])),
-        Check("self-patch", True, f"the target's own attention write, MLP write and heads of every layer at its "
-              f"last position {alignment.pairs[-1][1]} equal unpatched", tuple(failed["self-patch"])),
-        Check("all-heads", True, "every head of a layer patched at once equals that layer's attention write "
-              "patched there, at every aligned position", tuple(failed["all-heads"])),
+                  f"{prefix[1]} equal unpatched", tuple(failed["shared-prefix"])),
+        Exactness("self-patch", True, f"the target's own attention write, MLP write and heads of every layer at its "
+                  f"last position {alignment.pairs[-1][1]} equal unpatched", tuple(failed["self-patch"])),
+        Exactness("all-heads", True, "every head of a layer patched at once equals that layer's attention write "
+                  "patched there, at every aligned position", tuple(failed["all-heads"])),
     ]
 
 

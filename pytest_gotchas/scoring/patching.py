@@ -244,7 +244,7 @@ def run_jobs(model: Any, method: str, target: MemberPass, jobs: list[Job], ids: 
 
 
 @dataclass(frozen=True)
-class Check:
+class Exactness:
     name: str  # "shared-prefix", "last-layer", "self-patch"
     ran: bool
     detail: str  # what was compared, or why it did not run
@@ -266,7 +266,7 @@ class PatchResult:
     source_value: float  # the same metric (the target's two ids) on the source's own pass
     method: str
     alignment: Alignment
-    checks: list[Check]
+    checks: list[Exactness]
     seconds: float  # wall time of the patched passes and the checks (the members' own passes not included)
     passes: int  # model calls made for the cells and the checks
     prefix_apart: float = 0.0  # largest |difference| of the members' own states there, when its check failed
@@ -324,27 +324,28 @@ def _failures(jobs: list[Job], readings: list[list[Reading]], indices: list[int]
 
 
 def _checks(jobs: list[Job], readings: list[list[Reading]], where: dict, alignment: Alignment, own: Reading,
-            source: Reading) -> list[Check]:
+            source: Reading) -> list[Exactness]:
     """The three exactness checks, each with what it compared and what failed."""
     prefix = [jobs[n].position for n in where["shared-prefix"]]
     selfs = [jobs[n].position for n in where["self-patch"]]
     last, top = len(alignment.pairs) - 1, len(jobs[0].rows)
     got = readings[last][-1]
     return [
-        Check("shared-prefix", bool(prefix),
-              f"every layer patched at shared target position(s) {prefix} equals unpatched" if prefix
-              else "not run: the members share no leading token",
-              tuple(_failures(jobs, readings, where["shared-prefix"], own, "shared-prefix"))),
-        Check("last-layer", True, f"layer {top} patched at {list(alignment.last)} equals source_value",
-              () if got == source else (f"last-layer: layer {top} at {list(alignment.last)} gave {got[0]!r} - "
-                                        f"{got[1]!r}, the source's own {source[0]!r} - {source[1]!r}",)),
-        Check("self-patch", True, f"the target patched with its own states, every layer at target position(s) "
-              f"{selfs}, equals unpatched", tuple(_failures(jobs, readings, where["self-patch"], own, "self-patch"))),
+        Exactness("shared-prefix", bool(prefix),
+                  f"every layer patched at shared target position(s) {prefix} equals unpatched" if prefix
+                  else "not run: the members share no leading token",
+                  tuple(_failures(jobs, readings, where["shared-prefix"], own, "shared-prefix"))),
+        Exactness("last-layer", True, f"layer {top} patched at {list(alignment.last)} equals source_value",
+                  () if got == source else (f"last-layer: layer {top} at {list(alignment.last)} gave {got[0]!r} - "
+                                            f"{got[1]!r}, the source's own {source[0]!r} - {source[1]!r}",)),
+        Exactness("self-patch", True, f"the target patched with its own states, every layer at target "
+                  f"position(s) {selfs}, equals unpatched",
+                  tuple(_failures(jobs, readings, where["self-patch"], own, "self-patch"))),
     ]
 
 
-def _prefix_premise(check: Check, source: MemberPass, target: MemberPass, alignment: Alignment, moved: float
-                    ) -> tuple[Check, float]:
+def _prefix_premise(check: Exactness, source: MemberPass, target: MemberPass, alignment: Alignment, moved: float
+                    ) -> tuple[Exactness, float]:
     """The shared-prefix check against its premise: when the members' own states there differ, the check cannot
     hold bit for bit and does not run (its detail says why); when they are identical, a moved cell is a failure."""
     if check.passed:
@@ -352,15 +353,16 @@ def _prefix_premise(check: Check, source: MemberPass, target: MemberPass, alignm
     p = alignment.prefix
     apart = (source.states[:, :p].float() - target.states[:, :p].float()).abs().max().item()
     if not apart:
-        return Check(check.name, check.ran, check.detail, ("shared-prefix: the source's and the target's states there "
-                     "are identical: the patch itself changed the result", *check.failures)), apart
-    return Check(check.name, False, f"not run: the members' own states over the shared prefix differ by up to "
-                 f"{apart:g} (lengths {alignment.source_length} and {alignment.target_length}: a pass of another "
-                 f"length rounds the shared positions differently on this machine); patching there moved the metric "
-                 f"by up to {moved:g}"), apart
+        return Exactness(check.name, check.ran, check.detail, (
+            "shared-prefix: the source's and the target's states there are identical: the patch itself changed the "
+            "result", *check.failures)), apart
+    return Exactness(check.name, False, f"not run: the members' own states over the shared prefix differ by up to "
+                     f"{apart:g} (lengths {alignment.source_length} and {alignment.target_length}: a pass of another "
+                     f"length rounds the shared positions differently on this machine); patching there moved the "
+                     f"metric by up to {moved:g}"), apart
 
 
-def _raise_failed(checks: list[Check], method: str) -> None:
+def _raise_failed(checks: list[Exactness], method: str) -> None:
     failed = [f for check in checks for f in check.failures]
     if failed:
         more = f"; and {len(failed) - 3} more" if len(failed) > 3 else ""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .execute import Run
+from .execute import Execution
 from ..cases.authoring import divergence
 
 CONTEXT = 30  # characters shown on each side of a divergence
@@ -21,7 +21,7 @@ class Checked:
     output: str  # what Python printed (first run)
 
 
-def check(prompt: str, correct: str | None, wrong: str | None, runs: tuple[Run, ...]) -> Checked:
+def check(prompt: str, correct: str | None, wrong: str | None, runs: tuple[Execution, ...]) -> Checked:
     """Every run must agree with the case; `correct`/`wrong` are None for an unscored case, which must instead
     show that its output changes between runs (seeds)."""
     output = runs[0].text
@@ -85,11 +85,11 @@ def _problem(prompt: str, correct: str | None, wrong: str | None, actual: str) -
     return None
 
 
-def _nth(run: Run, runs: tuple[Run, ...]) -> str:
+def _nth(run: Execution, runs: tuple[Execution, ...]) -> str:
     return f"run {next(n for n, r in enumerate(runs, start=1) if r is run)} of {len(runs)}"
 
 
-def _runs_differ(a: Run, b: Run, runs: tuple[Run, ...]) -> str:
+def _runs_differ(a: Execution, b: Execution, runs: tuple[Execution, ...]) -> str:
     """Where the outputs of two runs part, and what each printed there."""
     at = divergence(a.text, b.text)
     start = max(0, at - CONTEXT)

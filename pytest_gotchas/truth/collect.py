@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..cases import yamlfile
 from ..cases.chapter import Case, Chapter, Prompt, load_chapter
-from .execute import Cache, Limits, Request, Run
+from .execute import Cache, Limits, Request, Execution
 from .check import Checked, check
 from .twins import twin_problem
 from .interpreters import Finder, Interpreter, Missing
@@ -182,7 +182,7 @@ class Collector:
                     break
         return problems
 
-    def _describe(self, plan: Planned, prompt: Prompt, checked: Checked, runs: tuple[Run, ...]) -> str:
+    def _describe(self, plan: Planned, prompt: Prompt, checked: Checked, runs: tuple[Execution, ...]) -> str:
         interp = plan.interpreter
         assert interp is not None
         env = " ".join(f"{k}={v}" for k, v in plan.case.env) or "no variables set"

@@ -87,7 +87,7 @@ class Request:
 
 
 @dataclass(frozen=True)
-class Run:
+class Execution:
     text: str  # the rendered transcript
     seed: str  # the PYTHONHASHSEED it ran under
     returncode: int  # negative: killed by that signal
@@ -123,7 +123,7 @@ def render_repl(raw: str, lines: tuple[str, ...]) -> str:
     return "".join(out)
 
 
-def run_once(request: Request, seed: str, limits: Limits, isolation: Isolation) -> Run:
+def run_once(request: Request, seed: str, limits: Limits, isolation: Isolation) -> Execution:
     """One run of `request` under the run's `isolation`."""
     try:
         folder = tempfile.TemporaryDirectory(prefix="gotchas-")
@@ -138,7 +138,7 @@ def run_once(request: Request, seed: str, limits: Limits, isolation: Isolation) 
         raise
 
 
-def _run_in(request: Request, seed: str, limits: Limits, isolation: Isolation, tmp: str) -> Run:
+def _run_in(request: Request, seed: str, limits: Limits, isolation: Isolation, tmp: str) -> Execution:
     """One run inside the snippet's temporary folder `tmp`."""
     env = {"PATH": f"{Path(request.interpreter.path).parent}:/usr/bin:/bin", "HOME": tmp, "LANG": "C.UTF-8",
            "PYTHONHASHSEED": seed, **dict(request.env)}
@@ -169,7 +169,8 @@ def _run_in(request: Request, seed: str, limits: Limits, isolation: Isolation, t
         text = render_repl(output, request.repl_input)
     else:
         text = f"$ {request.shell_text}\n{output}"
-    return Run(text=text, seed=seed, returncode=outcome.returncode, timed_out=outcome.timed_out, error=outcome.error)
+    return Execution(text=text, seed=seed, returncode=outcome.returncode, timed_out=outcome.timed_out,
+                     error=outcome.error)
 
 
 def _folders(interpreter: str) -> list[str]:
@@ -178,7 +179,7 @@ def _folders(interpreter: str) -> list[str]:
     return sorted({str(Path(interpreter).parent.parent), str(Path(os.path.realpath(interpreter)).parent.parent)})
 
 
-def execute(request: Request, runs: int, limits: Limits, isolation: Isolation) -> tuple[Run, ...]:
+def execute(request: Request, runs: int, limits: Limits, isolation: Isolation) -> tuple[Execution, ...]:
     """The runs in seed order, up to the first that timed out or broke its sandbox: running it again would only
     cost another timeout. The first run goes alone, to find such a snippet before it is started N times; the
     others run side by side (each is a subprocess: `gotchas new` makes 20 of them)."""
@@ -193,7 +194,7 @@ def execute(request: Request, runs: int, limits: Limits, isolation: Isolation) -
     return tuple(done)
 
 
-def _stops(run: Run) -> bool:
+def _stops(run: Execution) -> bool:
     return run.timed_out or run.error is not None
 
 
@@ -232,7 +233,7 @@ class Cache:
             self.lost = CacheLost(str(directory), error.strerror or str(error))
         self.directory = None
 
-    def get_or_execute(self, request: Request, runs: int, limits: Limits) -> tuple[Run, ...]:
+    def get_or_execute(self, request: Request, runs: int, limits: Limits) -> tuple[Execution, ...]:
         directory = self.directory
         if directory is None:
             self.misses += 1
@@ -267,7 +268,7 @@ class Cache:
             lock.release()
 
     def execute_all(self, requests: list[Request], runs: int, limits: Limits, workers: int | None = None
-                    ) -> list[tuple[Run, ...]]:
+                    ) -> list[tuple[Execution, ...]]:
         """Cache misses run in parallel: each run is a subprocess, so threads suffice."""
         unique = list(dict.fromkeys(requests))
         workers = workers or max(2, (os.cpu_count() or 2) * 2)
@@ -276,10 +277,10 @@ class Cache:
         return [results[r] for r in requests]
 
 
-_FIELDS = {f.name: f.type for f in fields(Run)}
+_FIELDS = {f.name: f.type for f in fields(Execution)}
 
 
-def _read(path: Path, key: str) -> tuple[Run, ...] | None:
+def _read(path: Path, key: str) -> tuple[Execution, ...] | None:
     """The runs stored under `key`, or None when the entry is missing, damaged, edited or of another shape: the
     snippet is executed again and the entry rewritten, instead of blaming the chapter for a bad cache."""
     stored = read_sealed(path, key)
@@ -293,6 +294,6 @@ def _read(path: Path, key: str) -> tuple[Run, ...] | None:
                 and isinstance(item["returncode"], int) and isinstance(item["timed_out"], bool)
                 and (item["error"] is None or isinstance(item["error"], str))):
             return None
-        runs.append(Run(**item))
+        runs.append(Execution(**item))
     return tuple(runs)
 

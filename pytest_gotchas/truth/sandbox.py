@@ -215,7 +215,7 @@ def choose(level: str = STRONG, project: str | os.PathLike[str] | None = None, *
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Ended:
     output: bytes  # stdout and stderr, merged
     returncode: int  # the snippet's: negative, killed by that signal; -9 when it was killed at the timeout
     timed_out: bool
@@ -223,7 +223,7 @@ class Outcome:
 
 
 def run(argv: list[str], env: dict[str, str], stdin: bytes, workdir: str, *, under: Isolation, timeout: float,
-        memory: int, cpu: int, file_size: int, support: Iterable[str] = (), readable: Iterable[str] = ()) -> Outcome:
+        memory: int, cpu: int, file_size: int, support: Iterable[str] = (), readable: Iterable[str] = ()) -> Ended:
     """Run `argv` confined by `under` (the run's isolation), in `workdir`, with exactly `env`, feeding
     it `stdin`; never longer than `timeout` seconds of wall time (plus GRACE to collect its last output). Output
     beyond `file_size` bytes is not kept in pytest's memory: the run is killed there, as a file that size could not
@@ -239,7 +239,7 @@ def run(argv: list[str], env: dict[str, str], stdin: bytes, workdir: str, *, und
     except OSError as error:
         if empty:
             os.unlink(empty)
-        return Outcome(b"", 1, False, f"could not be given a memory cgroup of its own ({error.strerror or error})")
+        return Ended(b"", 1, False, f"could not be given a memory cgroup of its own ({error.strerror or error})")
     try:
         outcome = _supervised(under, argv, env, stdin, workdir, timeout, (memory, cpu, file_size), support,
                               readable, empty, group)
@@ -260,7 +260,7 @@ def run(argv: list[str], env: dict[str, str], stdin: bytes, workdir: str, *, und
 
 def _supervised(chosen: Isolation, argv: list[str], env: dict[str, str], stdin: bytes, workdir: str,
                 timeout: float, limits: tuple[int, int, int], support: Iterable[str], readable: Iterable[str],
-                empty: str, group: cgroup.Group | None) -> Outcome:
+                empty: str, group: cgroup.Group | None) -> Ended:
     """The run itself: the supervisor started under `chosen` (inside `group`), watched until it ends or the time
     is up."""
     host = os.path.realpath(sys.executable)
@@ -325,7 +325,7 @@ class _Watch:
                 found[word] = int(value)
         return found
 
-    def until(self, deadline: float) -> Outcome:
+    def until(self, deadline: float) -> Ended:
         self._pump(lambda: self.status_fd not in self.open or self._over(), deadline)  # until the supervisor ends
         reports = self.reports()
         ended = self.status_fd not in self.open
@@ -334,19 +334,19 @@ class _Watch:
         self._pump(self._over, time.monotonic() + GRACE)  # what is left in the pipe
         if self._over():
             del self.output[self.most:]
-            return Outcome(bytes(self.output), -signal.SIGKILL, False,
+            return Ended(bytes(self.output), -signal.SIGKILL, False,
                            f"printed more than {self.most} bytes, the limit of its output (the file size limit): "
                            "killed there")
         if not ended:  # the deadline came first
-            return Outcome(bytes(self.output), -signal.SIGKILL, True)
+            return Ended(bytes(self.output), -signal.SIGKILL, True)
         if returncode is None:
-            return Outcome(bytes(self.output), reports["exit"], False)
+            return Ended(bytes(self.output), reports["exit"], False)
         how = _described(returncode)
         if "pid" not in reports:
             tail = bytes(self.output).decode("utf-8", "backslashreplace").strip()[-300:]
-            return Outcome(bytes(self.output), returncode, False,
+            return Ended(bytes(self.output), returncode, False,
                            f"could not be started in its sandbox ({self.chosen.kind} {how}): {tail}")
-        return Outcome(bytes(self.output), returncode, False,
+        return Ended(bytes(self.output), returncode, False,
                        f"killed its sandbox: the process that supervises it ended ({how}) before the snippet did")
 
     def _over(self) -> bool:

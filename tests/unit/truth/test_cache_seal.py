@@ -17,12 +17,12 @@ from helpers.execution import repl, strong
 
 from pytest_gotchas import files
 from pytest_gotchas.truth import execute as execute_mod, sandbox
-from pytest_gotchas.truth.execute import Cache, CacheLost, Limits, Request, Run
+from pytest_gotchas.truth.execute import Cache, CacheLost, Limits, Request, Execution
 from pytest_gotchas.truth.interpreters import Interpreter
 
 FAKE = Interpreter(version="3.12.1", path="/opt/python3.12", implementation="CPython")
 REQUEST = repl(FAKE, "1 + 1")
-TRUE = (Run(">>> 1 + 1\n2\n", "0", 0, False),)
+TRUE = (Execution(">>> 1 + 1\n2\n", "0", 0, False),)
 FORGED = [{"text": ">>> 1 + 1\nX\n", "seed": "0", "returncode": 0, "timed_out": False, "error": None}]
 
 
@@ -37,7 +37,7 @@ def user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def executed(monkeypatch: pytest.MonkeyPatch) -> list[Request]:
     asked: list[Request] = []
 
-    def fake(request: Request, runs: int, limits: Limits, isolation: sandbox.Isolation) -> tuple[Run, ...]:
+    def fake(request: Request, runs: int, limits: Limits, isolation: sandbox.Isolation) -> tuple[Execution, ...]:
         asked.append(request)
         return TRUE
 

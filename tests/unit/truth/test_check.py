@@ -3,14 +3,14 @@ candidate next, the distractor not; crashes, timeouts and output that changes be
 
 from __future__ import annotations
 
-from pytest_gotchas.truth.execute import Run
+from pytest_gotchas.truth.execute import Execution
 from pytest_gotchas.truth.check import CONTEXT, check
 
 PROMPT = ">>> 1 + 1\n"
 
 
-def runs(*texts: str, returncode: int = 0, timed_out: bool = False) -> tuple[Run, ...]:
-    return tuple(Run(text=t, seed=str(n), returncode=returncode, timed_out=timed_out)
+def runs(*texts: str, returncode: int = 0, timed_out: bool = False) -> tuple[Execution, ...]:
+    return tuple(Execution(text=t, seed=str(n), returncode=returncode, timed_out=timed_out)
                  for n, t in enumerate(texts, start=1))
 
 
@@ -115,8 +115,8 @@ def test_nondeterministic_when_only_a_later_run_holds() -> None:
                               "PYTHONHASHSEED=1: ")
 
 
-def pinned(*texts: str) -> tuple[Run, ...]:
-    return tuple(Run(text=t, seed="0", returncode=0, timed_out=False) for t in texts)
+def pinned(*texts: str) -> tuple[Execution, ...]:
+    return tuple(Execution(text=t, seed="0", returncode=0, timed_out=False) for t in texts)
 
 
 COIN = ">>> import random; random.random() < 0.5\n"
@@ -182,7 +182,7 @@ def test_crash_is_not_a_wrong_answer() -> None:
 
 
 def test_crash_in_a_later_run_is_still_a_crash() -> None:
-    mixed = runs(">>> 1 + 1\n2\n") + (Run(text="", seed="2", returncode=-6, timed_out=False),)
+    mixed = runs(">>> 1 + 1\n2\n") + (Execution(text="", seed="2", returncode=-6, timed_out=False),)
     checked = check(PROMPT, "2", "3", mixed)
     assert (checked.status, checked.message) == ("crash", "the interpreter crashed: killed by SIGABRT (seed 2)")
 

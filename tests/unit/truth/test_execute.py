@@ -20,7 +20,7 @@ from helpers.interpreters import interpreter
 
 from pytest_gotchas.truth import execute as execute_mod, sandbox
 from pytest_gotchas.truth.execute import (_MARK1, _MARK2, RENDERER_VERSION, Cache, CacheLost, ExecutionError, Limits,
-                                          Request, Run, execute, render_repl, run_once, seeds)
+                                          Request, Execution, execute, render_repl, run_once, seeds)
 from pytest_gotchas.truth.interpreters import Interpreter
 
 FAKE = Interpreter(version="3.12.1", path="/opt/python3.12", implementation="CPython")
@@ -64,7 +64,7 @@ def test_cache_key_includes_the_renderer_version(monkeypatch: pytest.MonkeyPatch
     (-200, False, "signal 200"),
 ])
 def test_signal_name(returncode: int, timed_out: bool, name: str | None) -> None:
-    assert Run(text="", seed="1", returncode=returncode, timed_out=timed_out).signal_name == name
+    assert Execution(text="", seed="1", returncode=returncode, timed_out=timed_out).signal_name == name
 
 
 def test_render_repl_echoes_each_input_line_after_its_prompt() -> None:
@@ -317,9 +317,10 @@ class FakeExecute:
     def __init__(self) -> None:
         self.calls: list[Request] = []
 
-    def __call__(self, request: Request, runs: int, limits: Limits, isolation: sandbox.Isolation) -> tuple[Run, ...]:
+    def __call__(self, request: Request, runs: int, limits: Limits,
+                 isolation: sandbox.Isolation) -> tuple[Execution, ...]:
         self.calls.append(request)
-        return tuple(Run(text=f"{request.repl_input}", seed=s, returncode=0, timed_out=False)
+        return tuple(Execution(text=f"{request.repl_input}", seed=s, returncode=0, timed_out=False)
                      for s in seeds(request, runs))
 
 
@@ -420,7 +421,7 @@ REQUEST = Request(interpreter=Interpreter("3.11.7", "/usr/bin/python3", "CPython
                   shell_text=None, env=())
 
 
-RUNS = (Run(text=">>> 1 + 1\n2\n", seed="1", returncode=0, timed_out=False),)
+RUNS = (Execution(text=">>> 1 + 1\n2\n", seed="1", returncode=0, timed_out=False),)
 
 
 FULL = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -431,7 +432,7 @@ def executed(monkeypatch) -> list[Request]:
     """execute() without subprocesses: what it was asked to run."""
     asked: list[Request] = []
 
-    def fake(request: Request, runs: int, limits: Limits, isolation: sandbox.Isolation) -> tuple[Run, ...]:
+    def fake(request: Request, runs: int, limits: Limits, isolation: sandbox.Isolation) -> tuple[Execution, ...]:
         asked.append(request)
         return RUNS
 

@@ -108,8 +108,8 @@ def test_without_a_namespace_killing_the_supervisor_is_a_clear_error(py312) -> N
 
 
 def test_killing_its_sandbox_is_a_per_case_crash_with_a_message() -> None:
-    from pytest_gotchas.truth.execute import Run
-    runs = (Run(text="", seed="2", returncode=-9, timed_out=False,
+    from pytest_gotchas.truth.execute import Execution
+    runs = (Execution(text="", seed="2", returncode=-9, timed_out=False,
                 error="killed its sandbox: the process that supervises it ended (killed by SIGKILL) before the "
                       "snippet did"),)
     checked = check(">>> 1\n", "1", "2", runs)
