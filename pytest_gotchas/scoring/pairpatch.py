@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..results.schema import Components, Patching, Screened
+from ..results.schema import Components, HeadPattern, Patching, Screened
 from ..truth.collect import Planned
 from .cut import CutPlan
 
@@ -52,11 +52,15 @@ def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str
         unpatched=result.unpatched, source_value=result.source_value, cells=result.cells, method=result.method,
         unaligned_source=list(a.unaligned_source), unaligned_target=list(a.unaligned_target), prefix=a.prefix,
         prefix_apart=result.prefix_apart, prefix_shift=result.prefix_shift, metric_dtype=result.metric_dtype,
-        step=result.step, components=_components(model, mine, theirs, ids, metric, components) if components else None)
+        step=result.step,
+        components=_components(model, mine, theirs, ids, metric, components, decode) if components else None)
 
 
-def _components(model: Any, source: Any, target: Any, ids: tuple[int, int], metric: str, k: int) -> Components:
-    """The exact component grid of one direction, and the screen's top-k with their exact values beside them."""
+def _components(model: Any, source: Any, target: Any, ids: tuple[int, int], metric: str, k: int,
+                decode: Callable[[int], str]) -> Components:
+    """The exact component grid of one direction, the screen's top-k with their exact values beside them, and where
+    the heads that restore most at the cut read from."""
+    from .attention import cut_patterns
     from .components import patch_components
     from .screen import recall, screen
 
@@ -67,13 +71,33 @@ def _components(model: Any, source: Any, target: Any, ids: tuple[int, int], metr
             exact[("attn", layer, 0, j)], exact[("mlp", layer, 0, j)] = grid.attn[i][j], grid.mlp[i][j]
             exact.update((("head", layer, h, j), grid.head[i][h][j]) for h in range(grid.heads))
     screened = screen(model, source, target, ids, k)
-    top = [Screened(kind=c[0], layer=c[1], head=c[2], position=c[3], estimate=screened.estimates[c], exact=exact[c])
-           for c in screened.top(k)]
-    found = recall(screened, exact, grid.source_value - grid.unpatched, k)
+    top = [Screened(kind=c[0], layer=c[1], head=c[2], position=c[3], estimate=screened.estimates[c], exact=exact[c],
+                    graddrop=screened.graddrop.get(c)) for c in screened.top(k)]
+    effect = grid.source_value - grid.unpatched
+    found, plain = (recall(screened, exact, effect, k, graddrop=g) for g in (True, False))
+    ids_t = target.member.ids
+    heads = top_heads_at_cut(exact, grid.unpatched, len(grid.positions) - 1) if effect else []
+    weights = cut_patterns(model, ids_t, heads)
+    tokens = [decode(i) for i in ids_t]
     return Components(layers=grid.layers, heads=grid.heads, attn=grid.attn, mlp=grid.mlp, head=grid.head,
                       post_norms=grid.post_norms, batched=grid.batched,
                       checks=[f"{c.name}: {c.detail}" for c in grid.checks], screened=top,
-                      recall={kind: list(v) for kind, v in found.items()})
+                      recall={kind: list(v) for kind, v in found.items()},
+                      recall_plain={kind: list(v) for kind, v in plain.items()},
+                      patterns=[HeadPattern(layer=layer, head=head, weights=weights[(layer, head)], tokens=tokens)
+                                for layer, head in heads])
+
+
+PATTERNS = 3  # heads whose attention at the cut the report shows
+
+
+def top_heads_at_cut(exact: dict[tuple[str, int, int, int], float], unpatched: float, cut: int,
+                     count: int = PATTERNS) -> list[tuple[int, int]]:
+    """The (layer, head) of the ``count`` heads whose patch at the cut moves the metric furthest (either way), those
+    that move it at all."""
+    moved = [(abs(v - unpatched), c[1], c[2]) for c, v in exact.items() if c[0] == "head" and c[3] == cut
+             and v != unpatched]
+    return [(layer, head) for _, layer, head in sorted(moved, key=lambda m: (-m[0], m[1], m[2]))[:count]]
 
 
 def patch_partners(model: Any, plan: Planned, cuts: list[CutPlan], partners: list[Partner],
