@@ -142,6 +142,15 @@ def screen_text(p: Patching) -> str:
             f"exact {(first.exact - p.unpatched) / effect * 100:.0f}%")
 
 
+def pattern_caption(p: Patching) -> str:
+    return (f"where the heads that move the metric most at the cut read from (attention weight at the cut, head x "
+            f"{p.target}'s token; eager attention): {heatmap_caption(p)}")
+
+
+def pattern_cell_title(layer: int, head: int, position: int, token: str, weight: float) -> str:
+    return f"head {layer}.{head} at the cut reads {token!r} (position {position}) with weight {weight * 100:.1f}%"
+
+
 def patched_lines(p: Patching, model: str | None = None) -> list[str]:
     """The terminal's lines of one patched direction: the residual grid's, then the component grid's if any."""
     label = f"[{model}] " if model else ""
