@@ -135,6 +135,9 @@ def screen_text(p: Patching) -> str:
         return ""
     names = {"attn": "attention", "mlp": "MLP", "head": "heads"}
     found = ", ".join(f"{names[kind]} {got}/{of}" for kind, (got, of) in grid.recall.items() if of)
+    if grid.recall_plain and grid.recall_plain != grid.recall:
+        plain = ", ".join(f"{names[kind]} {got}/{of}" for kind, (got, of) in grid.recall_plain.items() if of)
+        found += f" (by |estimate| alone, without GradDrop: {plain})"
     first = grid.screened[0]
     name = f"head {first.layer}.{first.head}" if first.kind == "head" else f"{names[first.kind]} {first.layer}"
     return (f"; screen top-{len(grid.screened)}: recall {found or 'nothing of 10% or more to find'}; its first, "
