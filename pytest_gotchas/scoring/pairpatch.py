@@ -70,7 +70,7 @@ def _components(model: Any, source: Any, target: Any, ids: tuple[int, int], metr
         for j in range(len(grid.positions)):
             exact[("attn", layer, 0, j)], exact[("mlp", layer, 0, j)] = grid.attn[i][j], grid.mlp[i][j]
             exact.update((("head", layer, h, j), grid.head[i][h][j]) for h in range(grid.heads))
-    screened = screen(model, source, target, ids, k)
+    screened = screen(model, source, target, ids, k, metric=metric)
     top = [Screened(kind=c[0], layer=c[1], head=c[2], position=c[3], estimate=screened.estimates[c], exact=exact[c],
                     graddrop=screened.graddrop.get(c)) for c in screened.top(k)]
     effect = grid.source_value - grid.unpatched

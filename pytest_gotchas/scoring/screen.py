@@ -37,7 +37,8 @@ from typing import Any
 
 from .align import align
 from .components import ATTN, HEAD, MLP, ComponentPass, Patch, _run_layer, _vector, layer_blocks
-from .patching import Ids, _hidden, _metric, _reading, _with_hidden
+from .head import FLOAT32, MODEL, float32_head
+from .patching import Ids, _hidden, _metric, _own_readings, _with_hidden
 
 DEFAULT_K = 20
 
@@ -172,9 +173,12 @@ def _graddrop(plain: dict[str, Any], dropped: list[dict[str, Any]]) -> dict[Cell
 
 
 def screen(model: Any, source: ComponentPass, target: ComponentPass, ids: Ids, k: int = DEFAULT_K,
-           graddrop: bool = True) -> Screened:
+           graddrop: bool = True, metric: str = MODEL) -> Screened:
     """Estimates of every component cell of one direction (with ``graddrop``, their GradDrop scores, and the ranking
-    by the larger of the two), and the exact value of the top ``k``."""
+    by the larger of the two), and the exact value of the top ``k`` with head.py's ``metric`` (``unpatched`` too, so
+    that fractions compare with components.py's grid of the same metric; the gradient is the model's own)."""
+    from contextlib import nullcontext
+
     import torch
 
     alignment = align(source.member.ids, target.member.ids)
@@ -187,12 +191,12 @@ def screen(model: Any, source: ComponentPass, target: ComponentPass, ids: Ids, k
     scores = (_graddrop(plain, [_estimates(found, source, target, pairs, g) for g in passes[1:]]) if graddrop
               else {})
     seconds = time.perf_counter() - started
-    unpatched = _metric(_reading(target.member.logits, ids))
+    unpatched = _metric(_own_readings(model, source.member, target.member, ids, metric)[0])
     ranked = Screened(estimates, {}, unpatched, seconds, 0.0, scores)
     top = ranked.top(k, graddrop)
     started = time.perf_counter()
     verified: dict[Cell, float] = {}
-    with torch.inference_mode():
+    with torch.inference_mode(), float32_head(model, ids) if metric == FLOAT32 else nullcontext():
         for layer in sorted({c[1] for c in top}):
             cells = [c for c in top if c[1] == layer]
             rows = [[Patch(layer, kind, head, alignment.pairs[j][1],

@@ -76,3 +76,20 @@ def test_graddrop_finds_the_component_whose_paths_cancel_where_attribution_patch
     assert screened.verified[key] == cells[key]  # and the verification gives the exact value
     assert recall(screened, cells, effect, 2, graddrop=False)["attn"] == (0, 1)
     assert recall(screened, cells, effect, 2)["attn"] == (1, 1)
+
+
+def test_with_the_float32_metric_the_screen_verifies_and_measures_as_the_grid_does() -> None:
+    from pytest_gotchas.scoring.patching import _metric, _reading
+
+    model = component_model()
+    with torch.no_grad():  # the cut token's own direction, read so faintly that bfloat16 logits round it away
+        model.lm_head.weight[NO, EQ], model.lm_head.weight[YES, EQ] = 2 ** -8, -2 ** -8
+    source = C.component_pass(model, (BOS, 4, X, A, Y, Z, EQ))
+    target = C.component_pass(model, (BOS, 5, X, B, Y, Z, EQ))
+    ids = (NO, YES)
+    grid = C.patch_components(model, source, target, ids, metric="float32")
+    screened = screen(model, source, target, ids, k=4, metric="float32")
+    assert grid.unpatched != _metric(_reading(target.member.logits, ids))  # the two metrics differ here
+    assert screened.unpatched == grid.unpatched  # fractions of the screen and of the grid share one unpatched
+    cells = exact_cells(grid)
+    assert screened.verified and all(screened.verified[c] == cells[c] for c in screened.verified)
