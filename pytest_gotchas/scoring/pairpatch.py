@@ -60,25 +60,32 @@ def _components(model: Any, source: Any, target: Any, ids: tuple[int, int], metr
                 decode: Callable[[int], str]) -> Components:
     """The exact component grid of one direction, the screen's top-k with their exact values beside them, and where
     the heads that restore most at the cut read from."""
-    from .attention import cut_patterns
     from .components import patch_components
-    from .screen import recall, screen
+    from .screen import screen
 
     grid = patch_components(model, source, target, ids, metric)
+    return components_entry(model, target, grid, screen(model, source, target, ids, k, metric=metric), k, decode)
+
+
+def components_entry(model: Any, target: Any, grid: Any, screened: Any, k: int, decode: Callable[[int], str]
+                     ) -> Components:
+    """The typed entry of a direction's exact grid (components.ComponentResult) and screen (screen.Screened): the
+    top-k with exact values beside estimates, recall with and without GradDrop, and the top heads' attention."""
+    from .attention import cut_patterns
+    from .screen import recall
+
     exact = {}
     for i, layer in enumerate(grid.layers):
         for j in range(len(grid.positions)):
             exact[("attn", layer, 0, j)], exact[("mlp", layer, 0, j)] = grid.attn[i][j], grid.mlp[i][j]
             exact.update((("head", layer, h, j), grid.head[i][h][j]) for h in range(grid.heads))
-    screened = screen(model, source, target, ids, k, metric=metric)
     top = [Screened(kind=c[0], layer=c[1], head=c[2], position=c[3], estimate=screened.estimates[c], exact=exact[c],
                     graddrop=screened.graddrop.get(c)) for c in screened.top(k)]
     effect = grid.source_value - grid.unpatched
     found, plain = (recall(screened, exact, effect, k, graddrop=g) for g in (True, False))
-    ids_t = target.member.ids
     heads = top_heads_at_cut(exact, grid.unpatched, len(grid.positions) - 1) if effect else []
-    weights = cut_patterns(model, ids_t, heads)
-    tokens = [decode(i) for i in ids_t]
+    weights = cut_patterns(model, target.member.ids, heads)
+    tokens = [decode(i) for i in target.member.ids]
     return Components(layers=grid.layers, heads=grid.heads, attn=grid.attn, mlp=grid.mlp, head=grid.head,
                       post_norms=grid.post_norms, batched=grid.batched,
                       checks=[f"{c.name}: {c.detail}" for c in grid.checks], screened=top,

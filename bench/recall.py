@@ -1,0 +1,126 @@
+"""How good the screen is, direction by direction: for each pair direction of a JSON report written with
+--gotchas-patch (its token ids), the exact component grid (scoring/components.py) and the screen (scoring/screen.py,
+with and without GradDrop), in the metric asked for; the component that restores most (exact), the screen's recall
+of the exact cells of |fraction| >= 10% per kind, and the cells it missed (kind, layer, the cut or not).
+
+    pytest --gotchas cases/ -k sets --gotchas-patch --gotchas-json /tmp/sets.json
+    python -m bench.recall /tmp/sets.json --metric float32 --out /tmp/recall.json [--model smollm2-135m]
+
+Each direction's line is printed as soon as it is computed, and --out is rewritten after each (a JSON list of the
+directions' schema.Patching entries, their ``components`` filled, their metric the one asked for and their residual
+``cells`` left empty: this does not compute the residual grid), so that a run stopped early keeps what it finished.
+The report's ids must be the model's: a report of another model gives a KeyError-free but meaningless run, so the
+report's model id is checked against --model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from pytest_gotchas.results.report import from_data
+from pytest_gotchas.results.schema import Components, Patching
+
+AT_LEAST = 0.1
+
+
+def missed(entry: Patching, grid: Components) -> list[str]:
+    """The exact cells of |fraction| >= AT_LEAST that the screen's top-k does not hold, as "MLP 1 at the cut"."""
+    effect = entry.source_value - entry.unpatched
+    if not effect:
+        return []
+    top = {(s.kind, s.layer, s.head, s.position) for s in grid.screened}
+    cut = len(entry.positions) - 1
+    out = []
+    for i, layer in enumerate(grid.layers):
+        cells = [("attn", 0, j, v) for j, v in enumerate(grid.attn[i])] + \
+                [("mlp", 0, j, v) for j, v in enumerate(grid.mlp[i])] + \
+                [("head", h, j, v) for h, row in enumerate(grid.head[i]) for j, v in enumerate(row)]
+        for kind, head, j, value in cells:
+            fraction = (value - entry.unpatched) / effect
+            if abs(fraction) >= AT_LEAST and (kind, layer, head, j) not in top:
+                name = f"head {layer}.{head}" if kind == "head" else f"{'attention' if kind == 'attn' else 'MLP'} {layer}"
+                where = "the cut" if j == cut else repr(entry.tokens[j])
+                out.append(f"{name} at {where} {fraction * 100:.0f}%")
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.recall", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("report", type=Path, help="a JSON report written with --gotchas-patch")
+    parser.add_argument("--model", default=None, help="the model the report ran (default: the embedded default)")
+    parser.add_argument("--k", type=int, default=20, help="the screen's top-k (default 20)")
+    parser.add_argument("--metric", choices=("model", "float32"), default="float32")
+    parser.add_argument("--only", default="", help="only directions whose 'source -> target' contains this")
+    parser.add_argument("--out", type=Path, help="write the directions' entries here (JSON), after each one")
+    args = parser.parse_args(argv)
+
+    from pydantic import TypeAdapter
+
+    from pytest_gotchas.model.load import ModelSpec, load_model
+    from pytest_gotchas.plugin.options import Settings
+    from pytest_gotchas.results.patching import spacing, top_components
+    from pytest_gotchas.scoring.components import component_pass, patch_components
+    from pytest_gotchas.scoring.pairpatch import components_entry
+    from pytest_gotchas.scoring.screen import screen
+
+    report = from_data(json.loads(args.report.read_text(encoding="utf-8")))
+    seen, entries = set(), []
+    for case in report.cases:
+        for p in case.patching:
+            key = (p.source, p.target, p.primer)
+            if key not in seen and args.only in f"{p.source} -> {p.target}":
+                seen.add(key)
+                entries.append(p)
+    if not entries:
+        sys.exit("bench: no patched direction in the report (run it with --gotchas-patch)")
+    loaded = load_model(ModelSpec(name=args.model, device="cpu"), Settings().model_cache)
+    ran = set(report.models)
+    if loaded.info.id not in ran:
+        sys.exit(f"bench: the report ran {sorted(ran)}, not {loaded.info.id}: its token ids are not this model's")
+    model, decode = loaded.model, (lambda i: loaded.tokenizer.decode([i]))
+    done: list[Patching] = []
+    adapter = TypeAdapter(list[Patching])
+    print(f"model {loaded.info.id}, metric {args.metric}, top-{args.k}; AMD EPYC (AVX-512 BF16), 2 cores, shared")
+    for entry in entries:
+        ids = (entry.candidate_ids[0], entry.candidate_ids[1])
+        source, target = component_pass(model, tuple(entry.source_ids)), component_pass(model, tuple(entry.target_ids))
+        started = time.perf_counter()
+        grid = patch_components(model, source, target, ids, args.metric)
+        grid_s = time.perf_counter() - started
+        started = time.perf_counter()
+        screened = screen(model, source, target, ids, args.k, metric=args.metric)
+        screen_s = time.perf_counter() - started
+        typed = components_entry(model, target, grid, screened, args.k, decode)
+        effect = grid.source_value - grid.unpatched
+        found = replace(entry, unpatched=grid.unpatched, source_value=grid.source_value, metric_dtype=grid.metric_dtype,
+                        step=spacing(max(abs(grid.unpatched), abs(grid.source_value)), grid.metric_dtype), cells=[],
+                        components=typed)
+        done.append(found)
+        best = top_components(found, 1)
+        named = (f"{best[0].kind} {best[0].layer}{'' if best[0].head is None else '.' + str(best[0].head)} at "
+                 f"{'the cut' if best[0].position[1] == len(entry.target_ids) - 1 else repr(best[0].token)} "
+                 f"{best[0].fraction * 100:.0f}%" if best else "no effect")
+        recall = lambda r: " ".join(f"{k} {g}/{o}" for k, (g, o) in r.items())  # noqa: E731
+        gained = sum(1 for s in typed.screened if (s.graddrop or 0) > abs(s.estimate))
+        print(f"\n{entry.source} -> {entry.target}: effect {effect:+.5g} ({args.metric}); best (exact) {named}; "
+              f"grid {grid_s:.0f} s, screen + verify {screen_s:.0f} s ({screened.seconds:.1f} s gradients)")
+        print(f"  recall with GradDrop: {recall(typed.recall)}; by |estimate| alone: {recall(typed.recall_plain)}; "
+              f"{gained} of the top-{args.k} ranked by GradDrop above their |estimate|")
+        misses = missed(found, typed)
+        print(f"  missed ({len(misses)}): " + "; ".join(misses[:40]) + (" ..." if len(misses) > 40 else ""))
+        print("  top heads at the cut read: " + "; ".join(
+            f"{p.layer}.{p.head}: " + ", ".join(f"{p.tokens[n]!r} {w * 100:.0f}%" for n, w in
+                                                 sorted(enumerate(p.weights), key=lambda x: -x[1])[:3])
+            for p in typed.patterns), flush=True)
+        if args.out:
+            args.out.write_text(json.dumps(adapter.dump_python(done, mode="json")), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
