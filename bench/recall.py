@@ -80,13 +80,13 @@ def main(argv: list[str] | None = None) -> None:
     if not entries:
         sys.exit("bench: no patched direction in the report (run it with --gotchas-patch)")
     loaded = load_model(ModelSpec(name=args.model, device="cpu"), Settings().model_cache)
-    ran = set(report.models)
-    if loaded.info.id not in ran:
-        sys.exit(f"bench: the report ran {sorted(ran)}, not {loaded.info.id}: its token ids are not this model's")
+    ran, name = set(report.models), loaded.info.id if loaded.info else str(args.model)
+    if name not in ran:
+        sys.exit(f"bench: the report ran {sorted(ran)}, not {name}: its token ids are not this model's")
     model, decode = loaded.model, (lambda i: loaded.tokenizer.decode([i]))
     done: list[Patching] = []
     adapter = TypeAdapter(list[Patching])
-    print(f"model {loaded.info.id}, metric {args.metric}, top-{args.k}; AMD EPYC (AVX-512 BF16), 2 cores, shared")
+    print(f"model {name}, metric {args.metric}, top-{args.k}; AMD EPYC (AVX-512 BF16), 2 cores, shared")
     for entry in entries:
         ids = (entry.candidate_ids[0], entry.candidate_ids[1])
         source, target = component_pass(model, tuple(entry.source_ids)), component_pass(model, tuple(entry.target_ids))
