@@ -21,8 +21,9 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from pytest_gotchas.results.report import from_data
+from pytest_gotchas.results.report import Report, from_data
 from pytest_gotchas.results.schema import Components, Patching
 
 AT_LEAST = 0.1
@@ -49,6 +50,31 @@ def missed(entry: Patching, grid: Components) -> list[str]:
     return out
 
 
+def recut(tokenizer: Any, report: Report, entry: Patching, cut_again: bool = True) -> Patching:
+    """The direction aligned by this version's align.py (its positions and tokens), its members cut again by
+    ``tokenizer`` from their primer-less prompt and candidates where ``cut_again``, else with the report's ids."""
+    from pytest_gotchas.scoring.align import align
+    from pytest_gotchas.scoring.cut import CutPlan, plan_cut
+
+    runs = {c.id: c for c in report.cases}
+
+    def cut(case: str) -> CutPlan:
+        run = next(r for r in runs[case].runs if r.primer is None and r.variant is None)
+        return plan_cut(tokenizer, run.prompt, run.correct, run.wrong)
+
+    if cut_again:
+        source, target = cut(entry.source), cut(entry.target)
+        s_ids, t_ids = tuple(source.context_ids), tuple(target.context_ids)
+        candidates = [target.correct_ids[0], target.wrong_ids[0]]
+    else:
+        s_ids, t_ids, candidates = tuple(entry.source_ids), tuple(entry.target_ids), entry.candidate_ids
+    a = align(s_ids, t_ids)
+    decode = lambda i: tokenizer.decode([i])  # noqa: E731
+    return replace(entry, source_ids=list(s_ids), target_ids=list(t_ids), candidate_ids=candidates,
+                   positions=[list(p) for p in a.pairs], tokens=[decode(t_ids[t]) for _, t in a.pairs],
+                   source_tokens=[decode(s_ids[s]) for s, _ in a.pairs])
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.recall", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -57,6 +83,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--k", type=int, default=20, help="the screen's top-k (default 20)")
     parser.add_argument("--metric", choices=("model", "float32"), default="float32")
     parser.add_argument("--only", default="", help="only directions whose 'source -> target' contains this")
+    parser.add_argument("--recut", action="store_true",
+                        help="cut each member again with this model's tokenizer from the report's prompt and "
+                             "candidates (scoring/cut.plan_cut, as the plugin does): a report of another model's pairs")
+    parser.add_argument("--skip", type=int, default=0, help="leave out the first N directions (a run resumed)")
     parser.add_argument("--out", type=Path, help="write the directions' entries here (JSON), after each one")
     args = parser.parse_args(argv)
 
@@ -77,12 +107,15 @@ def main(argv: list[str] | None = None) -> None:
             if key not in seen and args.only in f"{p.source} -> {p.target}":
                 seen.add(key)
                 entries.append(p)
+    entries = entries[args.skip:]
     if not entries:
         sys.exit("bench: no patched direction in the report (run it with --gotchas-patch)")
     loaded = load_model(ModelSpec(name=args.model, device="cpu"), Settings().model_cache)
     ran, name = set(report.models), loaded.info.id if loaded.info else str(args.model)
-    if name not in ran:
+    if not args.recut and name not in ran:
         sys.exit(f"bench: the report ran {sorted(ran)}, not {name}: its token ids are not this model's")
+    # Cut again, by this model's tokenizer with --recut, and aligned by this version's align.py either way.
+    entries = [recut(loaded.tokenizer, report, e, args.recut) for e in entries]
     model, decode = loaded.model, (lambda i: loaded.tokenizer.decode([i]))
     done: list[Patching] = []
     adapter = TypeAdapter(list[Patching])
