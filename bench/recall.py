@@ -5,6 +5,7 @@ of the exact cells of |fraction| >= 10% per kind, and the cells it missed (kind,
 
     pytest --gotchas cases/ -k sets --gotchas-patch --gotchas-json /tmp/sets.json
     python -m bench.recall /tmp/sets.json --metric float32 --out /tmp/recall.json [--model smollm2-135m]
+    python -m bench.recall --summarize /tmp/recall.json [more.json ...]   # the table of what --out holds
 
 Each direction's line is printed as soon as it is computed, and --out is rewritten after each (a JSON list of the
 directions' schema.Patching entries, their ``components`` filled, their metric the one asked for and their residual
@@ -75,10 +76,60 @@ def recut(tokenizer: Any, report: Report, entry: Patching, cut_again: bool = Tru
                    source_tokens=[decode(s_ids[s]) for s, _ in a.pairs])
 
 
+def band(layer: int, layers: int) -> str:
+    return "layer 1" if layer == 1 else "last 3 layers" if layer > layers - 3 else "middle"
+
+
+def summarize(files: list[Path], k: int) -> None:
+    """Per direction: the best component (exact); of the screen's top-k, how many are exact cells of |fraction| >=
+    10% (precision); how many of the exact grid's k largest cells it holds (overlap); recall per kind with and
+    without GradDrop; the missed cells of 10% or more by band (layer 1, middle, last 3 layers) and kind."""
+    from collections import Counter
+
+    from pydantic import TypeAdapter
+
+    from pytest_gotchas.results.patching import top_components
+
+    adapter = TypeAdapter(list[Patching])
+    print(f"| direction | effect | best component (exact) | top-{k}: of 10%+ | top-{k} overlap with exact top-{k} "
+          "| recall attn / MLP / head (GradDrop) | (|estimate| alone) | missed 10%+ by layer band |")
+    print("|---|---:|---|---:|---:|---|---|---|")
+    for path in files:
+        for e in adapter.validate_python(json.loads(path.read_text(encoding="utf-8"))):
+            grid = e.components
+            effect = e.source_value - e.unpatched
+            if grid is None or not effect:
+                continue
+            frac = {}
+            for i, layer in enumerate(grid.layers):
+                for j, (a, m) in enumerate(zip(grid.attn[i], grid.mlp[i])):
+                    frac[("attn", layer, 0, j)] = (a - e.unpatched) / effect
+                    frac[("mlp", layer, 0, j)] = (m - e.unpatched) / effect
+                    frac.update((("head", layer, h, j), (grid.head[i][h][j] - e.unpatched) / effect)
+                                for h in range(grid.heads))
+            top = [(c.kind, c.layer, c.head, c.position) for c in grid.screened]
+            exact_top = sorted(frac, key=lambda c: -abs(frac[c]))[:len(top)]
+            precision = sum(abs(frac[c]) >= AT_LEAST for c in top)
+            overlap = len(set(top) & set(exact_top))
+            best = top_components(e, 1)[0]
+            cut = len(e.target_ids) - 1
+            name = (f"head {best.layer}.{best.head}" if best.kind == "head" else
+                    f"{'attention' if best.kind == 'attn' else 'MLP'} {best.layer}")
+            where = "the cut" if best.position[1] == cut else repr(best.token)
+            bands = Counter(f"{c[0]} {band(c[1], grid.layers[-1])}" for c, f in frac.items()
+                            if abs(f) >= AT_LEAST and c not in set(top))
+            shown = lambda r: " / ".join(f"{g}/{o}" for g, o in r.values())  # noqa: E731
+            print(f"| {e.source} -> {e.target} | {effect:+.4g} | {name} at {where} {best.fraction * 100:.0f}% | "
+                  f"{precision}/{len(top)} | {overlap}/{len(top)} | {shown(grid.recall)} | {shown(grid.recall_plain)} "
+                  f"| " + ", ".join(f"{n} {b}" for b, n in sorted(bands.items())) + " |")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.recall", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("report", type=Path, help="a JSON report written with --gotchas-patch")
+    parser.add_argument("report", type=Path, nargs="+", help="a JSON report written with --gotchas-patch (with "
+                        "--summarize: --out files)")
+    parser.add_argument("--summarize", action="store_true", help="print the table of --out files, compute nothing")
     parser.add_argument("--model", default=None, help="the model the report ran (default: the embedded default)")
     parser.add_argument("--k", type=int, default=20, help="the screen's top-k (default 20)")
     parser.add_argument("--metric", choices=("model", "float32"), default="float32")
@@ -89,6 +140,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--skip", type=int, default=0, help="leave out the first N directions (a run resumed)")
     parser.add_argument("--out", type=Path, help="write the directions' entries here (JSON), after each one")
     args = parser.parse_args(argv)
+    if args.summarize:
+        summarize(args.report, args.k)
+        return
 
     from pydantic import TypeAdapter
 
@@ -99,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
     from pytest_gotchas.scoring.pairpatch import components_entry
     from pytest_gotchas.scoring.screen import screen
 
-    report = from_data(json.loads(args.report.read_text(encoding="utf-8")))
+    report = from_data(json.loads(args.report[0].read_text(encoding="utf-8")))
     seen, entries = set(), []
     for case in report.cases:
         for p in case.patching:
