@@ -4,12 +4,12 @@ output, as headless Chromium shows it (bench/docs.py's way), with a caption nami
 
     python -m bench.recall /tmp/sets.json --metric float32 --out /tmp/recall.json
     python -m bench.docs_components /tmp/recall.json --direction "list-reversed -> set-reversed"
+    python -m bench.docs_components sets.json --direction ...   # a run's report: its residual heatmap drawn too
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import subprocess
 import sys
@@ -28,13 +28,14 @@ MACHINE = "AMD EPYC (AVX-512 BF16), 2 cores shared with other jobs; torch 2.13 C
 def page(entry: Patching, model: str) -> str:
     """The direction's component heatmaps and head patterns, as the report's page lays them out."""
     from pytest_gotchas.report.html import _environment
-    from pytest_gotchas.report.page_patching import Heatmap, component_heatmaps, pattern_map
+    from pytest_gotchas.report.page_patching import Heatmap, component_heatmaps, heatmap, pattern_map
     from pytest_gotchas.report.wording_patching import components_line
 
-    caption = (f"{entry.source} \u2192 {entry.target} ({entry.metric_dtype} metric; computed on {MACHINE}; "
-               f"bench/recall.py, no residual grid)")
-    maps = Heatmap(model, caption, [], [], components_line(entry), component_heatmaps(model, entry),
-                   pattern_map(entry))
+    caption = (f"{entry.source} \u2192 {entry.target} ({entry.metric_dtype} metric; computed on {MACHINE}"
+               f"{'' if entry.cells else '; bench/recall.py, no residual grid'})")
+    maps = (heatmap(model, entry) if entry.cells else  # a run's report: the page's own heatmaps, the residual first
+            Heatmap(model, caption, [], [], components_line(entry), component_heatmaps(model, entry),
+                    pattern_map(entry)))
     table = SimpleNamespace(patching=caption, rows=[SimpleNamespace(label=f"{entry.source} / {entry.target}",
                                                                     heatmaps=[maps])])
     env = _environment()
@@ -46,15 +47,14 @@ def page(entry: Patching, model: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.docs_components", description=__doc__.split("\n\n")[0])
-    parser.add_argument("recall", type=Path, help="bench/recall.py's --out")
+    parser.add_argument("recall", type=Path, help="bench/recall.py's --out, or a run's report with the components")
     parser.add_argument("--direction", required=True, help="'source -> target'")
     parser.add_argument("--model", default="gemma-3-270m")
     args = parser.parse_args(argv)
 
-    from pydantic import TypeAdapter
+    from .recall import directions
 
-    entries = TypeAdapter(list[Patching]).validate_python(json.loads(args.recall.read_text(encoding="utf-8")))
-    found = [e for e in entries if f"{e.source} -> {e.target}" == args.direction]
+    found = [e for e in directions(args.recall) if f"{e.source} -> {e.target}" == args.direction]
     if not found:
         raise SystemExit(f"{args.recall}: no direction {args.direction!r}")
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -5,7 +5,8 @@ of the exact cells of |fraction| >= 10% per kind, and the cells it missed (kind,
 
     pytest --gotchas cases/ -k sets --gotchas-patch --gotchas-json /tmp/sets.json
     python -m bench.recall /tmp/sets.json --metric float32 --out /tmp/recall.json [--model smollm2-135m]
-    python -m bench.recall --summarize /tmp/recall.json [more.json ...]   # the table of what --out holds
+    python -m bench.recall --summarize /tmp/recall.json [more.json ...]   # the table of --out files, or of
+                                                                           # reports run with the component options
 
 Each direction's line is printed as soon as it is computed, and --out is rewritten after each (a JSON list of the
 directions' schema.Patching entries, their ``components`` filled, their metric the one asked for and their residual
@@ -76,6 +77,16 @@ def recut(tokenizer: Any, report: Report, entry: Patching, cut_again: bool = Tru
                    source_tokens=[decode(s_ids[s]) for s, _ in a.pairs])
 
 
+def directions(path: Path) -> list[Patching]:
+    """The directions of an --out file, or of a run's whole report (each once)."""
+    from pydantic import TypeAdapter
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(data, list):
+        return TypeAdapter(list[Patching]).validate_python(data)
+    return list({(p.source, p.target, p.primer): p for c in from_data(data).cases for p in c.patching}.values())
+
+
 def band(layer: int, layers: int) -> str:
     return "layer 1" if layer == 1 else "last 3 layers" if layer > layers - 3 else "middle"
 
@@ -90,12 +101,11 @@ def summarize(files: list[Path], k: int) -> None:
 
     from pytest_gotchas.results.patching import top_components
 
-    adapter = TypeAdapter(list[Patching])
     print(f"| direction | effect | best component (exact) | top-{k}: of 10%+ | top-{k} overlap with exact top-{k} "
-          "| recall attn / MLP / head (GradDrop) | (|estimate| alone) | missed 10%+ by layer band |")
+          "| recall attn / MLP / head (GradDrop) | (|estimate| alone) | missed / 10%+ cells, by kind and layer band |")
     print("|---|---:|---|---:|---:|---|---|---|")
     for path in files:
-        for e in adapter.validate_python(json.loads(path.read_text(encoding="utf-8"))):
+        for e in directions(path):
             grid = e.components
             effect = e.source_value - e.unpatched
             if grid is None or not effect:
@@ -116,12 +126,13 @@ def summarize(files: list[Path], k: int) -> None:
             name = (f"head {best.layer}.{best.head}" if best.kind == "head" else
                     f"{'attention' if best.kind == 'attn' else 'MLP'} {best.layer}")
             where = "the cut" if best.position[1] == cut else repr(best.token)
-            bands = Counter(f"{c[0]} {band(c[1], grid.layers[-1])}" for c, f in frac.items()
-                            if abs(f) >= AT_LEAST and c not in set(top))
+            big = [c for c, f in frac.items() if abs(f) >= AT_LEAST]
+            bands = Counter(f"{c[0]} {band(c[1], grid.layers[-1])}" for c in big)
+            missing = Counter(f"{c[0]} {band(c[1], grid.layers[-1])}" for c in big if c not in set(top))
             shown = lambda r: " / ".join(f"{g}/{o}" for g, o in r.values())  # noqa: E731
             print(f"| {e.source} -> {e.target} | {effect:+.4g} | {name} at {where} {best.fraction * 100:.0f}% | "
                   f"{precision}/{len(top)} | {overlap}/{len(top)} | {shown(grid.recall)} | {shown(grid.recall_plain)} "
-                  f"| " + ", ".join(f"{n} {b}" for b, n in sorted(bands.items())) + " |")
+                  f"| " + ", ".join(f"{b} {missing[b]}/{n}" for b, n in sorted(bands.items())) + " |")
 
 
 def main(argv: list[str] | None = None) -> None:
