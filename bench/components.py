@@ -9,7 +9,8 @@ from-layer), the exact component grid (scoring/components.py) and the screen wit
 The FLOP count (matrix products only; attention's T-squared terms left out, as in bench/patching.py): the residual
 grid runs layers L+1..N for each of R rows at layer L; a component cell at layer L runs layers L..N (the layer itself
 again), for P*(2+H) cells, P all-heads checks and the checks' rows per layer; the screen is one forward and one
-backward pass of the target (about three passes) plus k verified cells at about half the layers each.
+backward pass of the target (about three passes), GradDrop's backward pass per layer but one (about two passes each;
+they are most of the screen's cost on a deep model), plus k verified cells at about half the layers each.
 """
 
 from __future__ import annotations
@@ -41,9 +42,10 @@ def component_flops(shape: Shape, tokens: int, positions: int) -> float:
     return rows * n * (n + 1) / 2 * tokens * layer
 
 
-def screen_flops(shape: Shape, tokens: int, k: int) -> float:
+def screen_flops(shape: Shape, tokens: int, k: int, graddrop: bool = True) -> float:
     n, layer = shape.layers, 2 * shape.layer_params
-    return 3 * n * tokens * layer + k * (n / 2 + 1) * tokens * layer
+    dropped = (n - 1) * 2 * n * tokens * layer if graddrop else 0.0  # GradDrop: a whole backward pass per layer
+    return 3 * n * tokens * layer + dropped + k * (n / 2 + 1) * tokens * layer
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..results.schema import Patching
-from .wording_patching import components_line, heatmap_caption, heatmap_cell_title, patched_tokens, patching_line
+from .wording_patching import (components_line, heatmap_caption, heatmap_cell_title, patched_tokens, patching_line,
+                               pattern_caption, pattern_cell_title)
 
 BLUE, RED = "33,102,172", "178,24,43"  # ColorBrewer RdBu's ends: readable for red-green colour blindness
 DARK = 0.6  # above this share of full colour, the cell's text turns white
@@ -28,6 +29,21 @@ class HeatRow:
 
 
 @dataclass(frozen=True)
+class PatternRow:
+    label: str  # the head, "layer.head"
+    cells: list[HeatCell]
+
+
+@dataclass(frozen=True)
+class PatternMap:
+    """The attention weights of a direction's top heads at the target's cut, head x the target's tokens."""
+
+    caption: str
+    tokens: list[str]
+    rows: list[PatternRow]
+
+
+@dataclass(frozen=True)
 class Heatmap:
     model: str
     caption: str
@@ -35,6 +51,7 @@ class Heatmap:
     rows: list[HeatRow]
     line: str  # the direction's sentence, as the terminal prints it
     components: list[Heatmap] = field(default_factory=list)  # --gotchas-patch-components: attention, MLP, heads
+    pattern: PatternMap | None = None  # where the top heads at the cut read from
 
 
 def colour(fraction: float | None) -> tuple[str, bool]:
@@ -56,7 +73,7 @@ def heatmap(model: str, patching: Patching) -> Heatmap:
             cells.append(HeatCell(style, text, heatmap_cell_title(layer, token, value, fraction), dark))
         rows.append(HeatRow(layer, cells))
     return Heatmap(model, heatmap_caption(patching), tokens, rows,
-                   patching_line(patching), component_heatmaps(model, patching))
+                   patching_line(patching), component_heatmaps(model, patching), pattern_map(patching))
 
 
 def _row(patching: Patching, layer: int, label: str, values: list[float], columns: list[str]) -> HeatRow:
@@ -90,3 +107,20 @@ def component_heatmaps(model: str, patching: Patching) -> list[Heatmap]:
         maps.append(Heatmap(model, f"heads at {tokens[j]}, layer x head: {heatmap_caption(patching)}", heads, rows,
                             line))
     return maps
+
+
+def pattern_map(patching: Patching) -> PatternMap | None:
+    """The top heads' attention at the cut (components.patterns), each weight shaded from white to full blue."""
+    grid = patching.components
+    if grid is None or not grid.patterns:
+        return None
+    tokens = grid.patterns[0].tokens
+    rows = []
+    for found in grid.patterns:
+        cells = []
+        for n, (token, weight) in enumerate(zip(found.tokens, found.weights)):
+            style, dark = colour(weight)
+            cells.append(HeatCell(style, str(round(weight * 100)),
+                                  pattern_cell_title(found.layer, found.head, n, token, weight), dark))
+        rows.append(PatternRow(f"{found.layer}.{found.head}", cells))
+    return PatternMap(pattern_caption(patching), [repr(t) for t in tokens], rows)

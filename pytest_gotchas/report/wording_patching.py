@@ -135,11 +135,23 @@ def screen_text(p: Patching) -> str:
         return ""
     names = {"attn": "attention", "mlp": "MLP", "head": "heads"}
     found = ", ".join(f"{names[kind]} {got}/{of}" for kind, (got, of) in grid.recall.items() if of)
+    if grid.recall_plain and grid.recall_plain != grid.recall:
+        plain = ", ".join(f"{names[kind]} {got}/{of}" for kind, (got, of) in grid.recall_plain.items() if of)
+        found += f" (by |estimate| alone, without GradDrop: {plain})"
     first = grid.screened[0]
     name = f"head {first.layer}.{first.head}" if first.kind == "head" else f"{names[first.kind]} {first.layer}"
     return (f"; screen top-{len(grid.screened)}: recall {found or 'nothing of 10% or more to find'}; its first, "
             f"{name} at position {p.positions[first.position][1]}, estimated {first.estimate / effect * 100:.0f}%, "
             f"exact {(first.exact - p.unpatched) / effect * 100:.0f}%")
+
+
+def pattern_caption(p: Patching) -> str:
+    return (f"where the heads that move the metric most at the cut read from (attention weight at the cut, head x "
+            f"{p.target}'s token; eager attention): {heatmap_caption(p)}")
+
+
+def pattern_cell_title(layer: int, head: int, position: int, token: str, weight: float) -> str:
+    return f"head {layer}.{head} at the cut reads {token!r} (position {position}) with weight {weight * 100:.1f}%"
 
 
 def patched_lines(p: Patching, model: str | None = None) -> list[str]:

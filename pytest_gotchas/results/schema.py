@@ -210,6 +210,17 @@ class Screened:
     position: int  # index into the direction's positions
     estimate: float  # estimated cell - unpatched (first order, from the target's gradient)
     exact: float  # the cell's exact value (the metric), by patching it
+    graddrop: float | None = None  # AtP*'s GradDrop score, a magnitude (None: reports written without it)
+
+
+@dataclass
+class HeadPattern:
+    """Where one head reads from at the target's cut: its attention weights over the target's tokens."""
+
+    layer: int
+    head: int  # the query head (0-based)
+    weights: list[float]  # per target position 0..cut, summing to 1
+    tokens: list[str]  # the target's token text at each position
 
 
 @dataclass
@@ -227,9 +238,12 @@ class Components:
     post_norms: bool  # the writes are post-norm outputs (Gemma 2 and 3), else the blocks' own outputs
     batched: bool  # each layer's cells as one batch; False: a pass per cell, where a batch's checks failed
     checks: list[str] = field(default_factory=list)  # what each run-time check compared, or why it did not run
-    screened: list[Screened] = field(default_factory=list)  # the screen's top-k, |estimate| descending
+    # The screen's top-k, by max(|estimate|, graddrop) descending (|estimate| in reports written without graddrop)
+    screened: list[Screened] = field(default_factory=list)
     # Per kind: [exact cells with |fraction| >= 10% that the screen's top-k holds, how many there are]
     recall: dict[str, list[int]] = field(default_factory=dict)
+    recall_plain: dict[str, list[int]] = field(default_factory=dict)  # the same, top-k by |estimate| alone
+    patterns: list[HeadPattern] = field(default_factory=list)  # the top heads' attention at the target's cut
 
 
 @dataclass

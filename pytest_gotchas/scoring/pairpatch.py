@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..results.schema import Components, Patching, Screened
+from ..results.schema import Components, HeadPattern, Patching, Screened
 from ..truth.collect import Planned
 from .cut import CutPlan
 
@@ -52,28 +52,59 @@ def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str
         unpatched=result.unpatched, source_value=result.source_value, cells=result.cells, method=result.method,
         unaligned_source=list(a.unaligned_source), unaligned_target=list(a.unaligned_target), prefix=a.prefix,
         prefix_apart=result.prefix_apart, prefix_shift=result.prefix_shift, metric_dtype=result.metric_dtype,
-        step=result.step, components=_components(model, mine, theirs, ids, metric, components) if components else None)
+        step=result.step,
+        components=_components(model, mine, theirs, ids, metric, components, decode) if components else None)
 
 
-def _components(model: Any, source: Any, target: Any, ids: tuple[int, int], metric: str, k: int) -> Components:
-    """The exact component grid of one direction, and the screen's top-k with their exact values beside them."""
+def _components(model: Any, source: Any, target: Any, ids: tuple[int, int], metric: str, k: int,
+                decode: Callable[[int], str]) -> Components:
+    """The exact component grid of one direction, the screen's top-k with their exact values beside them, and where
+    the heads that restore most at the cut read from."""
     from .components import patch_components
-    from .screen import recall, screen
+    from .screen import screen
 
     grid = patch_components(model, source, target, ids, metric)
+    return components_entry(model, target, grid, screen(model, source, target, ids, k, metric=metric), k, decode)
+
+
+def components_entry(model: Any, target: Any, grid: Any, screened: Any, k: int, decode: Callable[[int], str]
+                     ) -> Components:
+    """The typed entry of a direction's exact grid (components.ComponentResult) and screen (screen.Screened): the
+    top-k with exact values beside estimates, recall with and without GradDrop, and the top heads' attention."""
+    from .attention import cut_patterns
+    from .screen import recall
+
     exact = {}
     for i, layer in enumerate(grid.layers):
         for j in range(len(grid.positions)):
             exact[("attn", layer, 0, j)], exact[("mlp", layer, 0, j)] = grid.attn[i][j], grid.mlp[i][j]
             exact.update((("head", layer, h, j), grid.head[i][h][j]) for h in range(grid.heads))
-    screened = screen(model, source, target, ids, k)
-    top = [Screened(kind=c[0], layer=c[1], head=c[2], position=c[3], estimate=screened.estimates[c], exact=exact[c])
-           for c in screened.top(k)]
-    found = recall(screened, exact, grid.source_value - grid.unpatched, k)
+    top = [Screened(kind=c[0], layer=c[1], head=c[2], position=c[3], estimate=screened.estimates[c], exact=exact[c],
+                    graddrop=screened.graddrop.get(c)) for c in screened.top(k)]
+    effect = grid.source_value - grid.unpatched
+    found, plain = (recall(screened, exact, effect, k, graddrop=g) for g in (True, False))
+    heads = top_heads_at_cut(exact, grid.unpatched, len(grid.positions) - 1) if effect else []
+    weights = cut_patterns(model, target.member.ids, heads)
+    tokens = [decode(i) for i in target.member.ids]
     return Components(layers=grid.layers, heads=grid.heads, attn=grid.attn, mlp=grid.mlp, head=grid.head,
                       post_norms=grid.post_norms, batched=grid.batched,
                       checks=[f"{c.name}: {c.detail}" for c in grid.checks], screened=top,
-                      recall={kind: list(v) for kind, v in found.items()})
+                      recall={kind: list(v) for kind, v in found.items()},
+                      recall_plain={kind: list(v) for kind, v in plain.items()},
+                      patterns=[HeadPattern(layer=layer, head=head, weights=weights[(layer, head)], tokens=tokens)
+                                for layer, head in heads])
+
+
+PATTERNS = 3  # heads whose attention at the cut the report shows
+
+
+def top_heads_at_cut(exact: dict[tuple[str, int, int, int], float], unpatched: float, cut: int,
+                     count: int = PATTERNS) -> list[tuple[int, int]]:
+    """The (layer, head) of the ``count`` heads whose patch at the cut moves the metric furthest (either way), those
+    that move it at all."""
+    moved = [(abs(v - unpatched), c[1], c[2]) for c, v in exact.items() if c[0] == "head" and c[3] == cut
+             and v != unpatched]
+    return [(layer, head) for _, layer, head in sorted(moved, key=lambda m: (-m[0], m[1], m[2]))[:count]]
 
 
 def patch_partners(model: Any, plan: Planned, cuts: list[CutPlan], partners: list[Partner],

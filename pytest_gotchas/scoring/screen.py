@@ -6,8 +6,22 @@ estimate(component at s -> t) = (source activation at s - target activation at t
 the gradient taken on the target's own pass: the first-order change of the metric a patch there would make. It is a
 screen: saturated attention and cancellation (AtP*'s failure modes; TransformerLens's demo: "the main place it fails
 is MLP0 and the residual stream") make estimates wrong, so every estimate that is reported beside its cell's exact
-value, and the top-k by |estimate| are patched exactly (components.py's rows, a pass each layer). AtP*'s QK fix and
-GradDrop are not implemented: where they matter, the verified values say how far the screen was off.
+value, and the top-k are patched exactly (components.py's rows, a pass each layer).
+
+Cancellation, AtP*'s GradDrop: a component whose paths to the metric cancel in the gradient at the target's
+activations (a direct path +g, a path through a later block -g) gets an estimate near 0 even where its patch moves the
+metric far, because the later block is not linear over the patch's range. GradDrop takes, for each layer l, the
+gradient with layer l's attention and MLP writes held constant in the backward pass (no gradient flows through them
+into what they read), and scores a cell of layer m by the mean over l != m of |estimate with layer l dropped| (for
+l < m that is the plain |estimate|). The same forward pass serves every l (one backward each: layers - 1 more).
+Cells are ranked by the larger of |estimate| and that score, so a cell enters the top-k by GradDrop only where its
+score exceeds its plain estimate: where cancellation is suspected. The score is a magnitude, not a signed
+estimate; the verification says what the patch really does.
+
+Not implemented: AtP*'s QK fix. It corrects the estimate for a head's queries and keys, whose effect passes through
+a softmax that a linear estimate gets wrong when the attention saturates; this screen's nodes are head outputs and
+block writes (what patching replaces), not queries or keys, so the fix has no node to apply to here. Saturated
+attention downstream of a node is a nonlinearity the verification, not the screen, catches.
 
 Gradients: in the model's dtype, through the model's own pass. The screen linearises around the very activations that
 exact patching replaces; a float32 copy of the weights would linearise around other activations (and hold a second
@@ -23,7 +37,8 @@ from typing import Any
 
 from .align import align
 from .components import ATTN, HEAD, MLP, ComponentPass, Patch, _run_layer, _vector, layer_blocks
-from .patching import Ids, _metric, _reading
+from .head import FLOAT32, MODEL, float32_head
+from .patching import Ids, _hidden, _metric, _own_readings, _with_hidden
 
 DEFAULT_K = 20
 
@@ -32,79 +47,156 @@ Cell = tuple[str, int, int, int]  # (kind, layer, head (0 unless a head), aligne
 
 @dataclass(frozen=True)
 class Screened:
-    """One direction's screen: every cell's estimated change of the metric, and the top-k verified exactly."""
+    """One direction's screen: every cell's estimated change of the metric, its GradDrop score, and the top-k
+    verified exactly."""
 
     estimates: dict[Cell, float]  # estimated cell - unpatched
-    verified: dict[Cell, float]  # exact cell value (the metric) of the top-k by |estimate|
+    verified: dict[Cell, float]  # exact cell value (the metric) of the top-k
     unpatched: float
-    seconds: float  # the backward pass and the estimates
+    seconds: float  # the backward passes and the estimates
     verify_seconds: float  # the exact passes of the top-k
+    graddrop: dict[Cell, float]  # AtP*'s GradDrop score (a magnitude); empty where it was not computed
 
-    def top(self, k: int) -> list[Cell]:
-        return sorted(self.estimates, key=lambda c: -abs(self.estimates[c]))[:k]
+    def score(self, cell: Cell, graddrop: bool = True) -> float:
+        """What the ranking uses: the larger of |estimate| and the GradDrop score (``graddrop``), else |estimate|."""
+        plain = abs(self.estimates[cell])
+        return max(plain, self.graddrop.get(cell, 0.0)) if graddrop else plain
+
+    def top(self, k: int, graddrop: bool = True) -> list[Cell]:
+        return sorted(self.estimates, key=lambda c: -self.score(c, graddrop))[:k]
 
 
-def _gradients(model: Any, target: ComponentPass, ids: Ids) -> dict[str, Any]:
-    """d metric / d activation for every component kind, on the target's own pass: [layers, positions, width]."""
+def _gate(drop: list[int], k: int) -> Any:
+    """An identity whose backward passes no gradient while ``drop[0] == k``: layer k's write held constant."""
+    import torch
+
+    class Gate(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, value: Any) -> Any:
+            return value.clone()
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            return torch.zeros_like(grad) if drop[0] == k else grad
+
+    return Gate.apply
+
+
+def _gradients(model: Any, target: ComponentPass, ids: Ids, graddrop: bool = False) -> list[dict[str, Any]]:
+    """d metric / d activation for every component kind, on the target's own pass: [layers, positions, width]; with
+    ``graddrop``, then the same with layer l's writes held constant, for l = 2..layers (one forward pass for all)."""
     import torch
 
     found = layer_blocks(model)
     kept: dict[tuple[str, int], Any] = {}
+    drop = [0]
+
+    def gate(k: int) -> Any:
+        through = _gate(drop, k)
+        return lambda module, args, output: _with_hidden(output, through(_hidden(output)))
 
     def keep(kind: str, k: int, pre: bool = False) -> Any:
         def hook(module: Any, args: Any, output: Any = None) -> None:
-            value = args[0] if pre else (output[0] if isinstance(output, tuple) else output)
-            value.retain_grad()
-            kept[(kind, k)] = value
+            kept[(kind, k)] = args[0] if pre else _hidden(output)
         return hook
 
     # Where the weights do not require gradients (a loaded model), the embeddings' output is made to.
     handles = [model.get_input_embeddings().register_forward_hook(
         lambda module, args, output: None if output.requires_grad else output.requires_grad_())]
-    for k, b in enumerate(found):
-        handles += [b.attn.register_forward_hook(keep(ATTN, k)), b.mlp.register_forward_hook(keep(MLP, k)),
+    for k, b in enumerate(found):  # the gates first: the kept writes are the gates' outputs
+        handles += [b.attn.register_forward_hook(gate(k + 1)), b.mlp.register_forward_hook(gate(k + 1)),
+                    b.attn.register_forward_hook(keep(ATTN, k)), b.mlp.register_forward_hook(keep(MLP, k)),
                     b.o_proj.register_forward_pre_hook(keep(HEAD, k, pre=True))]
+    order = [(kind, k) for kind in (ATTN, MLP, HEAD) for k in range(len(found))]
+    passes = []
     try:
         with torch.enable_grad():
             logits = model(input_ids=torch.tensor([list(target.member.ids)], device=model.device), logits_to_keep=1,
                            use_cache=False).logits[0, -1]
-            (logits[ids[0]].float() - logits[ids[1]].float()).backward()
+            metric = logits[ids[0]].float() - logits[ids[1]].float()
+            for dropped in [0, *(range(2, len(found) + 1) if graddrop else ())]:
+                drop[0] = dropped
+                grads = torch.autograd.grad(metric, [kept[key] for key in order], retain_graph=True,
+                                            allow_unused=True)
+                by = {key: (torch.zeros_like(kept[key]) if g is None else g) for key, g in zip(order, grads)}
+                passes.append({kind: torch.stack([by[(kind, k)][0].detach().to(logits.device)
+                                                  for k in range(len(found))]) for kind in (ATTN, MLP, HEAD)})
     finally:
         for handle in handles:
             handle.remove()
         model.zero_grad(set_to_none=True)
-    return {kind: torch.stack([kept[(kind, k)].grad[0].to(logits.device) for k in range(len(found))])
-            for kind in (ATTN, MLP, HEAD)}
+    return passes
 
 
-def screen(model: Any, source: ComponentPass, target: ComponentPass, ids: Ids, k: int = DEFAULT_K) -> Screened:
-    """Estimates of every component cell of one direction, and the exact value of the top ``k``."""
+def _estimates(found: list[Any], source: ComponentPass, target: ComponentPass, pairs: list[tuple[int, int]],
+               grads: dict[str, Any]) -> dict[str, Any]:
+    """Per kind, (source - target activation) . gradient: [layers, pairs] ([layers, pairs, heads] for heads)."""
+    import torch
+
+    activations = {ATTN: (source.attn, target.attn), MLP: (source.mlp, target.mlp), HEAD: (source.heads, target.heads)}
+    out = {}
+    for kind, (mine, theirs) in activations.items():
+        delta = torch.stack([(mine[:, s] - theirs[:, t]).float() for s, t in pairs], dim=1)
+        grad = torch.stack([grads[kind][:, t].float() for _, t in pairs], dim=1)
+        product = delta * grad
+        out[kind] = (product.reshape(*delta.shape[:2], found[0].heads, found[0].head_dim).sum(-1) if kind == HEAD
+                     else product.sum(-1))
+    return out
+
+
+def _cells(per: dict[str, Any]) -> dict[Cell, float]:
+    cells: dict[Cell, float] = {}
+    for kind, values in per.items():
+        if kind == HEAD:
+            cells.update(((kind, layer + 1, h, j), float(values[layer, j, h])) for layer in range(values.shape[0])
+                         for j in range(values.shape[1]) for h in range(values.shape[2]))
+        else:
+            cells.update(((kind, layer + 1, 0, j), float(values[layer, j])) for layer in range(values.shape[0])
+                         for j in range(values.shape[1]))
+    return cells
+
+
+def _graddrop(plain: dict[str, Any], dropped: list[dict[str, Any]]) -> dict[Cell, float]:
+    """AtP*'s GradDrop score of every cell: for a cell of layer m, the mean over l != m of |its estimate with layer
+    l's writes held constant|; dropped[i] holds the estimates with layer i + 2 dropped (for l < m, the plain one)."""
+    layers = next(iter(plain.values())).shape[0]
+    if layers < 2:
+        return {cell: abs(value) for cell, value in _cells(plain).items()}
+    scores = {}
+    for kind, values in plain.items():
+        total = values.abs() * 0
+        for m in range(layers):
+            total[m] = sum(values[m].abs() if ell < m + 1 else dropped[ell - 2][kind][m].abs()
+                           for ell in range(1, layers + 1) if ell != m + 1)
+        scores[kind] = total / (layers - 1)
+    return _cells(scores)
+
+
+def screen(model: Any, source: ComponentPass, target: ComponentPass, ids: Ids, k: int = DEFAULT_K,
+           graddrop: bool = True, metric: str = MODEL) -> Screened:
+    """Estimates of every component cell of one direction (with ``graddrop``, their GradDrop scores, and the ranking
+    by the larger of the two), and the exact value of the top ``k`` with head.py's ``metric`` (``unpatched`` too, so
+    that fractions compare with components.py's grid of the same metric; the gradient is the model's own)."""
+    from contextlib import nullcontext
+
     import torch
 
     alignment = align(source.member.ids, target.member.ids)
     found = layer_blocks(model)
     started = time.perf_counter()
-    grads = _gradients(model, target, ids)
-    activations = {ATTN: (source.attn, target.attn), MLP: (source.mlp, target.mlp), HEAD: (source.heads, target.heads)}
-    estimates: dict[Cell, float] = {}
-    for kind, (mine, theirs) in activations.items():
-        delta = torch.stack([(mine[:, s] - theirs[:, t]).float() for s, t in alignment.pairs], dim=1)
-        grad = torch.stack([grads[kind][:, t].float() for _, t in alignment.pairs], dim=1)
-        if kind == HEAD:
-            dim = found[0].head_dim
-            per = (delta * grad).reshape(*delta.shape[:2], found[0].heads, dim).sum(-1)  # [layers, pairs, heads]
-            estimates.update(((kind, layer + 1, h, j), float(per[layer, j, h]))
-                             for layer in range(per.shape[0]) for j in range(per.shape[1]) for h in range(per.shape[2]))
-        else:
-            per = (delta * grad).sum(-1)
-            estimates.update(((kind, layer + 1, 0, j), float(per[layer, j]))
-                             for layer in range(per.shape[0]) for j in range(per.shape[1]))
+    passes = _gradients(model, target, ids, graddrop)
+    pairs = list(alignment.pairs)
+    plain = _estimates(found, source, target, pairs, passes[0])
+    estimates = _cells(plain)
+    scores = (_graddrop(plain, [_estimates(found, source, target, pairs, g) for g in passes[1:]]) if graddrop
+              else {})
     seconds = time.perf_counter() - started
-    unpatched = _metric(_reading(target.member.logits, ids))
-    top = sorted(estimates, key=lambda c: -abs(estimates[c]))[:k]
+    unpatched = _metric(_own_readings(model, source.member, target.member, ids, metric)[0])
+    ranked = Screened(estimates, {}, unpatched, seconds, 0.0, scores)
+    top = ranked.top(k, graddrop)
     started = time.perf_counter()
     verified: dict[Cell, float] = {}
-    with torch.inference_mode():
+    with torch.inference_mode(), float32_head(model, ids) if metric == FLOAT32 else nullcontext():
         for layer in sorted({c[1] for c in top}):
             cells = [c for c in top if c[1] == layer]
             rows = [[Patch(layer, kind, head, alignment.pairs[j][1],
@@ -112,14 +204,15 @@ def screen(model: Any, source: ComponentPass, target: ComponentPass, ids: Ids, k
                     for kind, _, head, j in cells]
             readings = _run_layer(model, target, layer, rows, ids, batched=False)
             verified.update((cell, _metric(r)) for cell, r in zip(cells, readings))
-    return Screened(estimates, verified, unpatched, seconds, time.perf_counter() - started)
+    return Screened(estimates, verified, unpatched, seconds, time.perf_counter() - started, scores)
 
 
-def recall(screened: Screened, exact: dict[Cell, float], effect: float, k: int, at_least: float = 0.1
-           ) -> dict[str, tuple[int, int]]:
+def recall(screened: Screened, exact: dict[Cell, float], effect: float, k: int, at_least: float = 0.1,
+           graddrop: bool = True) -> dict[str, tuple[int, int]]:
     """Per component kind: (exact cells whose |fraction| >= at_least that the screen's top-k holds, how many there
-    are). ``exact`` maps each cell to its exact metric value."""
-    top = set(screened.top(k))
+    are). ``exact`` maps each cell to its exact metric value; ``graddrop``: the top-k by the ranking with GradDrop,
+    else by |estimate| alone."""
+    top = set(screened.top(k, graddrop))
     out: dict[str, tuple[int, int]] = {}
     for kind in (ATTN, MLP, HEAD):
         big = [c for c, v in exact.items() if c[0] == kind and effect and abs((v - screened.unpatched) / effect)

@@ -130,6 +130,7 @@ def test_components_on_two_workers_equal_a_serial_run_and_have_their_line(run) -
     # The tiny model's attention and MLP write nothing: no component moves the metric, every check holds.
     assert grid["layers"] == [1] and grid["post_norms"] is True and grid["batched"] is True
     assert grid["attn"] == grid["mlp"] == [[forward["unpatched"]] * len(forward["positions"])]
+    assert grid["patterns"] == [] and set(grid["recall_plain"]) == {"attn", "mlp", "head"}  # no head moves it
     result.stdout.fnmatch_lines(["      components seven -> eight: no component at any aligned position restores any "
                                  "of the effect"])
     result, parallel = run("--gotchas-patch-components", "-n", "2")

@@ -92,3 +92,24 @@ def test_the_component_grid_draws_beside_the_residual_heatmap() -> None:
         dataclasses.replace(a, patching=[direction(components=grid)]), b])
     page = html.render(report)
     assert page.count('<table class="heat">') == 4 and page.count('class="heatmap components"') == 3
+
+
+def test_the_top_heads_attention_at_the_cut_draws_under_the_component_maps() -> None:
+    from pytest_gotchas.report.page_patching import pattern_map
+    from pytest_gotchas.results.schema import Components, HeadPattern
+
+    tokens = ["<bos>", "set", "(", "<\n>"]
+    grid = Components(layers=[1, 2, 3], heads=2, attn=[[2.0, 2.0, -2.0]] * 3, mlp=[[2.0, 0.0, 2.0]] * 3,
+                      head=[[[2.0, 2.0, -2.0], [2.0, 2.0, 2.0]]] * 3, post_norms=False, batched=True,
+                      patterns=[HeadPattern(layer=2, head=0, weights=[0.5, 0.25, 0.25, 0.0], tokens=tokens)])
+    assert pattern_map(direction()) is None  # no component grid, no pattern
+    found = pattern_map(direction(components=grid))
+    assert found is not None and found.tokens == ["'<bos>'", "'set'", "'('", "'<\\n>'"]
+    assert [r.label for r in found.rows] == ["2.0"]
+    assert [c.text for c in found.rows[0].cells] == ["50", "25", "25", "0"]
+    assert found.rows[0].cells[1].title == "head 2.0 at the cut reads 'set' (position 1) with weight 25.0%"
+    report = report_of(TINY_MODEL)
+    a, b = report.results
+    page = html.render(dataclasses.replace(report, results=[
+        dataclasses.replace(a, patching=[direction(components=grid)]), b]))
+    assert page.count('class="heatmap pattern"') == 1 and "where the heads that move the metric most" in page

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from pytest_gotchas.report.wording_patching import patching_line
 from pytest_gotchas.results.patching import carried_from, strongest, spacing
 from pytest_gotchas.results.rollup import rollup
@@ -113,3 +115,9 @@ def test_the_screen_is_said_beside_the_exact_value() -> None:
     assert screen_text(direction(CELLS, components=grid)) == (
         "; screen top-1: recall attention 1/1, heads 0/1; its first, attention 1 at position 3, estimated 75%, exact "
         "100%")
+    with_plain = dataclasses.replace(grid, recall_plain={"attn": [0, 1], "mlp": [0, 0], "head": [0, 1]})
+    assert screen_text(direction(CELLS, components=with_plain)).startswith(
+        "; screen top-1: recall attention 1/1, heads 0/1 (by |estimate| alone, without GradDrop: attention 0/1, "
+        "heads 0/1); its first")
+    same = dataclasses.replace(grid, recall_plain=grid.recall)
+    assert screen_text(direction(CELLS, components=same)) == screen_text(direction(CELLS, components=grid))

@@ -3,6 +3,8 @@ for bit; on the tiny controllable model the screen ranks the head and the MLP it
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -50,3 +52,44 @@ def test_the_screen_ranks_the_built_in_head_and_mlp_and_verifies_them() -> None:
     assert all(screened.verified[c] == cells[c] for c in screened.verified)  # the verification is exact patching
     effect = exact.source_value - exact.unpatched
     assert recall(screened, cells, effect, 4) == {"attn": (1, 1), "mlp": (1, 1), "head": (1, 1)}
+
+
+def test_graddrop_finds_the_component_whose_paths_cancel_where_attribution_patching_misses_it() -> None:
+    from helpers.lineartoy import FILL, KEY_OFF, KEY_ON, NO, YES, cancelling_toy
+
+    model = cancelling_toy()
+    source, target = C.component_pass(model, (1, KEY_ON, FILL, FILL)), C.component_pass(model, (1, KEY_OFF, FILL, FILL))
+    ids = (YES, NO)
+    grid = C.patch_components(model, source, target, ids)
+    cells = exact_cells(grid)
+    effect = grid.source_value - grid.unpatched
+    cut = len(grid.positions) - 1
+    key = ("attn", 1, 0, cut)
+    assert effect == pytest.approx(3 - math.tanh(3), abs=1e-6)
+    assert cells[key] - grid.unpatched == pytest.approx(effect, abs=1e-6)  # the write at the cut carries all of it
+    assert cells[("head", 1, 0, cut)] == cells[key]
+    screened = screen(model, source, target, ids, k=2)
+    assert screened.estimates[key] == 0.0  # its direct and its tanh path cancel in the gradient at the target's 0
+    assert screened.graddrop[key] == pytest.approx(3.0)  # layer 2 held constant: the direct path alone, 3 x 1
+    assert key not in screened.top(2, graddrop=False)  # attribution patching alone ranks it among the zeros
+    assert {key, ("head", 1, 0, cut)} == set(screened.top(2))  # GradDrop ranks the write and its head first
+    assert screened.verified[key] == cells[key]  # and the verification gives the exact value
+    assert recall(screened, cells, effect, 2, graddrop=False)["attn"] == (0, 1)
+    assert recall(screened, cells, effect, 2)["attn"] == (1, 1)
+
+
+def test_with_the_float32_metric_the_screen_verifies_and_measures_as_the_grid_does() -> None:
+    from pytest_gotchas.scoring.patching import _metric, _reading
+
+    model = component_model()
+    with torch.no_grad():  # the cut token's own direction, read so faintly that bfloat16 logits round it away
+        model.lm_head.weight[NO, EQ], model.lm_head.weight[YES, EQ] = 2 ** -8, -2 ** -8
+    source = C.component_pass(model, (BOS, 4, X, A, Y, Z, EQ))
+    target = C.component_pass(model, (BOS, 5, X, B, Y, Z, EQ))
+    ids = (NO, YES)
+    grid = C.patch_components(model, source, target, ids, metric="float32")
+    screened = screen(model, source, target, ids, k=4, metric="float32")
+    assert grid.unpatched != _metric(_reading(target.member.logits, ids))  # the two metrics differ here
+    assert screened.unpatched == grid.unpatched  # fractions of the screen and of the grid share one unpatched
+    cells = exact_cells(grid)
+    assert screened.verified and all(screened.verified[c] == cells[c] for c in screened.verified)
