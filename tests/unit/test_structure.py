@@ -13,12 +13,15 @@ PACKAGE = REPO / "pytest_gotchas"
 # Imports neither pytest nor torch nor transformers, even inside functions.
 PURE = ("cases.transcript", "cases.chapter", "truth.check", "results.verdict", "results.schema", "results.rollup",
         "baseline.store", "baseline.compare", "scoring.cut", "plugin.options", "results.report", "report.wording",
-        "results.onepass", "scoring.align", "results.patching")
+        "results.onepass", "scoring.align", "results.patching", "backends.protocol", "backends")
 
 
 # The floors, lowest first: a folder imports only folders below it. files.py (atomic writes, locks) is a shared
-# utility under every floor; results/ (the schema and the pure rules) is the floor every step may import.
-FLOORS = ("files", "results", "cases", "truth", "model", "scoring", "baseline", "report", "plugin", "cli", "__main__")
+# utility under every floor; results/ (the schema and the pure rules) is the floor every step may import. backends/
+# (one module per reading backend behind backends/protocol.py) stands on model/'s loading and under scoring, which
+# calls only the protocol.
+FLOORS = ("files", "results", "cases", "truth", "model", "backends", "scoring", "baseline", "report", "plugin", "cli",
+          "__main__")
 
 
 def module_name(path: Path) -> str:
