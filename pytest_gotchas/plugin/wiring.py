@@ -36,9 +36,10 @@ def scorer(settings: Settings, model_id: str, name: str | None, clock: Clock, ca
            flag: str = "--gotchas-", planned: Callable[[], list[Planned]] | None = None,
            progress: Progress | None = None) -> Scorer:
     """The scorer of one model of a run; its model loads on first use, through the backend its name chooses
-    (backends/: transformers, or `vllm:NAME` through vLLM). `flag` spells the options that load errors name (the tools drop "gotchas-"); `planned` gives
-    every case the run scores with this model (a vLLM engine reads them all at once); `progress` shows a GGUF
-    conversion's steps (model/convert.py's STEPS) and is erased when the load ends."""
+    (backends/: transformers, or `vllm:NAME` through vLLM). `flag` spells the options that load errors name (the
+    tools drop "gotchas-"); `planned` gives every case the run scores with this model (a vLLM engine reads them all
+    at once); `progress` shows a GGUF conversion's steps (model/convert.py's STEPS) and is erased when the load
+    ends."""
 
     def load() -> Backend:
         from ..backends import backend_of, module, run_refusals
@@ -79,9 +80,9 @@ def first_run(settings: Settings, cache_dir: Path | None) -> Callable[[str], boo
 
 
 def engine_options(settings: Settings) -> EngineOptions:
-    return EngineOptions(tensor_parallel=settings.vllm_tensor_parallel, pipeline_parallel=settings.vllm_pipeline_parallel,
-                         executor=settings.vllm_executor, memory=settings.vllm_memory,
-                         batch_invariant=settings.vllm_batch_invariant)
+    return EngineOptions(tensor_parallel=settings.vllm_tensor_parallel,
+                         pipeline_parallel=settings.vllm_pipeline_parallel, executor=settings.vllm_executor,
+                         memory=settings.vllm_memory, batch_invariant=settings.vllm_batch_invariant)
 
 
 def asked(settings: Settings, flag: str = "--gotchas-", workers: int = 0) -> list[Asked]:
