@@ -138,12 +138,29 @@ class ContextLogits(Protocol):
 class Backend(Protocol):
     """A loaded model as scoring reads it (scoring/scorer.py calls nothing else)."""
 
-    name: str  # the backend's name: "transformers", "vllm"
-    capabilities: Capabilities
-    info: ModelInfo | None
-    notes: list[str]  # said once per run: how the load went against the defaults
-    tokenizer_key: str | None  # fingerprint of the tokenizer's files, for the caches of cuts and token texts
-    tokenizer_seconds: float  # what loading the tokenizer took (lazily, or at load)
+    # Read-only to scoring: a plain attribute or a property satisfies each.
+    @property
+    def name(self) -> str:
+        """The backend's name: "transformers", "vllm"."""
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    @property
+    def info(self) -> ModelInfo | None:
+        """What the report says of the model (set once it loaded)."""
+
+    @property
+    def notes(self) -> list[str]:
+        """Said once per run: how the load went against the defaults."""
+
+    @property
+    def tokenizer_key(self) -> str | None:
+        """A fingerprint of the tokenizer's files, for the caches of cuts and token texts (a lazy tokenizer)."""
+
+    @property
+    def tokenizer_seconds(self) -> float:
+        """What loading the tokenizer took (lazily, or at load)."""
 
     @property
     def tokenizer(self) -> Any:

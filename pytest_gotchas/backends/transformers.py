@@ -7,7 +7,7 @@ from typing import Any
 
 from ..model.load import LoadedModel, load_model
 from ..results.schema import ModelInfo
-from .protocol import TRANSFORMERS, Capabilities, ContextLogits, LoadRequest
+from .protocol import TRANSFORMERS, Backend, Capabilities, ContextLogits, LoadRequest
 
 CAPABILITIES = Capabilities()  # every option the plugin declares reads a transformers model
 
@@ -71,7 +71,7 @@ class TransformersBackend:
         """Nothing to shut down: the slot drops its reference and collects."""
 
 
-def load(request: LoadRequest) -> TransformersBackend:
+def load(request: LoadRequest) -> Backend:  # mypy checks here that the class satisfies it
     """model/load.load_model (a GGUF conversion shows its steps where the caller set model/convert.STEPS)."""
     return TransformersBackend(load_model(request.spec, request.cache_dir, log=request.log,
                                           lazy_tokenizer=request.lazy_tokenizer, prefetch=request.prefetch))

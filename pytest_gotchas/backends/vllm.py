@@ -37,7 +37,7 @@ from ..model.embedded import short_name
 from ..model.hashes import hub_snapshot, tokenizer_fingerprint, weight_files, weights_sha256
 from ..model.load import ModelLoadError, check_tokenizer, load_tokenizer, resolve_source, shown_name
 from ..results.schema import BackendInfo, ModelInfo
-from .protocol import Capabilities, Context, ContextLogits, EngineOptions, Feature, LoadRequest, Unsupported
+from .protocol import Backend, Capabilities, Context, ContextLogits, EngineOptions, Feature, LoadRequest, Unsupported
 
 NAME = "vllm"
 CAPABILITIES = Capabilities(cannot=(
@@ -207,7 +207,7 @@ def first_position(logprobs: Any) -> tuple[list[int], list[float]]:
     return list(row), [lp.logprob for lp in row.values()]
 
 
-def load(request: LoadRequest) -> VllmBackend:
+def load(request: LoadRequest) -> Backend:  # mypy checks here that the class satisfies it
     """Start a vLLM engine for the model the request names, and read its numerics probes through it."""
     spec, options, cache_dir = request.spec, request.engine, Path(request.cache_dir)
     shown = f"{NAME}:{shown_name(spec.name)}"
