@@ -55,7 +55,7 @@ DEFAULT_DIR = "baselines"
 HEADER_FIELDS = ("name", "weights_sha256", "dtype", "softmax_dtype", "device", "hardware", "numerics", "torch",
                  "transformers")
 # Written only when set: the opt-in checks the verdicts were computed with (absent: none, the write-up's method).
-# The backend (absent: transformers) and its engine's description (model/vllm.py).
+# The backend (absent: transformers) and its engine's description (backends/vllm.py).
 # How the numbers were read: the reading, the BOS policy and what it gave, the kernel path (absent: an older file that
 # did not record them; compare.py says so instead of guessing).
 OPTIONAL_FIELDS = ("checks", "backend", "engine", "reading", "bos", "kernels")

@@ -159,7 +159,7 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
     _check_device(device, shown, spec)
     full_threads = torch.get_num_threads()
     shared = share_cpu_threads(device, spec.workers)
-    source = _resolve_source(spec.name, Path(cache_dir), log or _quiet, spec.flag)
+    source = resolve_source(spec.name, Path(cache_dir), log or _quiet, spec.flag)
     tokenizer_loader = _tokenizer_loader(shown, source, Path(cache_dir), prefetch if lazy_tokenizer else None)
     model = _load_weights(shown, source, getattr(torch, spec.dtype), device)
     float32_matmul.apply(model, spec.kernels)
@@ -249,7 +249,7 @@ def _tokenizer_loader(shown: str, source: Path | str, cache_dir: Path, prefetch:
     """What loads and checks the tokenizer: already running in a thread when `prefetch` says the run will need it.
     A hub id's folder is known only once its weights are downloaded, so its tokenizer is never prefetched."""
     def load() -> Any:
-        tokenizer = _load_tokenizer(shown, source)
+        tokenizer = load_tokenizer(shown, source)
         check_tokenizer(tokenizer, shown)
         return tokenizer
 
@@ -335,7 +335,7 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "vocab.txt
                    "sentencepiece.bpe.model")
 
 
-def _resolve_source(name: str | None, cache_dir: Path, log: Log, flag: str) -> Path | str:
+def resolve_source(name: str | None, cache_dir: Path, log: Log, flag: str) -> Path | str:
     """A local folder to load from, or a hub id (which transformers resolves)."""
     embedded = MODELS.get(name or DEFAULT)
     if embedded is not None and (name is None or not _looks_like_path(name)):
@@ -404,7 +404,9 @@ def _load_weights(shown: str, source: Path | str, dtype: Any, device: str) -> An
     return model.eval()
 
 
-def _load_tokenizer(shown: str, source: Path | str) -> Any:
+def load_tokenizer(shown: str, source: Path | str) -> Any:
+    """The transformers tokenizer of a model folder or hub id, whichever backend reads the model; raises
+    ModelLoadError."""
     from transformers import AutoTokenizer
 
     try:

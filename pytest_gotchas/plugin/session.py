@@ -174,17 +174,17 @@ class GotchasSession:
 
 def refuse_unsupported(config: pytest.Config, settings: Settings, names: list[str | None], workers: int) -> None:
     """What a backend of the run's models cannot do, a kernel path the dtype has no use for and a softmax dtype the
-    scorer does not compute is one usage error at the start, naming the flag and the backend (model/backend.py,
-    model/kernels.py, scoring/rows.py)."""
+    scorer does not compute is one usage error at the start, naming the flag and the backend (the capabilities
+    each backend of backends/ declares, model/kernels.py, scoring/rows.py)."""
+    from ..backends import run_refusals
     from ..model import kernels
-    from ..model.backend import refusals
     from ..scoring.rows import softmax_refusal
 
     asked = getattr(config.option, "numprocesses", None) or 0  # the controller's -n; "auto" and "logical" count
     refused = [r for r in (kernels.refusal(settings.kernels, settings.dtype),
                            softmax_refusal(settings.softmax_dtype, settings.dtype)) if r]
-    problems = refused + refusals(settings, names, workers=workers or (
-        asked if isinstance(asked, int) else 2))
+    problems = refused + run_refusals(names, wiring.asked(settings, workers=workers or (
+        asked if isinstance(asked, int) else 2)))
     if problems:
         raise pytest.UsageError("\n".join(problems))
 

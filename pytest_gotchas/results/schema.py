@@ -62,7 +62,7 @@ class ChapterInfo:
 
 @dataclass(frozen=True)
 class BackendInfo:
-    """A model read through another backend than transformers (model/vllm.py): what else decides its numbers."""
+    """A model read through another backend than transformers (backends/vllm.py): what else decides its numbers."""
 
     name: str  # "vllm"
     version: str  # the version of its package

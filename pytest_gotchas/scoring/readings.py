@@ -28,8 +28,8 @@ from typing import Any
 from .cut import CutPlan
 from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, Reading, TopToken
 from ..results.verdict import run_verdict
-from .rows import (MAX_DEPTH, REFEED, Context, OnePassRows, Probabilities, Rows, needs_plain, resolve_softmax_dtype,
-                   round_to, token_contexts)
+from .rows import (MAX_DEPTH, REFEED, Context, OnePassRows, Probabilities, Rows, model_dtype, needs_plain,
+                   resolve_softmax_dtype, round_to, token_contexts)
 from .vocab import Vocab
 
 MIN_BRANCH = 1e-4  # a chain through a shorter token is followed while its probability so far is at least this
@@ -181,13 +181,14 @@ def score_batch(loaded: Any, cuts: list[Cut] | list[CutPlan], softmax_dtype: str
     the reading the verdict comes from: ``other-softmax`` is that reading through the other softmax dtype, and with
     a float32 copy of the model as ``precision`` the reading ``precision`` is that reading computed in float32.
     ``check``: also compute every reading again with separate full passes (Rows), into each Scored's ``checked``.
-    ``rows_of(softmax dtype, batch_size, top_k, refeed)``: the rows of another backend (scoring/vllm_rows.py).
+    ``rows_of(softmax dtype, batch_size, top_k, refeed)``: the rows of a backend that gives logits rows by
+    context (scoring/engine_rows.py); then ``loaded.model`` is None and ``loaded.dtype`` names the logits' dtype.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
     cuts = [cut if isinstance(cut, Cut) else Cut(cut) for cut in cuts]
     plans = [cut.plan for cut in cuts]
-    dtype = resolve_softmax_dtype(loaded.model, softmax_dtype)
+    dtype = resolve_softmax_dtype(loaded.dtype if loaded.model is None else model_dtype(loaded.model), softmax_dtype)
     rows = (OnePassRows(loaded.model, dtype, batch_size, top_k, refeed) if rows_of is None
             else rows_of(dtype, batch_size, top_k, refeed))
     rows.prompts(plans)

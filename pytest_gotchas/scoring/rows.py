@@ -79,8 +79,8 @@ def softmax_refusal(softmax_dtype: str | None, dtype: str, flag: str = "--gotcha
             f"model's dtype or in float32 (finer probabilities); leave {flag}softmax-dtype out, or give float32")
 
 
-def resolve_softmax_dtype(model: Any, softmax_dtype: str | None) -> str:
-    dtype = model_dtype(model)
+def resolve_softmax_dtype(dtype: str, softmax_dtype: str | None) -> str:
+    """The softmax dtype of a model computed in `dtype` (model_dtype)."""
     if softmax_dtype is None or softmax_dtype == dtype:
         return dtype
     if softmax_dtype == "float32":
@@ -123,10 +123,12 @@ class Rows:
     """Next-token probabilities of contexts, each computed once, in both softmax dtypes: one full forward pass per
     context (``logits_to_keep=1``, no KV cache). The method before one-pass scoring, and the check's."""
 
-    def __init__(self, model: Any, softmax_dtype: str, batch_size: int, top_k: int) -> None:
+    def __init__(self, model: Any, softmax_dtype: str, batch_size: int, top_k: int, *, dtype: str | None = None
+                 ) -> None:
+        """`dtype`: the logits' dtype where no `model` runs here (scoring/engine_rows.py); else the model's."""
         self.model, self.softmax_dtype, self.batch_size, self.top_k = model, softmax_dtype, batch_size, top_k
-        self.other_dtype = None if model_dtype(model) == "float32" else (
-            model_dtype(model) if softmax_dtype == "float32" else "float32")
+        own = dtype or model_dtype(model)
+        self.other_dtype = None if own == "float32" else (own if softmax_dtype == "float32" else "float32")
         self.main: dict[Context, Any] = {}
         self.other: dict[Context, Any] = {}
         self.top: dict[Context, tuple[tuple[int, float], ...]] = {}

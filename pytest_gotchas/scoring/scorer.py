@@ -21,10 +21,12 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from ..backends.protocol import Backend
 from ..results.onepass import judged_alone, separate
 from ..results.schema import CacheUse, CaseResult, Cost, LayerReading, ModelInfo, Run, Timings
 from ..results.verdict import NonFiniteProbability, case_verdict
 from ..truth.collect import Planned
+from .engine_rows import Fetcher
 
 PHASES = ("collection", "model_load", "tokenizer_load", "cuts", "forward", "layers", "patching", "report")
 
@@ -74,32 +76,27 @@ class Clock(Cost):
             self.seconds[name] += (time.perf_counter() - started) - (exclude() - excluded)
 
 
-def effective_batch_size(loaded: Any, config: ScoringConfig) -> int:
+def effective_batch_size(backend: Backend, config: ScoringConfig) -> int:
     """The batch size asked for, or 1 where a batch computes other bits than a prompt alone (model/invariance.py)."""
-    return config.batch_size if batch_invariant(loaded) else 1
+    return config.batch_size if backend.batch_invariant else 1
 
 
-def patch_method(loaded: Any) -> str:
+def patch_method(backend: Backend) -> str:
     from .patching import DEFAULT, FULL
 
-    return DEFAULT if batch_invariant(loaded) else FULL
-
-
-def batch_invariant(loaded: Any) -> bool:
-    invariance = getattr(loaded, "invariance", None)  # a vLLM engine has its own (--gotchas-vllm-batch-invariant)
-    return invariance is None or invariance.batch
+    return DEFAULT if backend.batch_invariant else FULL
 
 
 class ModelSlot:
     """One model, loaded on first use and released on request."""
 
-    def __init__(self, load: Callable[[], Any], clock: Clock) -> None:
+    def __init__(self, load: Callable[[], Backend], clock: Clock) -> None:
         self._load = load
-        self._loaded: Any = None
+        self._loaded: Backend | None = None
         self._error: str | None = None
         self.clock = clock
 
-    def get(self) -> Any:
+    def get(self) -> Backend:
         from ..model.load import ModelLoadError
 
         if self._loaded is None and self._error is None:
@@ -110,6 +107,7 @@ class ModelSlot:
                     self._error = str(error)
         if self._error is not None:
             raise ModelUnavailable(self._error)
+        assert self._loaded is not None
         return self._loaded
 
     def fail(self, message: str) -> ModelUnavailable:
@@ -121,7 +119,7 @@ class ModelSlot:
         return self._loaded.tokenizer_seconds if self._loaded is not None else 0.0
 
     @property
-    def loaded(self) -> Any:
+    def loaded(self) -> Backend | None:
         return self._loaded
 
     def release(self) -> None:
@@ -132,7 +130,7 @@ class ModelSlot:
         if loaded is not None:  # its tokenizer's cost stays counted
             self.clock.seconds["tokenizer_load"] += loaded.tokenizer_seconds
             self.clock.tokenizer_loaded |= loaded.tokenizer_loaded
-        if loaded is not None and hasattr(loaded, "close"):  # an engine (model/vllm.py) shuts down its workers
+        if loaded is not None:  # an engine (backends/vllm.py) shuts down its workers
             loaded.close()
         del loaded
         gc.collect()
@@ -144,9 +142,10 @@ class ModelSlot:
 class Scorer:
     """One model of the run: scores planned cases, and describes the model once it has scored one.
 
-    `planned` gives every case the run will score with this model (the session's collected items); a model read
-    through vLLM reads all of their contexts at the first score, in as few generate calls as the readings allow
-    (scoring/vllm_rows.prefetch), and each case is then scored from what it read.
+    `planned` gives every case the run will score with this model (the session's collected items); a backend that
+    gives logits rows by context (backends/protocol.ContextLogits: vLLM) reads all of their contexts at the first
+    score, in as few calls as the readings allow (scoring/engine_rows.prefetch), and each case is then scored from
+    what it read.
     """
 
     def __init__(self, *, model_id: str, slot: ModelSlot, config: ScoringConfig,
@@ -159,6 +158,7 @@ class Scorer:
         self._cut_cache: Any = None
         self._vocab: Any = None
         self._guard: Any = None
+        self._fetcher: Fetcher | None = None  # the backend's rows by context, where it gives them
 
     def score(self, plan: Planned, partners: Sequence[Any] = ()) -> CaseResult:
         """The case's result; with --gotchas-patch also the patching of the pairs it is the last member of
@@ -208,7 +208,7 @@ class Scorer:
         return plan.result(verdict=judgement.verdict, qualifiers=list(judgement.qualifiers), runs=runs,
                            reading_verdicts=alternatives, model=self.model_id, patching=patching)
 
-    def _patch(self, loaded: Any, plan: Planned, cuts: list[Any], partners: list[Any]) -> list[Any]:
+    def _patch(self, loaded: Backend, plan: Planned, cuts: list[Any], partners: list[Any]) -> list[Any]:
         """pairpatch.py on this model; a failed exactness check is an error naming the pair, a model whose decoder
         layers cannot be found stops the session with one message that names its class."""
         from .pairpatch import patch_partners
@@ -240,17 +240,17 @@ class Scorer:
         except PatchingError as error:
             raise self.slot.fail(f"{error}; run without --gotchas-patch") from None
 
-    def _guarded(self, loaded: Any) -> Any:
+    def _guarded(self, loaded: Backend) -> Any:
         """The guard on this model (guard.py), installed once per model, reset for each case."""
         from .guard import NO_GUARD, Guard
 
-        if getattr(loaded, "backend", None) == "vllm":  # no torch model here to hook: the readings are checked
+        if loaded.model is None:  # no torch module here to hook: the readings are checked (_not_finite)
             return NO_GUARD
         self._guard = Guard.of(loaded.model)
         self._guard.reset()
         return self._guard
 
-    def _fits(self, loaded: Any, plan: Planned, cuts: list[Any], texts: list[tuple[str, str, str]]) -> None:
+    def _fits(self, loaded: Backend, plan: Planned, cuts: list[Any], texts: list[tuple[str, str, str]]) -> None:
         """Every context the case's readings can pass fits the model's positions, or the case is refused before any
         forward pass."""
         from .guard import longest_context
@@ -271,14 +271,15 @@ class Scorer:
                 f"model {_name(loaded)!r} (max_position_embeddings in its config): no forward pass is run and the "
                 "case has no verdict; shorten its transcript (the chapter's primer and prelude count too)")
 
-    def _prefetch(self, loaded: Any) -> None:
-        """Once: every planned case's contexts through the engine of a model read through vLLM (nothing for a
-        transformers model, which runs each case's contexts as it scores it). A case that cannot be read is left to
-        say why when it is scored itself."""
+    def _prefetch(self, loaded: Backend) -> None:
+        """Once: every planned case's contexts through a backend that gives logits rows by context (nothing for a
+        model scoring runs itself, which runs each case's contexts as it scores it). A case that cannot be read is
+        left to say why when it is scored itself."""
         planned, self._planned = self._planned, None
-        if getattr(loaded, "backend", None) != "vllm" or planned is None:
+        fetcher = self._fetcher_of(loaded)
+        if fetcher is None or planned is None:
             return
-        from .vllm_rows import prefetch
+        from .engine_rows import prefetch
 
         def job(plan: Planned) -> Callable[[], None]:
             def read() -> None:
@@ -291,10 +292,10 @@ class Scorer:
 
             return read
 
-        calls, _ = prefetch(loaded, [job(plan) for plan in planned()], lambda: self.clock.phase("forward"))
+        calls, _ = prefetch(fetcher, [job(plan) for plan in planned()], lambda: self.clock.phase("forward"))
         self.clock.forward_calls += calls
 
-    def _read(self, loaded: Any, plan: Planned, texts: list[tuple[str, str, str]]) -> tuple[list[Any], Any]:
+    def _read(self, loaded: Backend, plan: Planned, texts: list[tuple[str, str, str]]) -> tuple[list[Any], Any]:
         """The cut plans (cached, or asked of the tokenizer) and the readings of every prompt of the case."""
         from ..model.load import ModelLoadError
         from .cut import CutError
@@ -318,7 +319,7 @@ class Scorer:
                                      batch_size=effective_batch_size(loaded, config), decoded=decoded,
                                      vocab=lambda: vocab.get(lambda: loaded.tokenizer), main=config.reading,
                                      precision=loaded.float32() if config.precision_check else None,
-                                     check=config.one_pass_check, rows_of=_rows_of(loaded))
+                                     check=config.one_pass_check, rows_of=self._rows_of(loaded))
         except CutError as error:
             raise GotchasError(f"{plan.where}: {error}") from None
         except VocabError as error:
@@ -331,7 +332,7 @@ class Scorer:
                 cut_cache.put(*t, cut, decoded)
         return cuts, scores
 
-    def _caches(self, loaded: Any) -> tuple[Any, Any]:
+    def _caches(self, loaded: Backend) -> tuple[Any, Any]:
         from .cutcache import CutCache
         from .vocab import VocabCache
 
@@ -341,7 +342,7 @@ class Scorer:
             self._vocab = VocabCache(where and where / "vocab", loaded.tokenizer_key)
         return self._cut_cache, self._vocab
 
-    def _layers(self, loaded: Any, cuts: list[Any], texts: list[tuple[str, str, str]]) -> list[list[LayerReading]]:
+    def _layers(self, loaded: Backend, cuts: list[Any], texts: list[tuple[str, str, str]]) -> list[list[LayerReading]]:
         """Each run's main reading after every layer (layers.py); a model whose layers cannot be read stops the
         session with one message that names its class."""
         from .layers import layer_readings
@@ -350,7 +351,7 @@ class Scorer:
 
         config = self.config
         vocab = self._vocab.get(lambda: loaded.tokenizer) if config.reading == "text" else None
-        dtype = resolve_softmax_dtype(loaded.model, config.softmax_dtype)
+        dtype = resolve_softmax_dtype(loaded.dtype, config.softmax_dtype)
         batch = effective_batch_size(loaded, config)
         try:
             with self.clock.phase("layers"):
@@ -359,10 +360,27 @@ class Scorer:
         except LensError as error:
             raise self.slot.fail(f"{error}; run without --gotchas-layers") from None
 
-    def _plan(self, loaded: Any, prompt: str, correct: str, wrong: str) -> Any:
+    def _plan(self, loaded: Backend, prompt: str, correct: str, wrong: str) -> Any:
         from .cut import plan_cut
 
         return plan_cut(loaded.tokenizer, prompt, correct, wrong, bos=self.config.bos)
+
+    def _fetcher_of(self, loaded: Backend) -> Fetcher | None:
+        """The backend's rows by context (one Fetcher per loaded backend), or None where scoring runs its model."""
+        source = loaded.context_logits()
+        if source is None:
+            return None
+        if self._fetcher is None or self._fetcher.source is not source:
+            self._fetcher = Fetcher(source, loaded.dtype)
+        return self._fetcher
+
+    def _rows_of(self, loaded: Backend) -> Callable[[str, int, int, int], Any] | None:
+        """Where the probabilities come from: the model's forward passes, run here (None: readings.OnePassRows), or
+        the backend's logits rows by context."""
+        from .engine_rows import rows_of
+
+        fetcher = self._fetcher_of(loaded)
+        return None if fetcher is None else rows_of(fetcher)
 
     @property
     def cut_cache(self) -> Any:
@@ -388,7 +406,7 @@ def process_timings(clock: Clock, scorers: list[Scorer], transcripts: Any) -> Ti
     return timings
 
 
-def _name(loaded: Any) -> str:
+def _name(loaded: Backend) -> str:
     return loaded.info.name if loaded.info is not None else "the model"
 
 
@@ -408,7 +426,7 @@ def _not_finite(scores: list[Any], layers: list[list[LayerReading]]) -> str:
     return ""
 
 
-def _non_finite(plan: Planned, loaded: Any, guard: Any, found: str) -> str:
+def _non_finite(plan: Planned, loaded: Backend, guard: Any, found: str) -> str:
     what = "logits" if guard.non_finite else "probabilities"
     detail = f" ({found})" if found else " (NaN or infinity)"
     return (f"{plan.where}: model {_name(loaded)!r} gave non-finite {what} at the cut{detail}: no verdict can come "
@@ -420,20 +438,10 @@ def _texts(plan: Planned) -> list[tuple[str, str, str]]:
     return [(p.transcript.prompt, str(p.correct), str(p.wrong)) for p in plan.prompts]
 
 
-def _rows_of(loaded: Any) -> Callable[[str, int, int, int], Any] | None:
-    """Where the probabilities come from: the transformers model's forward passes (None: readings.Rows), or the
-    vLLM engine's logits rows."""
-    if getattr(loaded, "backend", None) != "vllm":
-        return None
-    from .vllm_rows import rows_of
-
-    return rows_of(loaded)
-
-
-def _conventions(loaded: Any, bos: str | None, mode: str) -> list[str]:
+def _conventions(loaded: Backend, bos: str | None, mode: str) -> list[str]:
     """Gemma collapses without <bos>: a Gemma-family model whose tokenizer does not add it is said, with the flag
     that overrides a wrong tokenizer file."""
-    model_type = str(getattr(getattr(loaded.model, "config", None), "model_type", ""))
+    model_type = loaded.model_type
     if mode == "auto" and bos is None and model_type.startswith("gemma"):
         name = loaded.info.name if loaded.info else model_type
         return [f"model {name!r} is a Gemma model ({model_type}), which is trained with <bos> first, but its "

@@ -205,7 +205,7 @@ OPTIONS = (
     Option("one_pass_check", "also compute every reading again with separate full forward passes (one per context, "
            "as before one-pass scoring) and list every reading and case verdict that differs from the one-pass "
            "reading (earlier positions of the prompt's pass, KV-cached steps)", kind="flag"),
-    # The vLLM backend (--gotchas-model vllm:NAME; model/vllm.py). Models read through transformers ignore these.
+    # The vLLM backend (--gotchas-model vllm:NAME; backends/vllm.py). Models read through transformers ignore these.
     Option("vllm_tensor_parallel", "vllm: models: split each layer over N GPUs (tensor_parallel_size)",
            integer(1, 1024), metavar="N"),
     Option("vllm_pipeline_parallel", "vllm: models: split the layers into N stages (pipeline_parallel_size), one "

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
+from ..backends.protocol import Asked, Backend, EngineOptions, Feature, LoadRequest
+from ..results.hardware import PLAIN
 from ..scoring.scorer import Clock, ModelSlot, Scorer, ScoringConfig
 from ..truth.collect import Collector, Planned
 from ..truth.execute import Cache, Limits
@@ -47,33 +49,32 @@ def scorer(settings: Settings, model_id: str, name: str | None, clock: Clock, ca
            worker_id: str | None = None, workers: int = 0, log: Callable[[str], None] | None = None,
            flag: str = "--gotchas-", planned: Callable[[], list[Planned]] | None = None,
            progress: Progress | None = None) -> Scorer:
-    """The scorer of one model of a run; its model loads on first use, through transformers or, for `vllm:NAME`,
-    through vLLM. `flag` spells the options that load errors name (the tools drop "gotchas-"); `planned` gives
-    every case the run scores with this model (a vLLM engine reads them all at once); `progress` shows a GGUF
-    conversion's steps (model/convert.py's STEPS) and is erased when the load ends."""
+    """The scorer of one model of a run; its model loads on first use, through the backend its name chooses
+    (backends/: transformers, or `vllm:NAME` through vLLM). `flag` spells the options that load errors name (the
+    tools drop "gotchas-"); `planned` gives every case the run scores with this model (a vLLM engine reads them all
+    at once); `progress` shows a GGUF conversion's steps (model/convert.py's STEPS) and is erased when the load
+    ends."""
 
-    def load() -> Any:
-        from ..model.backend import VLLM, refusals, split
-        from ..model.load import ModelLoadError, ModelSpec, load_model
+    def load() -> Backend:
+        from ..backends import backend_of, module, run_refusals
+        from ..model.convert import STEPS
+        from ..model.embedded import split
+        from ..model.load import ModelLoadError, ModelSpec
 
         auto = settings.device == "auto"  # device_map="auto": one model over every GPU
-        spec = ModelSpec(name=name, id=model_id, dtype=settings.dtype, kernels=settings.kernels, device_map_auto=auto,
-                         device=None if auto else settings.device, worker_id=worker_id, workers=workers, flag=flag)
-        if split(name)[0] == VLLM:
-            from ..model.vllm import load_vllm
-
-            problems = refusals(settings, [name], flag, workers)
-            if problems:
-                raise ModelLoadError(problems[0])
-            return load_vllm(spec, vllm_options(settings), settings.model_cache, log=log,
-                             lazy_tokenizer=cache_dir is not None)
-        from ..model.convert import STEPS
-
+        spec = ModelSpec(name=split(name)[1], id=model_id, dtype=settings.dtype, kernels=settings.kernels,
+                         device_map_auto=auto, device=None if auto else settings.device, worker_id=worker_id,
+                         workers=workers, flag=flag)
+        problems = run_refusals([name], asked(settings, flag, workers), flag)
+        if problems:
+            raise ModelLoadError(problems[0])
+        request = LoadRequest(spec=spec, cache_dir=settings.model_cache, log=log, lazy_tokenizer=cache_dir is not None,
+                              prefetch=first_run(settings, cache_dir), engine=engine_options(settings))
         token = STEPS.set(progress.show if progress is not None and progress.active else None)
         try:
             with progress.around() if progress is not None else nullcontext():
-                return load_model(spec, settings.model_cache, log=log, lazy_tokenizer=cache_dir is not None,
-                                  prefetch=first_run(settings, cache_dir))
+                loaded: Backend = module(backend_of(name)).load(request)
+                return loaded
         finally:
             STEPS.reset(token)
 
@@ -92,9 +93,23 @@ def first_run(settings: Settings, cache_dir: Path | None) -> Callable[[str], boo
     return lambda key: not VocabCache(cache_dir / "vocab", key).stored()
 
 
-def vllm_options(settings: Settings) -> Any:
-    from ..model.vllm import VllmOptions
+def engine_options(settings: Settings) -> EngineOptions:
+    return EngineOptions(tensor_parallel=settings.vllm_tensor_parallel,
+                         pipeline_parallel=settings.vllm_pipeline_parallel, executor=settings.vllm_executor,
+                         memory=settings.vllm_memory, batch_invariant=settings.vllm_batch_invariant)
 
-    return VllmOptions(tensor_parallel=settings.vllm_tensor_parallel, pipeline_parallel=settings.vllm_pipeline_parallel,
-                       executor=settings.vllm_executor, memory=settings.vllm_memory,
-                       batch_invariant=settings.vllm_batch_invariant)
+
+def asked(settings: Settings, flag: str = "--gotchas-", workers: int = 0) -> list[Asked]:
+    """What the run asks of a backend beyond reading (backends/protocol.Feature), spelled as the user gave it, in
+    the order refusals are said."""
+    switches = ((Feature.LAYERS, settings.layers), (Feature.PRECISION_CHECK, settings.precision_check),
+                (Feature.PATCH, settings.patch), (Feature.PATCH_COMPONENTS, settings.patch_components),
+                (Feature.ONE_PASS_CHECK, settings.one_pass_check))
+    out = [Asked(feature, f"{flag}{feature.value}") for feature, on in switches if on]
+    if settings.kernels != PLAIN:
+        out.append(Asked(Feature.KERNELS, f"{flag}kernels {settings.kernels}"))
+    if settings.device is not None:
+        out.append(Asked(Feature.DEVICE, f"{flag}device {settings.device}", settings.device))
+    if workers:
+        out.append(Asked(Feature.WORKERS, f"-n {workers}"))
+    return out

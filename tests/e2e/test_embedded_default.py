@@ -10,6 +10,7 @@ import pytest
 import torch
 from helpers.results import token
 
+from pytest_gotchas.backends.transformers import TransformersBackend
 from pytest_gotchas.model.embedded import MODELS
 from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model
 from pytest_gotchas.results.schema import TopToken
@@ -74,4 +75,4 @@ def test_embedded_default_model(embedded: LoadedModel) -> None:
     if embedded.invariance.batch:
         assert score_batch(embedded, plans, batch_size=4) == score_batch(embedded, plans)
     else:  # this CPU's kernels round a batch otherwise (model/invariance.py): scoring runs each prompt alone
-        assert effective_batch_size(embedded, ScoringConfig(batch_size=4)) == 1
+        assert effective_batch_size(TransformersBackend(embedded), ScoringConfig(batch_size=4)) == 1

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_gotchas.backends.transformers import TransformersBackend
 from pytest_gotchas.model.load import ModelSpec, load_model
 from pytest_gotchas.scoring import patching as P
 from pytest_gotchas.scoring.align import align
@@ -59,7 +60,8 @@ def test_gemma_3_270m_batched_methods_equal_full_passes_and_an_independent_probe
     assert full.layers == list(range(1, 19)) and full.positions == positions
     # Scoring's way, bit for bit: a batched method, or full where the kernels round a batch otherwise (measured at
     # load, or found by the method's own checks: model/invariance.py, patching.patch_exact).
-    for method in (P.LAYER_BATCH, P.FROM_LAYER) if loaded.invariance.batch else (patch_method(loaded),):
+    methods = (P.LAYER_BATCH, P.FROM_LAYER) if loaded.invariance.batch else (patch_method(TransformersBackend(loaded)),)
+    for method in methods:
         assert P.patch_exact(model, ps, pt, ids, method).cells == full.cells, method  # floats compared exactly
     pairs = align(source.context_ids, target.context_ids).pairs
     assert [[probe(model, target.context_ids, layer, t, ps.states[layer - 1, s], ids) for s, t in pairs]

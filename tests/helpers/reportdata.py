@@ -14,6 +14,7 @@ from pathlib import Path
 from helpers.execution import strong
 from helpers.tinymodel import build_tiny_model
 
+from pytest_gotchas.backends.transformers import TransformersBackend
 from pytest_gotchas.baseline.compare import compare
 from pytest_gotchas.baseline.store import Baseline
 from pytest_gotchas.model.load import ModelSpec, load_model
@@ -146,7 +147,8 @@ def score_models(folder: Path, models: dict[str, dict[str, dict[str, float]]] = 
     scored = Scored({}, [plan.info for plan in plans], {})
     for model_id, rules in models.items():
         path = build_tiny_model(folder / model_id, rules, window_rules=WINDOW_RULES, window=16)
-        slot = ModelSlot(lambda p=path: load_model(ModelSpec(name=str(p), device="cpu"), folder / "cache"), Clock())
+        slot = ModelSlot(lambda p=path: TransformersBackend(load_model(ModelSpec(name=str(p), device="cpu"),
+                                                                       folder / "cache")), Clock())
         scorer = Scorer(model_id=model_id, slot=slot, config=ScoringConfig(top_k=5))
         scored.results[model_id] = [scorer.score(p) if p.status == Status.SCORED else p.result(model=model_id)
                                     for plan in plans for p in plan.planned]

@@ -14,14 +14,17 @@ PACKAGE = REPO / "pytest_gotchas"
 # Imports neither pytest nor torch nor transformers, even inside functions.
 PURE = ("cases.transcript", "cases.chapter", "truth.check", "results.verdict", "results.schema", "results.rollup",
         "baseline.store", "baseline.compare", "scoring.cut", "settings.options", "results.report", "report.wording",
-        "results.onepass", "scoring.align", "results.patching", "results.formats", "results.reading")
+        "results.onepass", "scoring.align", "results.patching", "results.formats", "results.reading",
+        "backends.protocol", "backends")
 
 
 # The floors, lowest first: a folder imports only folders below it. files.py (atomic writes, locks) is a shared
-# utility under every floor; results/ (the schema and the pure rules) is the floor every step may import; settings/
-# (the options, and the steps wired from them) is read by both plugin/ and cli/, so it lies under both.
-FLOORS = ("files", "results", "cases", "truth", "model", "scoring", "baseline", "report", "settings", "plugin", "cli",
-          "__main__")
+# utility under every floor; results/ (the schema and the pure rules) is the floor every step may import. backends/
+# (one module per reading backend behind backends/protocol.py) stands on model/'s loading and under scoring, which
+# calls only the protocol. settings/ (the options, and the steps wired from them) is read by both plugin/ and cli/,
+# so it lies under both. docs/architecture.md says why each floor is where it is.
+FLOORS = ("files", "results", "cases", "truth", "model", "backends", "scoring", "baseline", "report", "settings",
+          "plugin", "cli", "__main__")
 
 
 def module_name(path: Path) -> str:

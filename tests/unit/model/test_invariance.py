@@ -12,6 +12,7 @@ import torch
 from helpers.loading import RULES, spec
 from helpers.tinymodel import build_tiny_model
 
+from pytest_gotchas.backends.transformers import TransformersBackend
 from pytest_gotchas.model import invariance, numerics, row_readout
 from pytest_gotchas.model.invariance import INVARIANT, Invariance
 from pytest_gotchas.model.load import LoadedModel, ModelLoadError, load_model
@@ -83,7 +84,8 @@ def test_a_batch_that_rounds_otherwise_is_not_used(folder: Path, tmp_path: Path,
     assert loaded.invariance == Invariance(rows=True, batch=False)
     assert loaded.notes == [BATCH_NOTE]
     config = scorer.ScoringConfig(batch_size=8)
-    assert (scorer.effective_batch_size(loaded, config), scorer.patch_method(loaded)) == (1, FULL)
+    backend = TransformersBackend(loaded)
+    assert (scorer.effective_batch_size(backend, config), scorer.patch_method(backend)) == (1, FULL)
 
 
 def test_invariant_kernels_change_nothing(folder: Path, tmp_path: Path) -> None:
@@ -91,7 +93,8 @@ def test_invariant_kernels_change_nothing(folder: Path, tmp_path: Path) -> None:
     assert type(loaded.model.get_output_embeddings()) is torch.nn.Linear
     assert (loaded.invariance, loaded.notes) == (INVARIANT, [])
     config = scorer.ScoringConfig(batch_size=8)
-    assert (scorer.effective_batch_size(loaded, config), scorer.patch_method(loaded)) == (8, DEFAULT)
+    backend = TransformersBackend(loaded)
+    assert (scorer.effective_batch_size(backend, config), scorer.patch_method(backend)) == (8, DEFAULT)
 
 
 def test_a_head_that_stays_shape_dependent_is_a_load_error(folder: Path, tmp_path: Path,

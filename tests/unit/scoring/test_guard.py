@@ -13,6 +13,7 @@ import torch
 from helpers.chapters import chapter_text
 from helpers.tinymodel import build_tiny_model
 
+from pytest_gotchas.backends.transformers import TransformersBackend
 from pytest_gotchas.cases.chapter import load_chapter
 from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model
 from pytest_gotchas.results.verdict import Status
@@ -47,7 +48,7 @@ def planned(tmp_path: Path, transcript: str, correct: str = "1", wrong: str = "2
 
 
 def scorer(loaded: LoadedModel) -> Scorer:
-    return Scorer(model_id="tiny", slot=ModelSlot(lambda: loaded, Clock()), config=ScoringConfig())
+    return Scorer(model_id="tiny", slot=ModelSlot(lambda: TransformersBackend(loaded), Clock()), config=ScoringConfig())
 
 
 def test_a_case_of_the_tiny_model_scores(tiny, tmp_path) -> None:
@@ -91,7 +92,7 @@ def test_a_prompt_that_fits_but_whose_reading_would_not_is_an_error(tiny, tmp_pa
 
 def test_the_guard_stops_a_pass_that_would_run_past_the_positions(tiny) -> None:
     loaded, _ = tiny
-    scorer(loaded)._guarded(loaded)
+    scorer(loaded)._guarded(TransformersBackend(loaded))
     with pytest.raises(TooLong, match="^1025 tokens for 1024 positions$"):
         loaded.model(input_ids=torch.zeros((1, POSITIONS + 1), dtype=torch.long), logits_to_keep=1, use_cache=False)
 

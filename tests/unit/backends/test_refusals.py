@@ -1,14 +1,18 @@
-"""model/backend.py: which backend a model name chooses, its short name, and what the vLLM backend refuses. Pure: runs
-without vLLM installed."""
+"""Which backend a model name chooses (model/embedded.split, backends/), its short name, and what the vLLM backend
+refuses from the capabilities it declares (backends/vllm.CAPABILITIES through plugin/wiring.asked). Runs without vLLM
+installed."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
-from pytest_gotchas.model.backend import TRANSFORMERS, VLLM, refusals, split
-from pytest_gotchas.model.embedded import DEFAULT, short_name, short_names
+from pytest_gotchas.backends import names, run_refusals
+from pytest_gotchas.backends.protocol import TRANSFORMERS
+from pytest_gotchas.model.embedded import DEFAULT, short_name, short_names, split
+from pytest_gotchas.settings.options import Settings
+from pytest_gotchas.settings.wiring import asked
+
+VLLM = "vllm"
 
 
 @pytest.mark.parametrize("name, expected", [
@@ -18,6 +22,7 @@ from pytest_gotchas.model.embedded import DEFAULT, short_name, short_names
     ("gemma-3-270m", (TRANSFORMERS, "gemma-3-270m")),
     (None, (TRANSFORMERS, None)),
     ("/models/vllm:odd", (TRANSFORMERS, "/models/vllm:odd")),  # only a leading vllm: chooses the backend
+    ("C:\\models\\m.gguf", (TRANSFORMERS, "C:\\models\\m.gguf")),  # a drive letter is no backend
 ])
 def test_split(name: str | None, expected: tuple[str, str | None]) -> None:
     assert split(name) == expected
@@ -30,9 +35,12 @@ def test_a_vllm_model_is_a_model_of_its_own() -> None:
     assert short_names(["gemma-3-270m", "vllm:gemma-3-270m"]) == ["gemma-3-270m", "vllm-gemma-3-270m"]
 
 
-def settings(**values: object) -> SimpleNamespace:
-    return SimpleNamespace(**{"layers": False, "precision_check": False, "one_pass_check": False, "device": None,
-                              **values})
+def refusals(settings: Settings, models: list[str | None], flag: str = "--gotchas-", workers: int = 0) -> list[str]:
+    return run_refusals(models, asked(settings, flag, workers), flag)
+
+
+def settings(**values: object) -> Settings:
+    return Settings(**values)  # type: ignore[arg-type]
 
 
 def test_a_transformers_run_refuses_nothing() -> None:
@@ -78,7 +86,18 @@ def test_nothing_imports_vllm_until_a_vllm_model_loads() -> None:
     import sys
 
     code = ("import sys; import pytest_gotchas.plugin.hooks, pytest_gotchas.settings.wiring, "
-            "pytest_gotchas.scoring.scorer, pytest_gotchas.model.backend, pytest_gotchas.report.terminal; "
+            "pytest_gotchas.scoring.scorer, pytest_gotchas.backends.vllm, pytest_gotchas.report.terminal; "
             "print('vllm' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_backends_are_the_modules_of_the_folder() -> None:
+    assert names() == ["transformers", "vllm"]
+
+
+def test_a_prefix_that_names_no_backend_is_one_message() -> None:
+    assert refusals(settings(), ["llamacpp:x"]) == [
+        "there is no backend named 'llamacpp' (a model name's prefix before ':' names one): the backends are "
+        "transformers, vllm"]
+    assert refusals(settings(), ["protocol:x"])[0].startswith("there is no backend named 'protocol'")

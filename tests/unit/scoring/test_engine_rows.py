@@ -1,5 +1,6 @@
-"""scoring/vllm_rows.py without vLLM: an engine stand-in that computes each context's logits row with a separate
-full pass of a tiny transformers model, as an engine without prefix caching computes each prompt. The vLLM rows read
+"""scoring/engine_rows.py without vLLM: an engine stand-in (a backends/protocol.ContextLogits) that computes each
+context's logits row with a separate full pass of a tiny transformers model, as an engine without prefix caching
+computes each prompt. The engine rows read
 exactly the contexts the one-pass transformers path decides, each once, in as few engine calls as the readings allow
 (one, then one per level of the text reading's chains), and their readings are the separate passes' bit for bit.
 Through a real engine: tests/e2e/test_vllm.py."""
@@ -18,7 +19,7 @@ from pytest_gotchas.results.schema import TEXT, TOKEN
 from pytest_gotchas.scoring.cut import plan_cut
 from pytest_gotchas.scoring.readings import Cut, score_batch
 from pytest_gotchas.scoring.rows import OnePassRows
-from pytest_gotchas.scoring.vllm_rows import NotFetched, VllmRows, one_pass_contexts, prefetch, rows_of
+from pytest_gotchas.scoring.engine_rows import EngineRows, Fetcher, NotFetched, one_pass_contexts, prefetch, rows_of
 from pytest_gotchas.scoring.vocab import build
 
 MERGES = (*DEFAULT_MERGES, "Tr", "Tru", "True", "Fa", "Fal", "Fals", "False")
@@ -35,12 +36,11 @@ TEXTS = [("x = ", "1", "2"), ("(2, 2)", ",", "]"), ("[{'", "k", "."), (">>> 1 ==
 
 
 class Engine:
-    """What VllmRows asks of model/vllm.VllmModel: `model` (its dtype), `logits`, `collecting`, `fetch`."""
+    """What EngineRows asks of a backend (backends/protocol.ContextLogits): `logits` and `fetch`."""
 
     def __init__(self, loaded: LoadedModel) -> None:
         self.model, self.loaded = loaded.model, loaded
         self.logits: dict[tuple[int, ...], Any] = {}
-        self.collecting: set[tuple[int, ...]] | None = None
         self.fetched: list[list[tuple[int, ...]]] = []
 
     def fetch(self, contexts: Any) -> list[tuple[int, ...]]:
@@ -69,7 +69,7 @@ def test_the_contexts_are_the_one_pass_paths(tiny: LoadedModel) -> None:
     one_pass = OnePassRows(tiny.model, "bfloat16", 1, 5)
     one_pass.prompts(plans)
     engine = Engine(tiny)
-    rows = VllmRows(engine, "bfloat16", 1, 5)
+    rows = EngineRows(Fetcher(engine, "bfloat16"), "bfloat16", 1, 5)
     rows.prompts(plans)
     assert set(rows.main) == set(one_pass.main) == one_pass_contexts(plans)
     assert len(engine.fetched) == 1 and rows.calls == 1 and rows.full == len(rows.main)
@@ -78,10 +78,10 @@ def test_the_contexts_are_the_one_pass_paths(tiny: LoadedModel) -> None:
 @pytest.mark.parametrize("main", [TEXT, TOKEN])
 @pytest.mark.parametrize("softmax", [None, "float32"])
 def test_the_readings_are_the_separate_passes(tiny: LoadedModel, main: str, softmax: str | None) -> None:
-    """Both readings, both softmax dtypes: what the vLLM rows give equals the check's separate full passes (the
+    """Both readings, both softmax dtypes: what the engine rows give equals the check's separate full passes (the
     engine computes each context as a prompt of its own), and so the one-pass readings on this model."""
-    engine = Engine(tiny)
-    loaded = SimpleNamespace(model=tiny.model, tokenizer=tiny.tokenizer)
+    engine = Fetcher(Engine(tiny), "bfloat16")
+    loaded = SimpleNamespace(model=None, dtype="bfloat16", tokenizer=tiny.tokenizer)
     vocab = lambda: build(tiny.tokenizer)  # noqa: E731
     through = score_batch(loaded, cuts(tiny), softmax_dtype=softmax, vocab=vocab, main=main, rows_of=rows_of(engine))
     checked = score_batch(tiny, cuts(tiny), softmax_dtype=softmax, vocab=vocab, main=main, check=True)
@@ -96,25 +96,27 @@ def test_prefetch_reads_a_whole_run_in_one_call_per_level(tiny: LoadedModel) -> 
     """Every case's contexts go to the engine together: the first call holds every context the plans name, each
     later one a level of the text reading's chains; scoring afterwards asks the engine for nothing."""
     engine = Engine(tiny)
-    loaded = SimpleNamespace(model=tiny.model, tokenizer=tiny.tokenizer)
+    fetcher = Fetcher(engine, "bfloat16")
+    loaded = SimpleNamespace(model=None, dtype="bfloat16", tokenizer=tiny.tokenizer)
     table = build(tiny.tokenizer)
 
     def job(cut: Cut):
-        return lambda: score_batch(loaded, [cut], vocab=lambda: table, main=TEXT, rows_of=rows_of(engine))
+        return lambda: score_batch(loaded, [cut], vocab=lambda: table, main=TEXT, rows_of=rows_of(fetcher))
 
-    calls, ran = prefetch(engine, [job(c) for c in cuts(tiny)], lambda: torch.inference_mode())
+    calls, ran = prefetch(fetcher, [job(c) for c in cuts(tiny)], lambda: torch.inference_mode())
     assert calls == len(engine.fetched) >= 2 and ran == len(engine.logits)
     assert engine.fetched[0] == sorted(one_pass_contexts([c.plan for c in cuts(tiny)]))
     before = len(engine.fetched)
     for cut in cuts(tiny):
-        score_batch(loaded, [cut], vocab=lambda: table, main=TEXT, rows_of=rows_of(engine))
+        score_batch(loaded, [cut], vocab=lambda: table, main=TEXT, rows_of=rows_of(fetcher))
     assert len(engine.fetched) == before
 
 
 def test_a_context_not_fetched_stops_a_collecting_read(tiny: LoadedModel) -> None:
     engine = Engine(tiny)
-    engine.collecting = set()
-    rows = VllmRows(engine, "bfloat16", 1, 5)
+    fetcher = Fetcher(engine, "bfloat16")
+    fetcher.collecting = set()
+    rows = EngineRows(fetcher, "bfloat16", 1, 5)
     with pytest.raises(NotFetched):
         rows.need([(1, 2, 3)])
-    assert engine.collecting == {(1, 2, 3)} and not engine.fetched
+    assert fetcher.collecting == {(1, 2, 3)} and not engine.fetched

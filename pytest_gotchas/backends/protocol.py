@@ -1,0 +1,196 @@
+"""What scoring needs from a reading backend, and what a backend declares it cannot do. Pure: no torch, no pytest.
+
+A backend reads a model's next-token distributions for the contexts scoring asks for (token ids, decided by
+scoring/cut.py with the model's own transformers tokenizer, so that every backend reads the same contexts). It gives
+scoring one of two things:
+
+- a torch module (`model`): scoring runs the forward passes itself (one pass per prompt, KV-cached steps; the guard
+  of scoring/guard.py hooks it; the logit lens, patching and a float32 twin read it). backends/transformers.py;
+- whole logits rows per context (`context_logits()`): an engine or a server computes each context as a prompt of its
+  own, and scoring/engine_rows.py puts each row through scoring's own softmax; every context a run needs is asked for
+  in as few calls as the readings allow (the prefetch). backends/vllm.py.
+
+**Adding a backend is one new file** in this folder, `backends/NAME.py`, which `--gotchas-model NAME:MODEL` chooses
+(backends/__init__.py finds it by that name; the model's short name becomes `NAME-MODEL`, so it has its own items,
+results and baseline). The file defines:
+
+- `CAPABILITIES`: a `Capabilities` naming each `Feature` it cannot honour and why (the run refuses those options
+  with one message naming the flag and the backend, before anything loads), and the `--gotchas-device` values it
+  takes;
+- `load(request: LoadRequest) -> Backend`: the model loaded (raising model.load.ModelLoadError with one message for
+  the user), with `info` (results.schema.ModelInfo, its `backend` a BackendInfo naming the engine) and the
+  transformers tokenizer of the same model (model.load.load_tokenizer and check_tokenizer);
+- the class `load` returns, which satisfies `Backend` below. A llama.cpp or other HTTP server returns `model =
+  None` and implements `ContextLogits`: `fetch` posts the contexts' token ids and keeps each whole logits row (a
+  float32 tensor of the vocabulary's width) in `logits`; `float32()` returns None; `close()` ends the session.
+  Declaring every `Feature` but the ones it can do (a server reads no residual stream) keeps the refusals honest.
+
+tests/unit/backends/test_protocol.py checks both shipped backends against this contract, and runs the scorer with a
+backend defined in the test file alone.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..model.embedded import TRANSFORMERS as TRANSFORMERS  # a name without a NAME: prefix
+from ..results.schema import ModelInfo
+
+if TYPE_CHECKING:  # model/ is the floor below: only for the types
+    from ..model.load import ModelSpec
+
+Context = tuple[int, ...]
+__all__ = ["TRANSFORMERS", "Asked", "Backend", "Capabilities", "Context", "ContextLogits", "EngineOptions", "Feature",
+           "LoadRequest", "Unsupported", "refusals"]
+
+
+class Feature(enum.Enum):
+    """What a run may ask of a backend beyond reading next-token distributions."""
+
+    LAYERS = "layers"  # the logit lens: the residual stream after every layer
+    PRECISION_CHECK = "precision-check"  # a float32 twin of the weights beside the model
+    PATCH = "patch"  # replacing a layer's residual stream inside the forward pass
+    PATCH_COMPONENTS = "patch-components"  # replacing attention and MLP outputs inside the forward pass
+    ONE_PASS_CHECK = "one-pass-check"  # separate full passes beside the one-pass path
+    KERNELS = "kernels"  # a kernel path replacing transformers' linear layers (model/kernels.py)
+    DEVICE = "device"  # a --gotchas-device outside Capabilities.devices
+    WORKERS = "workers"  # pytest-xdist workers (-n), each loading the model
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    feature: Feature
+    why: str  # after "cannot be used with the NAME backend (MODELS): "; "{flag}" is how options are spelled
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend declares: the features it cannot honour, and the devices it places a model on itself."""
+
+    cannot: tuple[Unsupported, ...] = ()
+    devices: tuple[str, ...] | None = None  # the --gotchas-device values it takes (None or any of these); None: all
+
+    def refuses(self, asked: Asked) -> Unsupported | None:
+        if asked.feature is Feature.DEVICE and (self.devices is None or asked.value in self.devices):
+            return None
+        return next((item for item in self.cannot if item.feature is asked.feature), None)
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One feature a run asks for, as the user spelled it ("--gotchas-layers", "--gotchas-kernels float32-matmul",
+    "-n 2"); `value` is the device asked for (Feature.DEVICE)."""
+
+    feature: Feature
+    shown: str
+    value: str | None = None
+
+
+def refusals(backend: str, capabilities: Capabilities, models: Sequence[str | None], asked: Iterable[Asked],
+             flag: str = "--gotchas-") -> list[str]:
+    """One message per feature asked for that the backend of `models` cannot honour, in the order asked."""
+    if not models:
+        return []
+    shown = ", ".join(str(model) for model in models)
+    refused = [(item, capabilities.refuses(item)) for item in asked]
+    return [f"{item.shown} cannot be used with the {backend} backend ({shown}): {why.why.format(flag=flag)}"
+            for item, why in refused if why is not None]
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """How a backend that runs an engine of its own starts it (the --gotchas-vllm-* options)."""
+
+    tensor_parallel: int = 1
+    pipeline_parallel: int = 1
+    executor: str | None = None  # None: the engine's choice
+    memory: float | None = None  # the fraction of accelerator memory it may take; None: the engine's default
+    batch_invariant: str = "auto"  # auto | on | off
+
+
+@dataclass(frozen=True)
+class LoadRequest:
+    """Everything a backend's `load` is given."""
+
+    spec: ModelSpec  # the model's own name (its NAME: prefix removed), dtype, device, the flag spelling
+    cache_dir: Path  # converted models, hashes, facts
+    log: Callable[[str], None] | None = None  # a line before slow one-time work
+    lazy_tokenizer: bool = False  # load the tokenizer on first use (a warm run may never need it)
+    prefetch: Callable[[str], bool] | None = None  # given the tokenizer's key: whether to load it beside the weights
+    engine: EngineOptions = EngineOptions()
+
+
+class ContextLogits(Protocol):
+    """Whole logits rows by context, from a backend that computes each context as a prompt of its own."""
+
+    @property
+    def logits(self) -> Mapping[Context, Any]:
+        """Every context fetched so far: its next token's logits over the whole vocabulary (a 1-d tensor)."""
+
+    def fetch(self, contexts: Iterable[Context]) -> list[Context]:
+        """Compute the contexts not fetched yet, in one call; returns those. Raises ModelLoadError."""
+
+
+class Backend(Protocol):
+    """A loaded model as scoring reads it (scoring/scorer.py calls nothing else)."""
+
+    # Read-only to scoring: a plain attribute or a property satisfies each.
+    @property
+    def name(self) -> str:
+        """The backend's name: "transformers", "vllm"."""
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    @property
+    def info(self) -> ModelInfo | None:
+        """What the report says of the model (set once it loaded)."""
+
+    @property
+    def notes(self) -> list[str]:
+        """Said once per run: how the load went against the defaults."""
+
+    @property
+    def tokenizer_key(self) -> str | None:
+        """A fingerprint of the tokenizer's files, for the caches of cuts and token texts (a lazy tokenizer)."""
+
+    @property
+    def tokenizer_seconds(self) -> float:
+        """What loading the tokenizer took (lazily, or at load)."""
+
+    @property
+    def tokenizer(self) -> Any:
+        """The transformers fast tokenizer of the same model (scoring/cut.py), loaded on first use."""
+
+    @property
+    def tokenizer_loaded(self) -> bool: ...
+
+    @property
+    def model(self) -> Any:
+        """The torch module scoring runs itself and the guard hooks; None where rows come from context_logits."""
+
+    @property
+    def dtype(self) -> str:
+        """The dtype the logits are computed in: "bfloat16", "float16" or "float32"."""
+
+    @property
+    def model_type(self) -> str:
+        """The config's model_type ("gemma3_text"), for the conventions scoring checks (Gemma's BOS)."""
+
+    @property
+    def batch_invariant(self) -> bool:
+        """Whether a batch of prompts computes each prompt's bits as it alone would (model/invariance.py)."""
+
+    def context_logits(self) -> ContextLogits | None:
+        """The rows by context where scoring does not run the model itself (then `model` is None)."""
+
+    def float32(self) -> Any:
+        """A float32 twin of `model` for --gotchas-precision-check (the model itself when it runs in float32), or
+        None where the backend has none (it declares Feature.PRECISION_CHECK)."""
+
+    def close(self) -> None:
+        """Give back what the model holds (an engine's workers, threads it took); the object is not used again."""

@@ -1,0 +1,1 @@
+"""Unit tests of pytest_gotchas/backends/: the protocol, each backend against it, the refusals."""
