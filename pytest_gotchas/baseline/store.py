@@ -47,9 +47,10 @@ from ..files import remove_stale_temporaries, write_atomic
 from ..results.baselines import FAIL, PASS, UPDATE_FLAG, Entry, Header, Probability
 from ..results.verdict import Verdict
 
-FORMAT = 3  # 2: a count of the entries, so that a file cut short is told apart from one with fewer pairs. 3: the
-# header records the reading, BOS and kernels, and `kept:` what an update kept from other runs
-READS = (2, 3)  # a format-2 file reads as one whose header does not record those (said as such)
+FORMAT = 4  # 2: a count of the entries, so that a file cut short is told apart from one with fewer pairs. 3: the
+# header records the reading, BOS and kernels, and `kept:` what an update kept from other runs. 4: `primers:`, each
+# chapter's primers (an older version refuses the key rather than compare without it)
+READS = (2, 3, 4)  # an older file reads as one whose header does not record those (said as such)
 TOP_KEYS = ("format", "count", "model", "kept", "primers", "pairs", "verdicts")
 DEFAULT_DIR = "baselines"
 HEADER_FIELDS = ("name", "weights_sha256", "dtype", "softmax_dtype", "device", "hardware", "numerics", "torch",

@@ -12,20 +12,25 @@ What each format is, from the history of results/schema.py and report.schema.jso
 3. typed (report.schema.json): results refer to their chapter and model by key; the baseline sections are facts;
 4. the schema of the last format 3 (the bump changed no field): what format 3 gained while it was current (intervals,
    Holm-corrected comparisons, twins' splits, margin differences, patching's tokens and resolution, a baseline
-   header's reading, BOS and kernels), numbered once.
+   header's reading, BOS and kernels), numbered once;
+5. what the house's second pass and the component analysis added: each chapter's primers (`primers`, and a
+   baseline comparison's `numerics.primers`), GradDrop's score of a screened cell (`graddrop`), the screen's recall
+   by its plain ranking (`recall_plain`) and the top heads' attention at the cut (`patterns`); `status` and
+   `verdict` now listed as enums (the same strings).
 
 Format 3 migrates: its data sections read as they are (every field added during format 3 has a default that says
 "not recorded": `incremental_steps` 0, patching's `source_tokens` empty and `step` 0.0, a baseline header's `reading`
 ""...), and its computed sections are dropped, because they were computed by the rules of the version that wrote
 them (comparisons without Holm's correction, rollups without intervals) and a reader computes them again from the
-data. Formats 1 and 2 are refused (UNMIGRATABLE says why): a migration would have to guess what they do not record.
+data. Format 4 migrates as it is: format 5 only added fields whose defaults say "not recorded" (no primers, no
+GradDrop score, no patterns), and changed no rule a computed section follows. Formats 1 and 2 are refused (UNMIGRATABLE says why): a migration would have to guess what they do not record.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-FORMAT = 4
+FORMAT = 5
 # The sections a writer computes from the data and a reader computes again (ReportFile's last six).
 COMPUTED_SECTIONS = ("pairs", "rollups", "comparisons", "twin_splits", "margins", "one_pass_check")
 # Older formats that cannot be migrated without guessing, and why.
@@ -66,9 +71,13 @@ def _from_3(data: dict[str, Any]) -> dict[str, Any]:
     return {**{k: v for k, v in data.items() if k not in COMPUTED_SECTIONS}, "format": 4}
 
 
+def _from_4(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "format": 5}
+
+
 # format -> the function that turns a document of it into one of the next format. Every format below FORMAT is here
 # or in UNMIGRATABLE (tests/unit/results/test_reading.py): the commit that bumps FORMAT says which.
-MIGRATIONS = {3: _from_3}
+MIGRATIONS = {3: _from_3, 4: _from_4}
 
 
 def _migrated() -> str:
