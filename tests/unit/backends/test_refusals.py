@@ -1,5 +1,5 @@
 """Which backend a model name chooses (model/embedded.split, backends/), its short name, and what the vLLM backend
-refuses from the capabilities it declares (backends/vllm.CAPABILITIES through plugin/wiring.asked). Runs without vLLM
+refuses from the capabilities it declares (backends/vllm.CAPABILITIES through settings/wiring.asked). Runs without vLLM
 installed."""
 
 from __future__ import annotations
