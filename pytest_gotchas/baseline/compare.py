@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from ..model.kernels import KERNELS
 from ..results.baselines import (FAIL, PASS, READ_FIELDS, CaseChange, Comparison, Entry, FactChange, Header,
                                  MemberChange, Numerics, PairChange, PrimersChange, UpdateStats)
-from ..results.hardware import PLAIN
+from ..results.hardware import PLAIN_KERNELS
 from ..results.rollup import ChapterRollup, PairResult, rollup
 from ..results.schema import BackendInfo, CaseResult, ChapterInfo, ModelInfo
 from ..results.verdict import Status, Verdict
@@ -35,8 +35,8 @@ def header_of(result: CaseResult, model: ModelInfo | None) -> Header | None:
 
 def kernels_of(numerics: str) -> str:
     """The kernel path a fingerprint names (model/numerics.named: "float32-matmul:<hex>"; plain is unnamed)."""
-    path = numerics.split(":", 1)[0] if ":" in numerics else PLAIN
-    return path if path in KERNELS else PLAIN
+    path = numerics.split(":", 1)[0] if ":" in numerics else PLAIN_KERNELS
+    return path if path in KERNELS else PLAIN_KERNELS
 
 
 def engine_fact(backend: BackendInfo) -> str:

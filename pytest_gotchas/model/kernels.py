@@ -16,15 +16,15 @@ layers are float32_matmul.py's.
 
 from __future__ import annotations
 
-from ..results.hardware import PLAIN
+from ..results.hardware import PLAIN_KERNELS
 
 FLOAT32_MATMUL = "float32-matmul"
-KERNELS = (PLAIN, FLOAT32_MATMUL)
+KERNELS = (PLAIN_KERNELS, FLOAT32_MATMUL)
 
 
 def refusal(kernels: str, dtype: str, flag: str = "--gotchas-") -> str | None:
     """Why the run cannot take `kernels`, before anything loads; None when it can. Pure."""
-    if kernels != PLAIN and dtype != "bfloat16":
+    if kernels != PLAIN_KERNELS and dtype != "bfloat16":
         return (f"{flag}kernels {kernels} computes bfloat16 models' matmuls in float32, and {flag}dtype {dtype} "
                 f"has no bfloat16 matmul to replace: leave {flag}kernels out, or run bfloat16")
     return None
@@ -32,7 +32,7 @@ def refusal(kernels: str, dtype: str, flag: str = "--gotchas-") -> str | None:
 
 def device_refusal(kernels: str, device: str, shown: str, flag: str = "--gotchas-") -> str | None:
     """Why `kernels` cannot run model `shown` on `device` (known once the device is resolved); None when it can."""
-    if kernels != PLAIN and not device.startswith("cpu"):
+    if kernels != PLAIN_KERNELS and not device.startswith("cpu"):
         return (f"cannot load model {shown!r} with {flag}kernels {kernels} on {device!r}: the path is for CPUs "
                 f"without native bfloat16 kernels, and a GPU computes bfloat16 natively; leave {flag}kernels out, "
                 f"or use {flag}device cpu")

@@ -135,9 +135,9 @@ def fingerprint(model: Any) -> str:
 def named(fingerprint: str, kernels: str) -> str:
     """The fingerprint as ModelInfo.numerics records it: a kernel path other than plain is named in it, so that every
     view that shows the numerics (baseline headers, the report's facts, `gotchas merge`'s refusals) shows the path."""
-    from .kernels import PLAIN
+    from .kernels import PLAIN_KERNELS
 
-    return fingerprint if kernels == PLAIN else f"{kernels}:{fingerprint}"
+    return fingerprint if kernels == PLAIN_KERNELS else f"{kernels}:{fingerprint}"
 
 
 def hardware(device: str) -> str:

@@ -14,7 +14,7 @@ import pytest
 
 from .fixtures import gotchas, gotchas_model  # noqa: F401  (the fixtures of this plugin)
 from ..settings.options import OPTIONS, Option, OptionError
-from .state import MODEL_FIXTURE, PLUGIN, RECORDED, ensure, read_settings
+from .state import MODEL_FIXTURE, SESSION, RECORDED, ensure, read_settings
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -88,9 +88,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_collection(session: pytest.Session) -> Any:
-    if PLUGIN not in session.config.stash:
+    if SESSION not in session.config.stash:
         return (yield)
-    gotchas = session.config.stash[PLUGIN]
+    gotchas = session.config.stash[SESSION]
     gotchas.progress.collecting = True  # our line is pytest's "collecting ..." line, which it rewrites itself
     try:
         with gotchas.clock.phase("collection"):
@@ -101,7 +101,7 @@ def pytest_collection(session: pytest.Session) -> Any:
 
 @pytest.hookimpl(tryfirst=True)  # before pytest groups the items by model, which keeps their order otherwise
 def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.Item]) -> None:
-    if PLUGIN not in session.config.stash:
+    if SESSION not in session.config.stash:
         return
     from .nodes import chapter_order
 
@@ -110,18 +110,18 @@ def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.It
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Every case this process will run, by model, for the models that read them all at once (vLLM)."""
-    if PLUGIN not in session.config.stash:
+    if SESSION not in session.config.stash:
         return
     from .nodes import GotchaItem
 
-    session.config.stash[PLUGIN].plan_run([(item.model, item.planned) for item in session.items
+    session.config.stash[SESSION].plan_run([(item.model, item.planned) for item in session.items
                                            if isinstance(item, GotchaItem)])
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
-    if call.when != "call" or PLUGIN not in item.config.stash:
+    if call.when != "call" or SESSION not in item.config.stash:
         return report
     from ..results.report import result_to_data
     from ..scoring.scorer import ModelUnavailable
@@ -166,7 +166,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     """A collection that checks the library's ground truth (CI's --collect-only) fails on a refused case, as a run
     of it would, and says which."""
     config = session.config
-    if PLUGIN not in config.stash or not config.option.collectonly:
+    if SESSION not in config.stash or not config.option.collectonly:
         return
     from .nodes import RefusedItem
 

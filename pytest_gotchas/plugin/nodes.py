@@ -24,7 +24,7 @@ from ..scoring.scorer import GotchasError
 from ..truth.collect import Planned
 from ..truth.execute import ExecutionError
 from . import compat
-from .state import MODEL_FIXTURE, PLUGIN
+from .state import MODEL_FIXTURE, SESSION
 from .warning import GotchasWarning
 
 
@@ -35,7 +35,7 @@ class ChapterFile(pytest.File):
         self.views: dict[str, tuple[dict[str, int], dict[str, Planned]]] = {}
 
     def collect(self) -> list[pytest.Item]:
-        gotchas = self.config.stash[PLUGIN]
+        gotchas = self.config.stash[SESSION]
         shown = _relative(self.path, self.config.rootpath)
         gotchas.progress.show("executing ground truth of chapter file", gotchas.chapter_files_done,
                               len(gotchas.chapter_files_found), shown)  # a cold cache runs every snippet here: minutes
@@ -93,7 +93,7 @@ class GotchaItem(pytest.Item):
         compat.fill_fixtures(self)
 
     def runtest(self) -> None:
-        gotchas = self.config.stash[PLUGIN]
+        gotchas = self.config.stash[SESSION]
         planned = self.planned
         if planned.status != Status.SCORED:
             self.result = planned.result(model=self.model)

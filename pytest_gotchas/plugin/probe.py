@@ -16,7 +16,7 @@ from ..results.verdict import Status
 from ..scoring.scorer import GotchasError, Scorer
 from ..truth.collect import chapter_info, request_for
 from ..truth.interpreters import Missing
-from .state import PLUGIN, RECORDED
+from .state import SESSION, RECORDED
 
 
 class Probe:
@@ -24,7 +24,7 @@ class Probe:
 
     def __init__(self, request: pytest.FixtureRequest, scorer: Scorer) -> None:
         self.request, self.scorer = request, scorer
-        self.plugin = request.config.stash[PLUGIN]
+        self.plugin = request.config.stash[SESSION]
         self._infos: dict[str, ChapterInfo] = {}  # the chapter of each result this probe made, by result key
 
     def case(self, transcript: str, correct: str, wrong: str, *, id: str | None = None, chapter: str = "python",

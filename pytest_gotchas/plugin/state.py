@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 MODEL_FIXTURE = "gotchas_model"
 SETTINGS = pytest.StashKey[Settings]()
-PLUGIN = pytest.StashKey["GotchasSession"]()
+SESSION = pytest.StashKey["GotchasSession"]()
 RECORDED = pytest.StashKey[list[Any]]()  # on an item: the CaseResults its Python test recorded
 
 
@@ -42,13 +42,13 @@ def read_settings(config: pytest.Config) -> Settings:
 def ensure(config: pytest.Config) -> GotchasSession:
     """The run's state, made on first need: at configure with --gotchas, else when a test asks for a fixture of
     the plugin. Its role (the controller, or an xdist worker) is registered with it."""
-    if PLUGIN not in config.stash:
+    if SESSION not in config.stash:
         from .controller import Controller
         from .session import GotchasSession
         from .worker import Worker
 
         session = GotchasSession(config, read_settings(config))
-        config.stash[PLUGIN] = session
+        config.stash[SESSION] = session
         role = Worker(session) if session.worker_id is not None else Controller(session)
         config.pluginmanager.register(role, "gotchas-role")
-    return config.stash[PLUGIN]
+    return config.stash[SESSION]

@@ -15,7 +15,7 @@ from ..results.consistency import Inconsistency
 from ..results.baselines import (ANY_MODEL_FLAG, READ_FIELDS, UPDATE_FLAG, BaselineOutcome, Comparison, FactChange,
                                  Header, Numerics, PairChange, PrimersChange, Probability, Refusal, Regression,
                                  UpdateStats)
-from ..results.hardware import PLAIN as PLAIN_KERNELS, SlowBfloat16
+from ..results.hardware import PLAIN_KERNELS, SlowBfloat16
 from ..results.layers import TIE, Lead, Stretch
 from ..results.onepass import OnePassCheck, ReadingDifference, Stepped
 from ..results.pairwise import Differences, ModelComparison

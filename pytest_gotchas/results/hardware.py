@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from .schema import ModelInfo
 
-PLAIN = "plain"  # the kernel path of a model's own modules (model/kernels.py names the others)
+PLAIN_KERNELS = "plain"  # the kernel path of a model's own modules (model/kernels.py names the others)
 
 # The CPU flags of model/numerics.FLAGS with native bfloat16 matmul kernels.
 NATIVE_BFLOAT16 = ("avx512_bf16", "amx_bf16")
@@ -28,14 +28,14 @@ def lacks_native_bfloat16(model: ModelInfo) -> bool:
 def kernel_path(model: ModelInfo) -> str:
     """The kernel path model/numerics.named put in the fingerprint ("float32-matmul:1a2b..."), else plain."""
     named = re.fullmatch(r"(?P<path>[a-z0-9-]+):[0-9a-f]+", model.numerics)
-    return named["path"] if named else PLAIN
+    return named["path"] if named else PLAIN_KERNELS
 
 
 @dataclass(frozen=True)
 class SlowBfloat16:
     models: list[str]  # the ids of the run's models it concerns
     hardware: str
-    kernels: str = PLAIN  # the first such model's kernel path (model/kernels.py)
+    kernels: str = PLAIN_KERNELS  # the first such model's kernel path (model/kernels.py)
 
 
 def slow_bfloat16(models: list[ModelInfo]) -> SlowBfloat16 | None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..backends.protocol import Asked, Backend, EngineOptions, Feature, LoadRequest
-from ..results.hardware import PLAIN
+from ..results.hardware import PLAIN_KERNELS
 from ..scoring.scorer import Clock, ModelSlot, Scorer, ScoringConfig
 from ..truth.collect import Collector, Planned
 from ..truth.execute import Cache, Limits
@@ -106,7 +106,7 @@ def asked(settings: Settings, flag: str = "--gotchas-", workers: int = 0) -> lis
                 (Feature.PATCH, settings.patch), (Feature.PATCH_COMPONENTS, settings.patch_components),
                 (Feature.ONE_PASS_CHECK, settings.one_pass_check))
     out = [Asked(feature, f"{flag}{feature.value}") for feature, on in switches if on]
-    if settings.kernels != PLAIN:
+    if settings.kernels != PLAIN_KERNELS:
         out.append(Asked(Feature.KERNELS, f"{flag}kernels {settings.kernels}"))
     if settings.device is not None:
         out.append(Asked(Feature.DEVICE, f"{flag}device {settings.device}", settings.device))
