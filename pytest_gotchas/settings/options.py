@@ -51,31 +51,29 @@ MAX_SECONDS = 86_400.0  # a day: far beyond any snippet, and small enough for th
 _SECONDS_RANGE = f"more than 0 and at most {MAX_SECONDS:g}"
 
 
-def seconds(raw: str) -> float:
+def _number(raw: str, expects: str) -> float:
     try:
-        value = float(str(raw).strip())
+        return float(str(raw).strip())
     except ValueError:
-        raise OptionError(f"expects a number of seconds, {_SECONDS_RANGE}, got {raw!r}") from None
+        raise OptionError(f"expects {expects}, got {raw!r}") from None
+
+
+def seconds(raw: str) -> float:
+    value = _number(raw, f"a number of seconds, {_SECONDS_RANGE}")
     if not 0 < value <= MAX_SECONDS:  # also refuses nan and inf
         raise OptionError(f"must be a number of seconds, {_SECONDS_RANGE}, got {raw!r}")
     return value
 
 
 def fraction(raw: str) -> float:
-    try:
-        value = float(str(raw).strip())
-    except ValueError:
-        raise OptionError(f"expects a fraction between 0 and 1, got {raw!r}") from None
+    value = _number(raw, "a fraction between 0 and 1")
     if not 0 < value <= 1:
         raise OptionError(f"must be more than 0 and at most 1, got {raw!r}")
     return value
 
 
 def level(raw: str) -> float:
-    try:
-        value = float(str(raw).strip())
-    except ValueError:
-        raise OptionError(f"expects a significance level such as 0.05, got {raw!r}") from None
+    value = _number(raw, "a significance level such as 0.05")
     if not 0 < value < 1:
         raise OptionError(f"must be more than 0 and less than 1, got {raw!r}")
     return value
