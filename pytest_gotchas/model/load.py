@@ -18,7 +18,7 @@ from typing import Any
 
 from ..results.schema import ModelInfo
 from . import DTYPES, companions, facts, float32_matmul, invariance, kernels, numerics
-from .convert import ConversionError, Log, convert_gguf, no_progress_bars, one_line
+from .convert import ConversionError, Log, convert_gguf, converted_folder, no_progress_bars, one_line
 from .embedded import DEFAULT, MODELS, EmbeddedMissing, short_name
 from .hashes import file_sha256, hub_snapshot, tokenizer_fingerprint, weight_files, weights_sha256
 from .invariance import INVARIANT, Invariance
@@ -351,7 +351,7 @@ def resolve_source(name: str | None, cache_dir: Path, log: Log, flag: str) -> Pa
         if not path.is_file():
             raise ModelLoadError(_missing(name, path, flag))
         digest = file_sha256(path, cache_dir)
-        out = cache_dir / "models" / f"{path.stem}-{digest[:12]}"
+        out = converted_folder(cache_dir, path.stem, digest)
         try:
             return convert_gguf(lambda folder: path.absolute(), out, name, log)
         except ConversionError as error:

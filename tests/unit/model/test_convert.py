@@ -13,7 +13,7 @@ from helpers.loading import RULES, spec
 from helpers.tinymodel import build_tiny_model
 
 from pytest_gotchas.model import convert as convert_module
-from pytest_gotchas.model.convert import ConversionError, convert_gguf
+from pytest_gotchas.model.convert import CONVERSION, ConversionError, RoundTrip, convert_gguf, round_trip, unfaithful
 from pytest_gotchas.model.load import load_model
 
 
@@ -32,7 +32,7 @@ def test_gguf_is_converted_once_into_the_cache(tmp_path: Path, monkeypatch: pyte
     loaded = load_model(spec(gguf), cache, log=lines.append)
     again = load_model(spec(gguf), cache, log=lines.append)
 
-    out = cache / "models" / f"my-model-{hashlib.sha256(b'GGUF stand-in').hexdigest()[:12]}"
+    out = cache / "models" / f"my-model-{hashlib.sha256(b'GGUF stand-in').hexdigest()[:12]}-c{CONVERSION}"
     assert loaded.info.source == again.info.source == str(out)
     assert loaded.info.name == str(gguf)
     assert converted == [gguf.absolute()]
@@ -113,3 +113,61 @@ def test_the_conversion_counts_its_tensors_for_a_progress_line() -> None:
         convert_module.STEPS.reset(token)
     assert steps == [("converting the GGUF file: dequantizing tensor 1 of 2", 0, 0),
                      ("converting the GGUF file: dequantizing tensor 2 of 2", 0, 0)]
+
+
+class Vocabulary:
+    """A tokenizer stand-in: `pieces` are its tokens' texts; tokenizing greedily takes the longest piece first, or,
+    when `split`, one character at a time (as an unfaithful rebuild cuts words apart)."""
+
+    all_special_ids = [0]
+
+    def __init__(self, pieces: list[str], split: bool = False) -> None:
+        self.pieces, self.split = pieces, split
+
+    def __len__(self) -> int:
+        return len(self.pieces)
+
+    def decode(self, ids: list[int]) -> str:
+        return "".join(self.pieces[i] for i in ids)
+
+    def __call__(self, text: str, add_special_tokens: bool) -> dict[str, list[int]]:
+        ids = []
+        while text:
+            fits = [i for i, piece in enumerate(self.pieces) if i and piece and text.startswith(piece)
+                    and (len(piece) == 1 or not self.split)]
+            best = max(fits, key=lambda i: len(self.pieces[i]))
+            ids.append(best)
+            text = text[len(self.pieces[best]):]
+        return {"input_ids": ids}
+
+
+PIECES = ["<bos>", "", "\ufffd", *"abcdeFlsTru", "False", "True", "ab", "cd"]
+
+
+def test_a_faithful_tokenizer_gives_its_tokens_back() -> None:
+    # the special token, the empty piece and the partial UTF-8 byte are not sampled
+    assert round_trip(Vocabulary(PIECES)) == RoundTrip(themselves=15, sampled=15)
+    assert RoundTrip(15, 15).faithful and RoundTrip(0, 0).faithful
+
+
+def test_an_unfaithful_rebuild_is_refused_with_the_numbers() -> None:
+    checked = round_trip(Vocabulary(PIECES, split=True))
+    assert checked == RoundTrip(themselves=11, sampled=15) and not checked.faithful
+    assert unfaithful("gemma-3-270m (embedded)", checked, "5.17.0") == (
+        "cannot convert model 'gemma-3-270m (embedded)': transformers 5.17.0 rebuilt its tokenizer from the GGUF file "
+        "unfaithfully: only 11 of 15 sampled vocabulary tokens tokenize back to themselves (a faithful tokenizer: "
+        "nearly all), so every prompt would be cut into other tokens than the model's own. Install transformers "
+        "5.18.0 or later (5.16.1 and 5.17.0 rebuild gemma-3-270m's unfaithfully, 5.18.0 to 5.25.0 faithfully) and "
+        "run again; nothing was written to the model cache")
+
+
+def test_the_sample_strides_over_the_whole_vocabulary() -> None:
+    seen: list[int] = []
+
+    class Counting(Vocabulary):
+        def decode(self, ids: list[int]) -> str:
+            seen.extend(ids)
+            return super().decode(ids)
+
+    round_trip(Counting(PIECES * 10), sample=20)
+    assert seen == list(range(0, 180, 9))

@@ -22,6 +22,7 @@ from helpers.tinymodel import build_tiny_model
 
 from pytest_gotchas.model import hashes as hashes_module
 from pytest_gotchas.model import numerics
+from pytest_gotchas.model.convert import converted_folder
 from pytest_gotchas.model.load import ModelLoadError, check_tokenizer, load_model, resolve_device, share_cpu_threads
 from pytest_gotchas.scoring.cut import plan_cut
 from pytest_gotchas.scoring.readings import score
@@ -232,7 +233,7 @@ def test_a_read_only_cache_with_the_model_converted_loads_it(tmp_path) -> None:
     gguf.write_bytes(b"a GGUF file, converted before")
     full, bare = tmp_path / "full", tmp_path / "bare"
     for cache in (full, bare):
-        build_tiny_model(cache / "models" / f"tiny-{hashlib.sha256(gguf.read_bytes()).hexdigest()[:12]}",
+        build_tiny_model(converted_folder(cache, "tiny", hashlib.sha256(gguf.read_bytes()).hexdigest()),
                          {"[": {"1": 2.0}})
     env = {"PYTHONPATH": str(Path(hashes_module.__file__).parents[2]), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     warm = subprocess.run([sys.executable, "-c", LOAD_SCRIPT, str(gguf), str(full)], capture_output=True, text=True,
