@@ -177,6 +177,51 @@ def script_table(runs: Runs) -> list[str]:
     return lines
 
 
+PYTEST_OWN = ("import pytest", "plugin import", "pytest start-up", "collection", "between collection and the loop",
+              "test loop: cuts", "test loop: the rest (pytest's per-test work, verdicts)", "session end",
+              "unconfigure", "after pytest.main")
+
+
+def over_the_floor(runs: Runs) -> list[str]:
+    """What the warm run spends beyond the floor, in parts that add up to the difference of their medians: the
+    passes the floor also makes (priced at the floor's seconds a pass), the rest of the forward phase (the text
+    reading's incremental steps and every reading's arithmetic), the load beyond imports and weights, pytest's and
+    the plugin's own phases, and the interpreter's start and exit."""
+    warm = lambda phase: med([t.phases[phase] for t in runs.warm])  # noqa: E731
+    script = lambda phase: med([c.extra["seconds"].get(phase, 0.0) for c in runs.floor])  # noqa: E731
+    passes, t = runs.floor[0].extra["passes"], runs.warm[-1].child.timings
+    per_pass = script("forward") / passes if passes else 0.0
+    extra = t.forward_passes - passes
+    edges = ("interpreter start", "interpreter exit (the remainder)")
+    rest = med([c.wall - sum(c.extra["seconds"].values()) for c in runs.floor])
+    parts = [
+        (f"forward: {extra} passes more than the floor's {passes} (at the floor's {per_pass:.3f} s a pass)",
+         extra * per_pass),
+        (f"forward: the rest ({t.incremental_steps} incremental steps of the text reading, every reading's "
+         "softmax and sums, against the floor's row at the cut)",
+         warm("test loop: forward") - script("forward") - extra * per_pass),
+        ("model load beyond the floor's imports and weights",
+         warm("test loop: model_load") + warm("test loop: tokenizer_load") - script("imports") - script("weights")),
+        ("pytest and the plugin: imports, start-up, collection, per-test work, session end, teardown",
+         sum(warm(phase) for phase in PYTEST_OWN)),
+        ("interpreter start and exit beyond the floor's", sum(warm(phase) for phase in edges) - rest),
+    ]
+    total = med(walls(runs.warm)) - med([c.wall for c in runs.floor])
+    return ["| warm run over the floor | seconds |", "|---|---:|",
+            *(f"| {what} | {seconds:+.2f} |" for what, seconds in parts),
+            f"| **whole process, warm - floor (medians; the parts are medians too)** | **{total:+.2f}** |"]
+
+
+def first_over_warm(cold: list[Traced], warm: list[Traced]) -> list[str]:
+    """Per phase, what a first run spends beyond a warm one (phases that differ by 0.05 s or more)."""
+    lines = ["| phase | first - warm, s |", "|---|---:|"]
+    for phase in warm[0].phases:
+        diff = med([t.phases[phase] for t in cold]) - med([t.phases[phase] for t in warm])
+        if abs(diff) >= 0.05:
+            lines.append(f"| {phase} | {diff:+.2f} |")
+    return lines + [f"| **whole process** | **{med(walls(cold)) - med(walls(warm)):+.2f}** |"]
+
+
 def markdown(runs: Runs) -> list[str]:
     floor, naive = [c.wall for c in runs.floor], [c.wall for c in runs.naive]
     warm, cold = walls(runs.warm), walls(runs.cold)
@@ -208,6 +253,9 @@ def markdown(runs: Runs) -> list[str]:
                       "variants warm": runs.variants_warm, "collect-only": runs.collect}),
         "", "The scripts' phases (what each timed; the rest is interpreter start and exit):", "",
         *script_table(runs),
+        "", "Where the warm run's time over the floor goes:", "", *over_the_floor(runs),
+        "", "Where a first run's time over a warm one goes (the spec's chapters; then 2-sets with its variants):", "",
+        *first_over_warm(runs.cold, runs.warm), "", *first_over_warm(runs.variants_cold, runs.variants_warm),
     ]
 
 

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 from bench import floor
+from bench.child import Child
+from pytest_gotchas.results.schema import Timings
 
 PHASES = ["interpreter start", "import pytest", "plugin import", "pytest start-up", "collection",
           "between collection and the loop", "test loop", "session end", "unconfigure", "after pytest.main"]
@@ -26,3 +28,49 @@ def test_a_traced_process_names_its_phases_in_order(tmp_path: Path) -> None:
 
 def test_ratios_are_paired() -> None:
     assert floor.paired([2.0, 9.0, 3.0], [1.0, 10.0, 2.0]) == 1.5  # not 3.0 / 2.0 of the medians
+
+
+class Counted(Child):
+    """A plugin run's child whose report counted these passes and steps."""
+
+    def __init__(self, wall: float, passes: int, steps: int) -> None:
+        super().__init__(argv=[], wall=wall, maxrss_mb=0.0, returncode=0, stdout="", stderr="")
+        self.counted = Timings(forward_passes=passes, incremental_steps=steps)
+
+    @property
+    def timings(self) -> Timings:
+        return self.counted
+
+
+def plugin_run(wall: float, seconds: dict[str, float] | None = None) -> floor.Traced:
+    phases = {"interpreter start": 0.1, "import pytest": 0.1, "plugin import": 0.1, "pytest start-up": 0.5,
+              "collection": 0.2, "between collection and the loop": 0.0, "test loop: model_load": 3.5,
+              "test loop: tokenizer_load": 0.0, "test loop: cuts": 0.0, "test loop: forward": 6.0,
+              "test loop: the rest (pytest's per-test work, verdicts)": 0.4, "session end": 0.0,
+              "unconfigure": 0.3, "after pytest.main": 0.3}
+    phases.update(seconds or {})
+    phases["interpreter exit (the remainder)"] = wall - sum(phases.values())
+    return floor.Traced(Counted(wall, 44, 30), phases)
+
+
+def test_the_warm_runs_time_over_the_floor_is_told_in_parts_that_add_up() -> None:
+    runs = floor.Runs()
+    runs.floor = [Child(argv=[], wall=8.0, maxrss_mb=0.0, returncode=0, stdout="", stderr="",
+                              extra={"seconds": {"imports": 1.5, "weights": 1.5, "forward": 4.0}, "passes": 40})]
+    runs.warm = [plugin_run(13.0)]
+    assert floor.over_the_floor(runs) == [
+        "| warm run over the floor | seconds |", "|---|---:|",
+        "| forward: 4 passes more than the floor's 40 (at the floor's 0.100 s a pass) | +0.40 |",
+        "| forward: the rest (30 incremental steps of the text reading, every reading's softmax and sums, against "
+        "the floor's row at the cut) | +1.60 |",
+        "| model load beyond the floor's imports and weights | +0.50 |",
+        "| pytest and the plugin: imports, start-up, collection, per-test work, session end, teardown | +1.90 |",
+        "| interpreter start and exit beyond the floor's | +0.60 |",
+        "| **whole process, warm - floor (medians; the parts are medians too)** | **+5.00** |"]
+
+
+def test_a_first_runs_time_over_a_warm_one_names_the_phases_that_differ() -> None:
+    cold, warm = plugin_run(20.0, {"collection": 5.0, "test loop: model_load": 6.0}), plugin_run(13.0)
+    assert floor.first_over_warm([cold], [warm]) == [
+        "| phase | first - warm, s |", "|---|---:|", "| collection | +4.80 |", "| test loop: model_load | +2.50 |",
+        "| interpreter exit (the remainder) | -0.30 |", "| **whole process** | **+7.00** |"]
