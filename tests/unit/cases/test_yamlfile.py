@@ -141,3 +141,33 @@ def test_proc_kcore_named_as_a_chapter_is_refused_with_its_size(tmp_path) -> Non
         load_chapter(tmp_path / "a.yaml", "a.yaml")
     assert str(error.value) == (f"a.yaml: {os.stat('/proc/kcore').st_size} bytes is more than a chapter file may "
                                 "hold (1048576)")
+
+
+def _tree(value: object) -> object:
+    """A document as data with every line and style Map remembers."""
+    if isinstance(value, yamlfile.Map):
+        return (value.line, value.lines, value.value_lines, value.literal, value.plain_text,
+                [(key, _tree(item)) for key, item in value.items()])
+    if isinstance(value, list):
+        return [_tree(item) for item in value]
+    return (type(value).__name__, value)
+
+
+@pytest.mark.skipif(not yamlfile.LIBYAML, reason="PyYAML without libyaml")
+@pytest.mark.parametrize("chapter", sorted((Path(__file__).parents[3] / "cases").glob("*.yaml")), ids=lambda p: p.name)
+def test_libyaml_events_give_the_pure_loaders_chapter(chapter: Path) -> None:
+    text = chapter.read_text()
+    assert yamlfile._FastLoader is not None
+    fast = yamlfile._compose(yamlfile._FastLoader, text, chapter.name)
+    assert _tree(fast) == _tree(yamlfile._compose(yamlfile._Loader, text, chapter.name))
+
+
+@pytest.mark.skipif(not yamlfile.LIBYAML, reason="PyYAML without libyaml")
+def test_a_file_libyaml_refuses_gets_pyyamls_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "a: 1\nb: [2\n"
+    with pytest.raises(yamlfile.YamlFileError) as fast:
+        yamlfile.load(text, "x.yaml")
+    monkeypatch.setattr(yamlfile, "_FastLoader", None)
+    with pytest.raises(yamlfile.YamlFileError) as pure:
+        yamlfile.load(text, "x.yaml")
+    assert str(fast.value) == str(pure.value) == "x.yaml:3: not valid YAML: expected ',' or ']', but got '<stream end>'"
