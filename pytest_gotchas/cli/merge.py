@@ -110,8 +110,8 @@ def run_merge(args: argparse.Namespace, out: TextIO) -> int:
     data = [source.data for source in sources]
     merge_series.rename([source.name for source in sources], data, args.rename)
     report = merge(sources, command_line(args))
-    merge_series.place(report, args.level if args.level is not None else merge_series.shared_level(data),
-                       args.order or merge_series.recorded_order(data))
+    merge_series.place(report, args.level if args.level is not None else merging.shared_level(data),
+                       args.order or merging.recorded_order(data))
     models = ", ".join(report.model_ids) or "no model"
     print(escape(f"merged {len(report.results)} results ({models}) from {len(sources)} reports"), file=out)
     writes = [(args.json, json_report.write), (args.html, html.write)]

@@ -9,7 +9,8 @@ file (by the sha256 collection records), one model described two ways (other wei
 versions), one model under two names (the same weights run the same way: a report's names can be edited), and a
 report whose verdicts, pair results or rollups are not what its probabilities give (an edited file,
 results/consistency.py). A document of a format this version cannot read raises results/reading.py's
-UnreadableReport.
+UnreadableReport. For a series of models or checkpoints (cli/merge_series.py's options): a report's one model
+renamed in its JSON data before it is read, and the level and order the inputs recorded.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from .baselines import BaselineOutcome
 from .consistency import Inconsistency
 from .reading import ReportDocument, report_of
 from .report import Report, inconsistencies, result_to_data
-from .schema import CaseResult, ChapterInfo, RunInfo, ModelInfo
+from .schema import CaseResult, ChapterInfo, ModelInfo, RunInfo
+from .stats import LEVEL
 
 # Facts of a run that the merged run states only when every input agrees on them.
 SHARED_RUN_FACTS = ("pytest", "python", "platform", "xdist_workers", "isolation")
@@ -76,6 +78,14 @@ class ChapterVersions(MergeRefusal):
     second: str
     chapter: ChapterInfo
     known_sha256: str
+
+
+@dataclass
+class NotOneModel(Exception):
+    """A report whose model is to be renamed holds another number of models than one (the command words it, as it
+    names the option that asked)."""
+
+    models: int
 
 
 @dataclass
@@ -266,3 +276,40 @@ def merge(documents: list[ReportDocument], command: str, date: str) -> Report:
     results = merged_results(reports)
     chapters = [info for _, report in reports for info in report.infos.values()]
     return Report(results, chapters, models, merged_run(reports, command, date), merged_baselines(reports))
+
+
+def rename_model(data: dict[str, Any], new: str) -> None:
+    """Give the one model of a report's JSON data the id `new`, before anything reads it (one model run in two dtypes,
+    or checkpoints that share a name, become models of their own); NotOneModel when it holds another number."""
+    models = data.get("models") or []
+    if len(models) != 1 or not isinstance(models[0], dict):
+        raise NotOneModel(len(models))
+    old = models[0].get("id")
+    models[0]["id"] = new
+    # Every entry keyed by the model, at any depth (cases, baselines, pairs, rollups and their twins), so that
+    # the derived sections still agree with the numbers when merge recomputes them on read.
+    pending: list[Any] = [data]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            if node.get("model") == old:
+                node["model"] = new
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
+
+
+def shared_level(data: list[dict[str, Any]]) -> float:
+    """The inputs' level when they all state the same one, else the default."""
+    levels = {(d.get("run") or {}).get("level", LEVEL) for d in data}
+    return levels.pop() if len(levels) == 1 else LEVEL
+
+
+def recorded_order(data: list[dict[str, Any]]) -> list[str]:
+    """The order the inputs recorded (a merged report merged again), as --order values, each model once."""
+    seen: dict[str, str] = {}
+    for d in data:
+        for label in (d.get("run") or {}).get("order") or []:
+            if isinstance(label, dict):
+                seen.setdefault(str(label.get("model")), str(label.get("label")))
+    return [f"{model}={label}" for model, label in seen.items()]

@@ -13,8 +13,9 @@ from helpers.results import SETS_CHAPTER, TINY_MODEL, report_of
 
 from pytest_gotchas.report.wording_merge import difference_text, merge_refusal_text
 from pytest_gotchas.results.merging import (ChapterVersions, DifferentResults, FieldDiffers, ModelDescribedTwice,
-                                            NothingToMerge, OneModelTwoNames, ProbabilitiesDiffer, RunCounts,
-                                            difference, merge, versioned)
+                                            NotOneModel, NothingToMerge, OneModelTwoNames, ProbabilitiesDiffer,
+                                            RunCounts, difference, merge, recorded_order, rename_model, shared_level,
+                                            versioned)
 from pytest_gotchas.results.reading import ReportDocument
 from pytest_gotchas.results.report import Report, to_data
 
@@ -109,3 +110,25 @@ def test_the_first_difference_of_two_results_and_its_words(old: dict[str, Any], 
                                                            text: str) -> None:
     assert difference(old, new) == found
     assert difference_text(found) == text
+
+
+def test_renaming_a_report_s_one_model_renames_it_everywhere() -> None:
+    data = json.loads(json.dumps(to_data(report_of(TINY_MODEL))))
+    rename_model(data, "ckpt-100")
+    assert data["models"][0]["id"] == "ckpt-100"
+    assert {c["model"] for c in data["cases"]} == {"ckpt-100"}
+    assert "'tiny'" not in json.dumps(data) and '"tiny"' not in json.dumps(data)
+
+
+def test_only_a_report_of_one_model_can_be_renamed() -> None:
+    with pytest.raises(NotOneModel) as refusal:
+        rename_model({"models": [], "cases": []}, "x")
+    assert refusal.value.models == 0
+
+
+def test_the_level_and_order_the_inputs_recorded() -> None:
+    assert shared_level([{"run": {"level": 0.01}}, {"run": {"level": 0.01}}]) == 0.01
+    assert shared_level([{"run": {"level": 0.01}}, {"run": {}}]) == 0.05
+    assert recorded_order([{"run": {"order": [{"model": "a", "label": "100"}]}},
+                           {"run": {"order": [{"model": "a", "label": "200"}, {"model": "b", "label": "300"}]}}]
+                          ) == ["a=100", "b=300"]
