@@ -44,10 +44,10 @@ class Probe:
         # The other member of its pair is another test's case: the rollup joins them by the pair's id.
         built = chapter_of(chapter, path, [case])
         info = replace(chapter_info(built, shown, from_file=False), pairs={pair: [case_id]} if pair else {})
-        plan = self.gotchas.collector.plan(built, replace(info, path=where))
-        if plan.refused:
-            raise GotchasError("ground truth refuses this case:\n" + "\n".join(plan.refused))
-        planned = plan.planned[0]
+        chapter_plan = self.gotchas.collector.plan(built, replace(info, path=where))
+        if chapter_plan.refused:
+            raise GotchasError("ground truth refuses this case:\n" + "\n".join(chapter_plan.refused))
+        planned = chapter_plan.planned[0]
         if planned.status != Status.SCORED:
             raise GotchasError(f"{where}: case {case_id!r} cannot be scored: {planned.message or planned.status}")
         result = self.scorer.score(planned)
