@@ -55,7 +55,9 @@ class ScoringConfig:
     patch_metric: str = "model"  # the dtype of patching's two logits: the model's or float32 (head.py)
     patch_components: bool = False  # also the attention, MLP and head grid of each direction (components.py)
     patch_screen_k: int = 20  # the screen's top-k verified exactly (screen.py), with the component grid
-    cache_dir: Path | None = None  # cut plans and token texts; None: none kept, and the tokenizer loads eagerly
+    # this plugin's folder in pytest's cache, for cut plans and token texts (not the model cache); None: none kept,
+    # and the tokenizer loads eagerly
+    pytest_cache: Path | None = None
 
 
 @dataclass
@@ -337,7 +339,7 @@ class Scorer:
         from .vocab import VocabCache
 
         if self._cut_cache is None:
-            where = self.config.cache_dir
+            where = self.config.pytest_cache
             self._cut_cache = CutCache(where and where / "cuts", loaded.tokenizer_key, self.config.bos)
             self._vocab = VocabCache(where and where / "vocab", loaded.tokenizer_key)
         return self._cut_cache, self._vocab
