@@ -17,7 +17,7 @@ from ..report.escape import escape
 from ..results.baselines import BaselineOutcome
 from ..results.report import Report, result_from_data
 from ..results.rollup import merged_infos
-from ..results.schema import CaseResult, ChapterInfo, RunInfo
+from ..results.schema import CaseResult, ChapterInfo, Invocation
 from . import worker
 from .session import GotchasSession
 
@@ -73,7 +73,7 @@ class Controller:
                 self.obtained[outcome.model] = self.write_obtained(gate, outcome, results, infos)
         ordered_models = [models[m] for m in self.gotchas.model_ids if m in models]
         with self.gotchas.clock.phase("report"):  # building it; not the writes that follow
-            self.report = Report(results, list(infos.values()), ordered_models, self.run_info(session.config),
+            self.report = Report(results, list(infos.values()), ordered_models, self.invocation(session.config),
                                  self.outcomes)
             _ = self.report.chapters
         self.report.run.timings = self.gotchas.timings()
@@ -90,8 +90,8 @@ class Controller:
         except OSError as error:
             return wording.obtained_line(outcome.path or "", None, error.strerror or str(error))
 
-    def run_info(self, config: pytest.Config) -> RunInfo:
-        return RunInfo(
+    def invocation(self, config: pytest.Config) -> Invocation:
+        return Invocation(
             command=shlex.join(["pytest", *config.invocation_params.args]),  # copied from the page, it reruns the run
             date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             pytest=pytest.__version__, python=platform.python_version(), platform=platform.platform(),

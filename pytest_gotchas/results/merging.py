@@ -22,7 +22,7 @@ from .baselines import BaselineOutcome
 from .consistency import Inconsistency
 from .reading import ReportDocument, report_of
 from .report import Report, inconsistencies, result_to_data
-from .schema import CaseResult, ChapterInfo, ModelInfo, RunInfo
+from .schema import CaseResult, ChapterInfo, ModelInfo, Invocation
 from .stats import LEVEL
 
 # Facts of a run that the merged run states only when every input agrees on them.
@@ -244,12 +244,12 @@ def merged_results(reports: list[tuple[str, Report]]) -> list[CaseResult]:
     return results
 
 
-def merged_run(reports: list[tuple[str, Report]], command: str, date: str) -> RunInfo:
+def merged_run(reports: list[tuple[str, Report]], command: str, date: str) -> Invocation:
     """The merged run: its command and date, the facts every input agrees on, and each input's own run."""
     runs = [report.run for _, report in reports]
     shared = {fact: getattr(runs[0], fact) for fact in SHARED_RUN_FACTS
               if getattr(runs[0], fact) is not None and all(getattr(r, fact) == getattr(runs[0], fact) for r in runs)}
-    return RunInfo(command=command, date=date, **shared,
+    return Invocation(command=command, date=date, **shared,
                       merged_from=[replace(report.run, file=name) for name, report in reports])
 
 
