@@ -117,7 +117,7 @@ class LoadRequest:
     """Everything a backend's `load` is given."""
 
     spec: ModelSpec  # the model's own name (its NAME: prefix removed), dtype, device, the flag spelling
-    cache_dir: Path  # converted models, hashes, facts
+    model_cache: Path  # converted models, hashes, facts (settings.model_cache; not pytest's cache)
     log: Callable[[str], None] | None = None  # a line before slow one-time work
     lazy_tokenizer: bool = False  # load the tokenizer on first use (a warm run may never need it)
     prefetch: Callable[[str], bool] | None = None  # given the tokenizer's key: whether to load it beside the weights

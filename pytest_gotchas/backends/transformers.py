@@ -73,5 +73,5 @@ class TransformersBackend:
 
 def load(request: LoadRequest) -> Backend:  # mypy checks here that the class satisfies it
     """model/load.load_model (a GGUF conversion shows its steps where the caller set model/convert.STEPS)."""
-    return TransformersBackend(load_model(request.spec, request.cache_dir, log=request.log,
+    return TransformersBackend(load_model(request.spec, request.model_cache, log=request.log,
                                           lazy_tokenizer=request.lazy_tokenizer, prefetch=request.prefetch))

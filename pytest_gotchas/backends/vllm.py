@@ -209,7 +209,7 @@ def first_position(logprobs: Any) -> tuple[list[int], list[float]]:
 
 def load(request: LoadRequest) -> Backend:  # mypy checks here that the class satisfies it
     """Start a vLLM engine for the model the request names, and read its numerics probes through it."""
-    spec, options, cache_dir = request.spec, request.engine, Path(request.cache_dir)
+    spec, options, cache_dir = request.spec, request.engine, Path(request.model_cache)
     shown = f"{NAME}:{shown_name(spec.name)}"
     try:
         import torch

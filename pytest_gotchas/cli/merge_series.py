@@ -12,9 +12,9 @@ import argparse
 from typing import Any
 
 from ..settings.options import OptionError, level
+from ..results.merging import NotOneModel, rename_model
 from ..results.report import Report
 from ..results.schema import ModelLabel
-from ..results.stats import LEVEL
 from .errors import CLIError
 
 
@@ -52,40 +52,11 @@ def rename(names: list[str], data: list[dict[str, Any]], renames: list[str]) -> 
         file, new = _pair(raw, "--rename", "REPORT.json=ID")
         if file not in names:
             raise CLIError(f"--rename names {file!r}, which is not one of the reports to merge ({', '.join(names)})")
-        source = data[names.index(file)]
-        models = source.get("models") or []
-        if len(models) != 1 or not isinstance(models[0], dict):
-            raise CLIError(f"--rename {raw}: {file} holds {len(models)} models; only a report of one model can be "
-                           "renamed")
-        old = models[0].get("id")
-        models[0]["id"] = new
-        # Every entry keyed by the model, at any depth (cases, baselines, pairs, rollups and their twins), so that
-        # the derived sections still agree with the numbers when merge recomputes them on read.
-        pending: list[Any] = [source]
-        while pending:
-            node = pending.pop()
-            if isinstance(node, dict):
-                if node.get("model") == old:
-                    node["model"] = new
-                pending.extend(node.values())
-            elif isinstance(node, list):
-                pending.extend(node)
-
-
-def shared_level(data: list[dict[str, Any]]) -> float:
-    """The inputs' level when they all state the same one, else the default."""
-    levels = {(d.get("run") or {}).get("level", LEVEL) for d in data}
-    return levels.pop() if len(levels) == 1 else LEVEL
-
-
-def recorded_order(data: list[dict[str, Any]]) -> list[str]:
-    """The order the inputs recorded (a merged report merged again), as --order values, each model once."""
-    seen: dict[str, str] = {}
-    for d in data:
-        for label in (d.get("run") or {}).get("order") or []:
-            if isinstance(label, dict):
-                seen.setdefault(str(label.get("model")), str(label.get("label")))
-    return [f"{model}={label}" for model, label in seen.items()]
+        try:
+            rename_model(data[names.index(file)], new)
+        except NotOneModel as refusal:
+            raise CLIError(f"--rename {raw}: {file} holds {refusal.models} models; only a report of one model can be "
+                           "renamed") from None
 
 
 def place(report: Report, level: float, orders: list[str]) -> None:

@@ -17,7 +17,7 @@ from ..report.escape import escape
 from ..results.baselines import BaselineOutcome
 from ..results.report import Report, result_from_data
 from ..results.rollup import merged_infos
-from ..results.schema import CaseResult, ChapterInfo, RunInfo
+from ..results.schema import CaseResult, ChapterInfo, Invocation
 from . import worker
 from .session import GotchasSession
 
@@ -25,8 +25,8 @@ RESULTS = "gotchas"  # the attribute of a test report that carries its case resu
 
 
 class Controller:
-    def __init__(self, session: GotchasSession) -> None:
-        self.session = session
+    def __init__(self, gotchas: GotchasSession) -> None:
+        self.gotchas = gotchas
         self.results: list[CaseResult] = []
         self.workers: dict[str, worker.WorkerData] = {}
         self.outcomes: list[BaselineOutcome] = []
@@ -40,7 +40,7 @@ class Controller:
         for data in getattr(report, RESULTS, []):
             result = result_from_data(data)
             self.results.append(result)
-            self.session.config.hook.pytest_gotchas_case_result(result=result, config=self.session.config)
+            self.gotchas.config.hook.pytest_gotchas_case_result(result=result, config=self.gotchas.config)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -50,18 +50,18 @@ class Controller:
 
     def gathered(self) -> worker.WorkerData:
         """Every chapter and model the run knows, from this process and from every worker."""
-        parts = [worker.local_data(self.session), *self.workers.values()]
+        parts = [worker.local_data(self.gotchas), *self.workers.values()]
         models = {m.id: m for part in parts for m in part.models}
         return worker.WorkerData([c for part in parts for c in part.chapters], list(models.values()))
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        gate = self.session.gate
+        gate = self.gotchas.gate
         if gate is None:
             return
         known = self.gathered()
         infos = merged_infos(known.chapters)
-        results = self.session.ordered(self.results, infos)
+        results = self.gotchas.ordered(self.results, infos)
         models = {m.id: m for m in known.models}
         self.outcomes = gate.finish_all(results, models, infos)
         for outcome in self.outcomes:
@@ -71,12 +71,12 @@ class Controller:
                     session.exitstatus = pytest.ExitCode.TESTS_FAILED
             elif outcome.comparison is not None and outcome.comparison.regressions and outcome.refusal is None:
                 self.obtained[outcome.model] = self.write_obtained(gate, outcome, results, infos)
-        ordered_models = [models[m] for m in self.session.model_ids if m in models]
-        with self.session.clock.phase("report"):  # building it; not the writes that follow
-            self.report = Report(results, list(infos.values()), ordered_models, self.run_info(session.config),
+        ordered_models = [models[m] for m in self.gotchas.model_ids if m in models]
+        with self.gotchas.clock.phase("report"):  # building it; not the writes that follow
+            self.report = Report(results, list(infos.values()), ordered_models, self.invocation(session.config),
                                  self.outcomes)
             _ = self.report.chapters
-        self.report.run.timings = self.session.timings()
+        self.report.run.timings = self.gotchas.timings()
         self.write(session)
         if self.report.results:
             session.config.hook.pytest_gotchas_report(report=self.report, config=session.config)
@@ -90,19 +90,19 @@ class Controller:
         except OSError as error:
             return wording.obtained_line(outcome.path or "", None, error.strerror or str(error))
 
-    def run_info(self, config: pytest.Config) -> RunInfo:
-        return RunInfo(
+    def invocation(self, config: pytest.Config) -> Invocation:
+        return Invocation(
             command=shlex.join(["pytest", *config.invocation_params.args]),  # copied from the page, it reruns the run
             date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             pytest=pytest.__version__, python=platform.python_version(), platform=platform.platform(),
             xdist_workers=getattr(config.option, "numprocesses", None) or 0,
-            isolation=self.session.isolation.description, level=self.session.settings.level,
+            isolation=self.gotchas.isolation.description, level=self.gotchas.settings.level,
             workers={name: data.timings for name, data in sorted(self.workers.items()) if data.timings})
 
     def write(self, session: pytest.Session) -> None:
         """The JSON and HTML reports, each written whole or not at all; a path that cannot be written is said after
         the summary and fails the run."""
-        settings, report = self.session.settings, self.report
+        settings, report = self.gotchas.settings, self.report
         if report is None or not report.results:
             return
         for path, write in ((settings.json, json_report.write), (settings.html, _write_html)):
@@ -121,7 +121,7 @@ class Controller:
                 terminalreporter.write_line(escape(error), red=True)
             return
         terminalreporter.write_sep("=", "gotchas")
-        several = len(self.session.model_ids) > 1
+        several = len(self.gotchas.model_ids) > 1
         lines = []
         for outcome in self.outcomes:
             lines += wording.outcome_lines(outcome, prefix=several)

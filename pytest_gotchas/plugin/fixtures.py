@@ -23,8 +23,8 @@ def gotchas_model(request: pytest.FixtureRequest) -> Iterator[Scorer]:
     `.slot.get()` is the loaded model (`.model`, the transformers model; `.tokenizer`); `.score(planned)` scores a
     planned case. Chapter items and the `gotchas` fixture use it; a test rarely needs it directly.
     """
-    session = ensure(request.config)
-    scorer = session.scorer(getattr(request, "param", session.model_ids[0]))
+    gotchas = ensure(request.config)
+    scorer = gotchas.scorer(getattr(request, "param", gotchas.model_ids[0]))
     yield scorer
     scorer.slot.release()
 

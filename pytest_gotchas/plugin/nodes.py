@@ -41,27 +41,27 @@ class ChapterFile(pytest.File):
                               len(gotchas.chapter_files_found), shown)  # a cold cache runs every snippet here: minutes
         gotchas.chapter_files_done += 1
         try:
-            plan = gotchas.collector.plan_chapter(self.path, shown)
+            chapter_plan = gotchas.collector.plan_chapter(self.path, shown)
         except (CaseFileError, ExecutionError) as error:
             raise self.CollectError(escape(str(error), lines=True)) from None
         lost = gotchas.collector.cache.take_lost()
         if lost is not None:  # said once, where it happened: a run without the cache goes on
             warnings.warn_explicit(GotchasWarning(escape(wording.transcript_cache_lost(lost.directory, lost.reason))),
                                    category=None, filename=str(self.path), lineno=0)
-        first = gotchas.chapter_files.setdefault(plan.chapter.name, self.path)
+        first = gotchas.chapter_files.setdefault(chapter_plan.chapter.name, self.path)
         if first != self.path:
             raise self.CollectError(escape(
-                f"{plan.chapter.path.name}: chapter name {plan.chapter.name!r} is already the name of "
+                f"{chapter_plan.chapter.path.name}: chapter name {chapter_plan.chapter.name!r} is already the name of "
                 f"{_relative(first, self.config.rootpath)}; give each chapter file its own `chapter:` name (pairs, "
                 "reports and baselines are keyed by it)"))
-        for line, message in plan.warnings:
+        for line, message in chapter_plan.warnings:
             warnings.warn_explicit(GotchasWarning(escape(message, lines=True)), category=None, filename=str(self.path),
                                    lineno=line)
-        gotchas.know(plan.info)
+        gotchas.know(chapter_plan.info)
         items: list[pytest.Item] = []
         several = len(gotchas.model_ids) > 1
         for index, model in enumerate(gotchas.model_ids):
-            for planned in plan.planned:
+            for planned in chapter_plan.planned:
                 if planned.refusals:
                     # One failing item in its place, whatever the models (its ground truth is theirs alike); the
                     # chapter's other cases are collected and run. Only what breaks the whole file stops collection.

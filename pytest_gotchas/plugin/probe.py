@@ -24,7 +24,7 @@ class Probe:
 
     def __init__(self, request: pytest.FixtureRequest, scorer: Scorer) -> None:
         self.request, self.scorer = request, scorer
-        self.plugin = request.config.stash[SESSION]
+        self.gotchas = request.config.stash[SESSION]
         self._infos: dict[str, ChapterInfo] = {}  # the chapter of each result this probe made, by result key
 
     def case(self, transcript: str, correct: str, wrong: str, *, id: str | None = None, chapter: str = "python",
@@ -44,10 +44,10 @@ class Probe:
         # The other member of its pair is another test's case: the rollup joins them by the pair's id.
         built = chapter_of(chapter, path, [case])
         info = replace(chapter_info(built, shown, from_file=False), pairs={pair: [case_id]} if pair else {})
-        plan = self.plugin.collector.plan(built, replace(info, path=where))
-        if plan.refused:
-            raise GotchasError("ground truth refuses this case:\n" + "\n".join(plan.refused))
-        planned = plan.planned[0]
+        chapter_plan = self.gotchas.collector.plan(built, replace(info, path=where))
+        if chapter_plan.refused:
+            raise GotchasError("ground truth refuses this case:\n" + "\n".join(chapter_plan.refused))
+        planned = chapter_plan.planned[0]
         if planned.status != Status.SCORED:
             raise GotchasError(f"{where}: case {case_id!r} cannot be scored: {planned.message or planned.status}")
         result = self.scorer.score(planned)
@@ -60,7 +60,7 @@ class Probe:
         """Execute a snippet (REPL lines, as `gotchas new` reads them), cut where its output and the misreading
         `wrong` (what a careless reader expects its last line to print) first differ, and score that case; the
         keywords are case()'s."""
-        found = self.plugin.collector.finder.find(interpreter)
+        found = self.gotchas.collector.finder.find(interpreter)
         if isinstance(found, Missing):
             raise GotchasError(found.reason())
         try:
@@ -69,7 +69,7 @@ class Probe:
             raise GotchasError(f"gotchas.new: {error}") from None
         if parsed_snippet.repl_lines is None:
             raise GotchasError("gotchas.new takes REPL input lines; write a shell case as a transcript with case()")
-        collector = self.plugin.collector
+        collector = self.gotchas.collector
         parsed = parse(parsed_snippet.session())
         request = request_for(found, parsed, tuple(sorted((k, str(v)) for k, v in (env or {}).items())))
         rendered = collector.cache.get_or_execute(request, collector.runs, collector.limits)[0].text
@@ -86,6 +86,6 @@ class Probe:
         if result.key not in self._infos:
             raise GotchasError(f"gotchas.record: {result.key} is not a result of this test's gotchas.case or "
                                "gotchas.new")
-        self.plugin.know(self._infos[result.key])
+        self.gotchas.know(self._infos[result.key])
         self.request.node.stash.setdefault(RECORDED, []).append(result)
         return result

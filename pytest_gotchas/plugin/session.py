@@ -46,7 +46,7 @@ class GotchasSession:
         self.chapters: list[ChapterInfo] = []  # every chapter this process collected or recorded into
         self.chapter_files: dict[str, Path] = {}  # chapter name -> the file that has it
         self._said: set[str] = set()
-        self._cache_dir: Path | None = None
+        self._pytest_cache: Path | None = None
         self._cache_asked = False
         self._collector: Collector | None = None
         self._isolation: sandbox.Isolation | None = None
@@ -79,7 +79,7 @@ class GotchasSession:
         return self._isolation
 
     @property
-    def cache_dir(self) -> Path | None:
+    def pytest_cache(self) -> Path | None:
         """pytest's cache folder for this plugin, made on first use; None without a cache (-p no:cacheprovider) or
         when it cannot be written (said once, as a warning)."""
         if not self._cache_asked:
@@ -87,12 +87,12 @@ class GotchasSession:
             cache = getattr(self.config, "cache", None)
             if cache is not None:
                 try:
-                    self._cache_dir = cache.mkdir("gotchas")
+                    self._pytest_cache = cache.mkdir("gotchas")
                 except OSError as error:
                     # pytest's own cache folder (the error names a temporary file it tried to make there)
                     folder = compat.cache_folder(cache, self.config.rootpath / ".pytest_cache") / "d" / "gotchas"
                     warnings.warn(GotchasWarning(wording.cache_folder_lost(str(folder), error.strerror or str(error))))
-        return self._cache_dir
+        return self._pytest_cache
 
     @property
     def progress(self) -> Progress:
@@ -104,7 +104,7 @@ class GotchasSession:
     @property
     def collector(self) -> Collector:
         if self._collector is None:
-            cache = self.cache_dir
+            cache = self.pytest_cache
             self._collector = wiring.collector(self.settings, cache / "transcripts" if cache else None, self.isolation)
         return self._collector
 
@@ -112,7 +112,7 @@ class GotchasSession:
         """The scorer of one model of the run (its model loads on first use)."""
         if model not in self.scorers:
             self.scorers[model] = wiring.scorer(self.settings, model, self.model_names[model], self.clock,
-                                                self.cache_dir, worker_id=self.worker_id, workers=self.workers,
+                                                self.pytest_cache, worker_id=self.worker_id, workers=self.workers,
                                                 log=_notice, planned=lambda: self.run_plan.get(model, []),
                                                 progress=self.progress)
         return self.scorers[model]

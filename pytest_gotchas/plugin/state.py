@@ -47,8 +47,8 @@ def ensure(config: pytest.Config) -> GotchasSession:
         from .session import GotchasSession
         from .worker import Worker
 
-        session = GotchasSession(config, read_settings(config))
-        config.stash[SESSION] = session
-        role = Worker(session) if session.worker_id is not None else Controller(session)
+        gotchas = GotchasSession(config, read_settings(config))
+        config.stash[SESSION] = gotchas
+        role = Worker(gotchas) if gotchas.worker_id is not None else Controller(gotchas)
         config.pluginmanager.register(role, "gotchas-role")
     return config.stash[SESSION]

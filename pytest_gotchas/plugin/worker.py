@@ -27,8 +27,8 @@ class WorkerData:
 _DATA = TypeAdapter(WorkerData)
 
 
-def local_data(session: GotchasSession) -> WorkerData:
-    return WorkerData(list(session.chapters), session.model_infos(), session.timings())
+def local_data(gotchas: GotchasSession) -> WorkerData:
+    return WorkerData(list(gotchas.chapters), gotchas.model_infos(), gotchas.timings())
 
 
 def send(data: WorkerData) -> dict[str, Any]:
@@ -42,9 +42,9 @@ def receive(node: Any) -> WorkerData | None:
 
 
 class Worker:
-    def __init__(self, session: GotchasSession) -> None:
-        self.session = session
+    def __init__(self, gotchas: GotchasSession) -> None:
+        self.gotchas = gotchas
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        session.config.workeroutput[KEY] = send(local_data(self.session))  # type: ignore[attr-defined]
+        session.config.workeroutput[KEY] = send(local_data(self.gotchas))  # type: ignore[attr-defined]

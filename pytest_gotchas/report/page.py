@@ -15,7 +15,7 @@ from .. import __version__
 from ..results.baselines import BaselineOutcome, Comparison
 from ..results.pairwise import ModelComparison
 from ..results.report import FORMAT, Report
-from ..results.schema import CaseResult, ModelInfo, RunInfo
+from ..results.schema import CaseResult, ModelInfo, Invocation
 from ..results.verdict import NOISE_FLOOR
 from .page_chapters import (KEYS, ChapterSection, Chip, Marks, Model, ModelRollup, chapter_sections, chips, counts,
                             model_label)
@@ -197,7 +197,7 @@ def model_card(model: str, info: ModelInfo | None) -> ModelCard:
     return ModelCard(model, f"model-{model}", name, [f for f in facts if f.value])
 
 
-def run_facts(run: RunInfo, cases: list[CaseResult]) -> list[Fact]:
+def run_facts(run: Invocation, cases: list[CaseResult]) -> list[Fact]:
     softmax = sorted({r.reading.softmax_dtype for c in cases for r in c.runs})
     interpreters = sorted({c.interpreter.split()[0] for c in cases if c.interpreter})
     facts = [Fact("softmax dtype", ", ".join(softmax)), Fact("Python", run.python or ""),

@@ -12,7 +12,7 @@ from ..results.layers import lead
 from ..results.pairwise import differences
 from ..results.report import Report
 from ..results.rollup import ChapterRollup
-from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, CaseResult, Run, RunInfo
+from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, CaseResult, Run, Invocation
 from ..results.verdict import Status, Verdict, colour
 from .claims import claim_lines, margin_lines
 from .escape import escape
@@ -147,7 +147,7 @@ def _model_lines(report: Report) -> Iterator[Line]:
     yield model_line(report.model_infos[0], softmax), {"bold": True}
 
 
-def isolation_lines(run: RunInfo) -> Iterator[Line]:
+def isolation_lines(run: Invocation) -> Iterator[Line]:
     """Snippets that ran without confinement of files and network say so at the end of the summary, never silently
     (docs/isolation.md: "What a snippet can do")."""
     described = run.isolation or ""

@@ -27,7 +27,7 @@ from .onepass import OnePassCheck, check
 from .pairwise import (MarginDifference, ModelComparison, TwinSplit, compare_models, corrected, margin_differences,
                        twin_splits)
 from .rollup import ChapterRollup, PairResult, TwinResult, merged_infos, rollup
-from .schema import CaseResult, ChapterInfo, ModelInfo, RunInfo
+from .schema import CaseResult, ChapterInfo, ModelInfo, Invocation
 from .stats import Interval, discordant_needed, smallest_difference, wilson
 from .verdict import Verdict
 
@@ -39,7 +39,7 @@ class Report:
     results: list[CaseResult]
     chapter_infos: list[ChapterInfo]  # every chapter a result names (merged_infos joins parts of one chapter)
     model_infos: list[ModelInfo] = field(default_factory=list)  # every model that scored, in the order they ran
-    run: RunInfo = field(default_factory=RunInfo)
+    run: Invocation = field(default_factory=Invocation)
     baselines: list[BaselineOutcome] = field(default_factory=list)  # per model
 
     @cached_property
@@ -123,7 +123,7 @@ class ReportFile:
     """The JSON document of a report (format FORMAT)."""
 
     format: int
-    run: RunInfo
+    run: Invocation
     models: list[ModelInfo]
     chapters: list[ChapterInfo]
     cases: list[CaseResult]

@@ -385,8 +385,9 @@ class ModelLabel:
 
 
 @dataclass
-class RunInfo:
-    """The run as a whole: what ran it, where, and what it cost."""
+class Invocation:
+    """The run as a whole (the report's `run` key): what ran it, where, and what it cost. Not a `Run`, which is one
+    prompt's scoring."""
 
     command: str = ""
     date: str = ""
@@ -397,7 +398,7 @@ class RunInfo:
     isolation: str | None = None
     timings: Timings | None = None  # this process's (the controller's, under xdist)
     workers: dict[str, Timings] = field(default_factory=dict)  # under xdist: each worker's, by its id
-    merged_from: list[RunInfo] = field(default_factory=list)  # `gotchas merge`: the runs of its inputs
+    merged_from: list[Invocation] = field(default_factory=list)  # `gotchas merge`: the runs of its inputs
     file: str | None = None  # `gotchas merge`: the input report this run wrote
     # --gotchas-level (`gotchas merge --level`): the significance level of every test, after Holm's correction over
     # the run's family; intervals are at 1 - level

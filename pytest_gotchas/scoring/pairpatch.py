@@ -19,15 +19,15 @@ from .cut import CutPlan
 
 @dataclass(frozen=True)
 class Partner:
-    """A pair (or twin) the scored case is the last member of, and its other member's plan."""
+    """A pair (or twin) the scored case is the last member of, and its other member (a planned case)."""
 
     group: str
     twin: bool
     other: Planned
 
 
-def _by_primer(plan: Planned, cuts: list[CutPlan]) -> dict[str | None, CutPlan]:
-    return {p.primer: cut for p, cut in zip(plan.prompts, cuts) if p.variant is None}
+def _by_primer(planned: Planned, cuts: list[CutPlan]) -> dict[str | None, CutPlan]:
+    return {p.primer: cut for p, cut in zip(planned.prompts, cuts) if p.variant is None}
 
 
 def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str, CutPlan],
@@ -107,7 +107,7 @@ def top_heads_at_cut(exact: dict[tuple[str, int, int, int], float], unpatched: f
     return [(layer, head) for _, layer, head in sorted(moved, key=lambda m: (-m[0], m[1], m[2]))[:count]]
 
 
-def patch_partners(model: Any, plan: Planned, cuts: list[CutPlan], partners: list[Partner],
+def patch_partners(model: Any, planned: Planned, cuts: list[CutPlan], partners: list[Partner],
                    cuts_of: Callable[[Planned], list[CutPlan]], decode: Callable[[int], str],
                    method: str, metric: str = "model", components: int = 0) -> list[Patching]:
     """Every partner's pair in both directions (first member -> last, then last -> first), per shared primer, by
@@ -119,20 +119,20 @@ def patch_partners(model: Any, plan: Planned, cuts: list[CutPlan], partners: lis
 
     from .patching import CheckError
 
-    mine = _by_primer(plan, cuts)
+    mine = _by_primer(planned, cuts)
     passes: dict[tuple[int, ...], Any] = {}
     found = []
     for partner in partners:
         theirs = _by_primer(partner.other, cuts_of(partner.other))
         for primer in [p for p in mine if p in theirs]:
-            first, last = (partner.other.case.id, theirs[primer]), (plan.case.id, mine[primer])
+            first, last = (partner.other.case.id, theirs[primer]), (planned.case.id, mine[primer])
             for source, target in ((first, last), (last, first)):
                 try:
                     _, entry = _direction(model, passes, source, target, decode, method, metric, components)
                 except CheckError as error:
                     under = f" under primer {primer!r}" if primer else ""
                     kind = "twin" if partner.twin else "pair"
-                    raise CheckError(f"{plan.where}: {kind} {partner.group!r}, {source[0]} -> {target[0]}{under}: "
+                    raise CheckError(f"{planned.where}: {kind} {partner.group!r}, {source[0]} -> {target[0]}{under}: "
                                      f"{error}") from None
                 found.append(replace(entry, primer=primer, group=partner.group, twin=partner.twin))
     return found

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..backends.protocol import Backend
 from .cut import CutPlan
 from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, Reading, TopToken
 from ..results.verdict import run_verdict
@@ -163,7 +164,7 @@ def read_cut(cut: Cut, rows: Probabilities, dtype: str, other_dtype: str | None,
     return readings
 
 
-def score_batch(loaded: Any, cuts: list[Cut] | list[CutPlan], softmax_dtype: str | None = None, top_k: int = 5,
+def score_batch(loaded: Backend, cuts: list[Cut] | list[CutPlan], softmax_dtype: str | None = None, top_k: int = 5,
                 batch_size: int = 1, decoded: dict[int, str] | None = None, vocab: Callable[[], Vocab] | None = None,
                 main: str = TOKEN, precision: Any = None, check: bool = False, refeed: int = REFEED,
                 rows_of: Callable[[str, int, int, int], Any] | None = None) -> Batch:
@@ -223,6 +224,6 @@ def score_batch(loaded: Any, cuts: list[Cut] | list[CutPlan], softmax_dtype: str
     return Batch(scored, used, [r for r in (separate, separate_exact) if r is not None])
 
 
-def score(loaded: Any, plan: CutPlan, softmax_dtype: str | None = None, top_k: int = 5) -> Scored:
+def score(loaded: Backend, plan: CutPlan, softmax_dtype: str | None = None, top_k: int = 5) -> Scored:
     """The token readings and the top-k at one cut, in the model's dtype by default."""
     return score_batch(loaded, [plan], softmax_dtype=softmax_dtype, top_k=top_k)[0]

@@ -55,7 +55,9 @@ class ScoringConfig:
     patch_metric: str = "model"  # the dtype of patching's two logits: the model's or float32 (head.py)
     patch_components: bool = False  # also the attention, MLP and head grid of each direction (components.py)
     patch_screen_k: int = 20  # the screen's top-k verified exactly (screen.py), with the component grid
-    cache_dir: Path | None = None  # cut plans and token texts; None: none kept, and the tokenizer loads eagerly
+    # this plugin's folder in pytest's cache, for cut plans and token texts (not the model cache); None: none kept,
+    # and the tokenizer loads eagerly
+    pytest_cache: Path | None = None
 
 
 @dataclass
@@ -160,7 +162,7 @@ class Scorer:
         self._guard: Any = None
         self._fetcher: Fetcher | None = None  # the backend's rows by context, where it gives them
 
-    def score(self, plan: Planned, partners: Sequence[Any] = ()) -> CaseResult:
+    def score(self, planned: Planned, partners: Sequence[Any] = ()) -> CaseResult:
         """The case's result; with --gotchas-patch also the patching of the pairs it is the last member of
         (``partners``: pairpatch.Partner)."""
         from .guard import TooLong
@@ -169,19 +171,19 @@ class Scorer:
         if self._planned is not None:
             self._prefetch(loaded)
         guard = self._guarded(loaded)
-        texts = _texts(plan)
+        texts = _texts(planned)
         try:
-            cuts, scores = self._read(loaded, plan, texts)
+            cuts, scores = self._read(loaded, planned, texts)
             per_layer = self._layers(loaded, cuts, texts) if self.config.layers else [[] for _ in cuts]
         except NonFiniteProbability as error:
-            raise GotchasError(_non_finite(plan, loaded, guard, str(error))) from None
+            raise GotchasError(_non_finite(planned, loaded, guard, str(error))) from None
         except TooLong as error:
-            raise GotchasError(f"{plan.where}: a forward pass of {error.tokens} tokens would run past the "
+            raise GotchasError(f"{planned.where}: a forward pass of {error.tokens} tokens would run past the "
                                f"{error.positions} positions of model {_name(loaded)!r} (max_position_embeddings in "
                                "its config), so the case has no verdict; shorten its transcript") from None
         found = _not_finite(scores, per_layer)
         if guard.non_finite or found:
-            raise GotchasError(_non_finite(plan, loaded, guard, found))
+            raise GotchasError(_non_finite(planned, loaded, guard, found))
         if self.model_info is None:
             assert loaded.info is not None
             self.model_info = replace(loaded.info, id=self.model_id, bos=f"{self.config.bos}: {cuts[0].bos or 'none'}")
@@ -198,17 +200,17 @@ class Scorer:
                     main=self.config.reading, top=s.top, batch_size=effective_batch_size(loaded, self.config),
                     forward_passes=s.forward_passes, incremental_steps=s.incremental_steps, variant=prompt.variant,
                     layers=layers)
-                for prompt, s, layers in zip(plan.prompts, scores, per_layer)]
+                for prompt, s, layers in zip(planned.prompts, scores, per_layer)]
         judgement = case_verdict([r.judged() for r in runs])
         # The case verdict by each reading every run has, its own included, none of them checked for precision:
         # which verdicts the way of reading decides (and, with the one-pass check, the way of computing it).
         alternatives = {name: case_verdict([r.judged(name) for r in runs]).verdict
                         for name in runs[0].readings if judged_alone(name) and all(name in r.readings for r in runs)}
-        patching = self._patch(loaded, plan, cuts, list(partners)) if self.config.patch and partners else []
-        return plan.result(verdict=judgement.verdict, qualifiers=list(judgement.qualifiers), runs=runs,
+        patching = self._patch(loaded, planned, cuts, list(partners)) if self.config.patch and partners else []
+        return planned.result(verdict=judgement.verdict, qualifiers=list(judgement.qualifiers), runs=runs,
                            reading_verdicts=alternatives, model=self.model_id, patching=patching)
 
-    def _patch(self, loaded: Backend, plan: Planned, cuts: list[Any], partners: list[Any]) -> list[Any]:
+    def _patch(self, loaded: Backend, planned: Planned, cuts: list[Any], partners: list[Any]) -> list[Any]:
         """pairpatch.py on this model; a failed exactness check is an error naming the pair, a model whose decoder
         layers cannot be found stops the session with one message that names its class."""
         from .pairpatch import patch_partners
@@ -226,7 +228,7 @@ class Scorer:
         method = patch_method(loaded)
         try:
             with self.clock.phase("patching", exclude=self.slot.tokenizer_seconds):
-                entries = patch_partners(loaded.model, plan, cuts, partners, cuts_of, decode, method,
+                entries = patch_partners(loaded.model, planned, cuts, partners, cuts_of, decode, method,
                                          self.config.patch_metric,
                                          self.config.patch_screen_k if self.config.patch_components else 0)
             fell_back = (f"patching: the {method} method's exactness checks failed on this machine's kernels for "
@@ -250,7 +252,7 @@ class Scorer:
         self._guard.reset()
         return self._guard
 
-    def _fits(self, loaded: Backend, plan: Planned, cuts: list[Any], texts: list[tuple[str, str, str]]) -> None:
+    def _fits(self, loaded: Backend, planned: Planned, cuts: list[Any], texts: list[tuple[str, str, str]]) -> None:
         """Every context the case's readings can pass fits the model's positions, or the case is refused before any
         forward pass."""
         from .guard import longest_context
@@ -258,7 +260,7 @@ class Scorer:
         positions = self._guard.positions if self._guard is not None else None
         if positions is None:
             return
-        for prompt, cut, text in zip(plan.prompts, cuts, texts):
+        for prompt, cut, text in zip(planned.prompts, cuts, texts):
             need = longest_context(cut, *text)
             if need <= positions:
                 continue
@@ -267,7 +269,7 @@ class Scorer:
                                                                     ("under primer", prompt.primer)) if name)
             needs = f" and reading it needs contexts of up to {need}" if need != tokens else ""
             raise GotchasError(
-                f"{plan.where}: the prompt{which} is {tokens} tokens{needs}, more than the {positions} positions of "
+                f"{planned.where}: the prompt{which} is {tokens} tokens{needs}, more than the {positions} positions of "
                 f"model {_name(loaded)!r} (max_position_embeddings in its config): no forward pass is run and the "
                 "case has no verdict; shorten its transcript (the chapter's primer and prelude count too)")
 
@@ -275,16 +277,16 @@ class Scorer:
         """Once: every planned case's contexts through a backend that gives logits rows by context (nothing for a
         model scoring runs itself, which runs each case's contexts as it scores it). A case that cannot be read is
         left to say why when it is scored itself."""
-        planned, self._planned = self._planned, None
+        every_planned, self._planned = self._planned, None
         fetcher = self._fetcher_of(loaded)
-        if fetcher is None or planned is None:
+        if fetcher is None or every_planned is None:
             return
         from .engine_rows import prefetch
 
-        def job(plan: Planned) -> Callable[[], None]:
+        def job(planned: Planned) -> Callable[[], None]:
             def read() -> None:
                 try:
-                    self._read(loaded, plan, _texts(plan))
+                    self._read(loaded, planned, _texts(planned))
                 except ModelUnavailable:
                     raise
                 except GotchasError:
@@ -292,10 +294,10 @@ class Scorer:
 
             return read
 
-        calls, _ = prefetch(fetcher, [job(plan) for plan in planned()], lambda: self.clock.phase("forward"))
+        calls, _ = prefetch(fetcher, [job(planned) for planned in every_planned()], lambda: self.clock.phase("forward"))
         self.clock.forward_calls += calls
 
-    def _read(self, loaded: Backend, plan: Planned, texts: list[tuple[str, str, str]]) -> tuple[list[Any], Any]:
+    def _read(self, loaded: Backend, planned: Planned, texts: list[tuple[str, str, str]]) -> tuple[list[Any], Any]:
         """The cut plans (cached, or asked of the tokenizer) and the readings of every prompt of the case."""
         from ..model.load import ModelLoadError
         from .cut import CutError
@@ -312,7 +314,7 @@ class Scorer:
         try:  # the tokenizer (lazy) is loaded here only if a cut or a top-k token is not in the cache
             with self.clock.phase("cuts", exclude=self.slot.tokenizer_seconds):
                 cuts = [hit[0] if hit else self._plan(loaded, *t) for hit, t in zip(cached, texts)]
-            self._fits(loaded, plan, cuts, texts)
+            self._fits(loaded, planned, cuts, texts)
             with self.clock.phase("forward", exclude=self.slot.tokenizer_seconds):
                 scores = score_batch(loaded, [Cut(c, *t) for c, t in zip(cuts, texts)],
                                      softmax_dtype=config.softmax_dtype, top_k=config.top_k,
@@ -321,9 +323,9 @@ class Scorer:
                                      precision=loaded.float32() if config.precision_check else None,
                                      check=config.one_pass_check, rows_of=self._rows_of(loaded))
         except CutError as error:
-            raise GotchasError(f"{plan.where}: {error}") from None
+            raise GotchasError(f"{planned.where}: {error}") from None
         except VocabError as error:
-            raise GotchasError(f"{plan.where}: the text reading {error}; read the cut token by token with "
+            raise GotchasError(f"{planned.where}: the text reading {error}; read the cut token by token with "
                                "--gotchas-reading token") from None
         except ModelLoadError as error:
             raise self.slot.fail(str(error)) from None
@@ -337,7 +339,7 @@ class Scorer:
         from .vocab import VocabCache
 
         if self._cut_cache is None:
-            where = self.config.cache_dir
+            where = self.config.pytest_cache
             self._cut_cache = CutCache(where and where / "cuts", loaded.tokenizer_key, self.config.bos)
             self._vocab = VocabCache(where and where / "vocab", loaded.tokenizer_key)
         return self._cut_cache, self._vocab
@@ -426,16 +428,16 @@ def _not_finite(scores: list[Any], layers: list[list[LayerReading]]) -> str:
     return ""
 
 
-def _non_finite(plan: Planned, loaded: Backend, guard: Any, found: str) -> str:
+def _non_finite(planned: Planned, loaded: Backend, guard: Any, found: str) -> str:
     what = "logits" if guard.non_finite else "probabilities"
     detail = f" ({found})" if found else " (NaN or infinity)"
-    return (f"{plan.where}: model {_name(loaded)!r} gave non-finite {what} at the cut{detail}: no verdict can come "
+    return (f"{planned.where}: model {_name(loaded)!r} gave non-finite {what} at the cut{detail}: no verdict can come "
             "from them, so the case has none and nothing of it is recorded. Check the model's weights, or its dtype "
             "(float16 overflows past 65504: try --gotchas-dtype bfloat16 or float32)")
 
 
-def _texts(plan: Planned) -> list[tuple[str, str, str]]:
-    return [(p.transcript.prompt, str(p.correct), str(p.wrong)) for p in plan.prompts]
+def _texts(planned: Planned) -> list[tuple[str, str, str]]:
+    return [(p.transcript.prompt, str(p.correct), str(p.wrong)) for p in planned.prompts]
 
 
 def _conventions(loaded: Backend, bos: str | None, mode: str) -> list[str]:

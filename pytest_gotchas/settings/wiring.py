@@ -29,13 +29,13 @@ class Progress(Protocol):
     def around(self) -> AbstractContextManager[None]: ...
 
 
-def scoring_config(settings: Settings, cache_dir: Path | None) -> ScoringConfig:
+def scoring_config(settings: Settings, pytest_cache: Path | None) -> ScoringConfig:
     return ScoringConfig(softmax_dtype=settings.softmax_dtype, top_k=settings.top_k, batch_size=settings.batch_size,
                          reading=settings.reading, bos=settings.bos, precision_check=settings.precision_check,
                          layers=settings.layers, one_pass_check=settings.one_pass_check,
                          patch=settings.patch or settings.patch_components, patch_metric=settings.patch_metric,
                          patch_components=settings.patch_components, patch_screen_k=settings.patch_screen_k,
-                         cache_dir=cache_dir)
+                         pytest_cache=pytest_cache)
 
 
 def collector(settings: Settings, transcripts: Path | None, isolation: Isolation) -> Collector:
@@ -45,7 +45,7 @@ def collector(settings: Settings, transcripts: Path | None, isolation: Isolation
                      settings.runs, settings.variants)
 
 
-def scorer(settings: Settings, model_id: str, name: str | None, clock: Clock, cache_dir: Path | None, *,
+def scorer(settings: Settings, model_id: str, name: str | None, clock: Clock, pytest_cache: Path | None, *,
            worker_id: str | None = None, workers: int = 0, log: Callable[[str], None] | None = None,
            flag: str = "--gotchas-", planned: Callable[[], list[Planned]] | None = None,
            progress: Progress | None = None) -> Scorer:
@@ -68,8 +68,9 @@ def scorer(settings: Settings, model_id: str, name: str | None, clock: Clock, ca
         problems = run_refusals([name], asked(settings, flag, workers), flag)
         if problems:
             raise ModelLoadError(problems[0])
-        request = LoadRequest(spec=spec, cache_dir=settings.model_cache, log=log, lazy_tokenizer=cache_dir is not None,
-                              prefetch=first_run(settings, cache_dir), engine=engine_options(settings))
+        request = LoadRequest(spec=spec, model_cache=settings.model_cache, log=log,
+                              lazy_tokenizer=pytest_cache is not None, prefetch=first_run(settings, pytest_cache),
+                              engine=engine_options(settings))
         token = STEPS.set(progress.show if progress is not None and progress.active else None)
         try:
             with progress.around() if progress is not None else nullcontext():
@@ -78,19 +79,19 @@ def scorer(settings: Settings, model_id: str, name: str | None, clock: Clock, ca
         finally:
             STEPS.reset(token)
 
-    return Scorer(model_id=model_id, slot=ModelSlot(load, clock), config=scoring_config(settings, cache_dir),
+    return Scorer(model_id=model_id, slot=ModelSlot(load, clock), config=scoring_config(settings, pytest_cache),
                   planned=planned)
 
 
-def first_run(settings: Settings, cache_dir: Path | None) -> Callable[[str], bool] | None:
+def first_run(settings: Settings, pytest_cache: Path | None) -> Callable[[str], bool] | None:
     """Whether a run will need the tokenizer, from its key, before the model loads: the text reading's table of it
     is not in the cache folder (a first run), so it loads beside the weights instead of after them. None: the
     tokenizer loads on first use, if ever (a warm run never needs it)."""
-    if cache_dir is None or settings.reading != "text":
+    if pytest_cache is None or settings.reading != "text":
         return None
     from ..scoring.vocab import VocabCache
 
-    return lambda key: not VocabCache(cache_dir / "vocab", key).stored()
+    return lambda key: not VocabCache(pytest_cache / "vocab", key).stored()
 
 
 def engine_options(settings: Settings) -> EngineOptions:

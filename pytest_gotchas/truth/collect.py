@@ -123,45 +123,46 @@ class Collector:
 
     def plan(self, chapter: Chapter, info: ChapterInfo) -> ChapterPlan:
         """Every case of a chapter executed and checked; `info` is what its results record of it."""
-        planned: list[Planned] = []
+        every_planned: list[Planned] = []
         requests: list[tuple[Planned, Prompt, Request]] = []
         for case in chapter.cases:
             found = self.finder.find(case.interpreter)
             prompts = chapter.prompts(case, variants=self.variants)
             if isinstance(found, Missing):
-                planned.append(Planned(case, chapter, info, prompts, Status.SKIPPED, found.reason()))
+                every_planned.append(Planned(case, chapter, info, prompts, Status.SKIPPED, found.reason()))
                 continue
             status = Status.SCORED if case.scored else Status.UNSCORED
-            plan = Planned(case, chapter, info, prompts, status, case.unscored, interpreter=found)
-            planned.append(plan)
-            requests.extend((plan, prompt, request_for(found, prompt.transcript, case.env)) for prompt in prompts)
+            planned = Planned(case, chapter, info, prompts, status, case.unscored, interpreter=found)
+            every_planned.append(planned)
+            requests.extend((planned, prompt, request_for(found, prompt.transcript, case.env)) for prompt in prompts)
         executed = self.cache.execute_all([r for _, _, r in requests], self.runs, self.limits)
         refused, warnings = [], []
         after: dict[tuple[str, str | None], str] = {}  # (case, primer) -> what its own transcript printed after the cut
-        for (plan, prompt, _), runs in zip(requests, executed):
+        for (planned, prompt, _), runs in zip(requests, executed):
             checked = check(prompt.transcript.prompt, prompt.correct, prompt.wrong, runs)
             if checked.status == "ok" and prompt.variant is None:
-                after[(plan.case.id, prompt.primer)] = runs[0].text[len(prompt.transcript.prompt):]
-            if plan.status == Status.UNSCORED:
-                plan.outputs = [SeedOutput(run.seed, shown(run.text)) for run in runs]
-            if checked.status == "ok" or plan.status in (Status.CRASH, Status.EXCLUDED):
+                after[(planned.case.id, prompt.primer)] = runs[0].text[len(prompt.transcript.prompt):]
+            if planned.status == Status.UNSCORED:
+                planned.outputs = [SeedOutput(run.seed, shown(run.text)) for run in runs]
+            if checked.status == "ok" or planned.status in (Status.CRASH, Status.EXCLUDED):
                 continue
-            body = self._describe(plan, prompt, checked, runs)
+            body = self._describe(planned, prompt, checked, runs)
             if checked.status == "crash":
-                plan.status, plan.message = Status.CRASH, body  # pytest puts the case's location before a skip reason
+                # pytest puts the case's location before a skip reason
+                planned.status, planned.message = Status.CRASH, body
             elif chapter.implementation_defined and checked.status in ("mismatch", "nondeterministic"):
-                plan.status, plan.message = Status.EXCLUDED, body
-                warnings.append((plan.case.line, f"{plan.where}: {body}\n  (implementation-defined chapter: "
+                planned.status, planned.message = Status.EXCLUDED, body
+                warnings.append((planned.case.line, f"{planned.where}: {body}\n  (implementation-defined chapter: "
                                                  f"the case is left out of scoring)"))
             else:
-                refused.append(f"{plan.where}: {body}")
-                plan.refusals.append(refused[-1])
-        by_id = {plan.case.id: plan for plan in planned}
+                refused.append(f"{planned.where}: {body}")
+                planned.refusals.append(refused[-1])
+        by_id = {planned.case.id: planned for planned in every_planned}
         for members, message in self._twins(chapter, info, after):
             refused.append(message)
             for member in members:  # both spellings fail with the message: neither alone is the twin
                 by_id[member].refusals.append(message)
-        return ChapterPlan(chapter, info, planned, refused, warnings)
+        return ChapterPlan(chapter, info, every_planned, refused, warnings)
 
     @staticmethod
     def _twins(chapter: Chapter, info: ChapterInfo,
@@ -182,10 +183,10 @@ class Collector:
                     break
         return problems
 
-    def _describe(self, plan: Planned, prompt: Prompt, checked: Checked, runs: tuple[Execution, ...]) -> str:
-        interp = plan.interpreter
+    def _describe(self, planned: Planned, prompt: Prompt, checked: Checked, runs: tuple[Execution, ...]) -> str:
+        interp = planned.interpreter
         assert interp is not None
-        env = " ".join(f"{k}={v}" for k, v in plan.case.env) or "no variables set"
+        env = " ".join(f"{k}={v}" for k, v in planned.case.env) or "no variables set"
         primer = f"under primer {prompt.primer!r}: " if prompt.primer else ""
         primer = (f"variant {prompt.variant!r}: " if prompt.variant else "") + primer
         message = checked.message or ""

@@ -20,7 +20,7 @@ from pytest_gotchas.baseline.store import Baseline
 from pytest_gotchas.model.load import ModelSpec, load_model
 from pytest_gotchas.results.baselines import BaselineOutcome
 from pytest_gotchas.results.report import Report
-from pytest_gotchas.results.schema import CaseResult, ChapterInfo, ModelInfo, RunInfo
+from pytest_gotchas.results.schema import CaseResult, ChapterInfo, ModelInfo, Invocation
 from pytest_gotchas.results.verdict import Status
 from pytest_gotchas.scoring.scorer import Clock, ModelSlot, Scorer, ScoringConfig
 from pytest_gotchas.truth.collect import Collector
@@ -133,7 +133,7 @@ class Scored:
         """The report of a run of `models` (every model by default)."""
         chosen = list(self.results) if models is None else models
         return Report([r for m in chosen for r in self.results[m]], list(self.chapters),
-                      [self.models[m] for m in chosen if m in self.models], RunInfo(**(RUN if run is None else run)),
+                      [self.models[m] for m in chosen if m in self.models], Invocation(**(RUN if run is None else run)),
                       **values)  # type: ignore[arg-type]
 
 

@@ -11,7 +11,7 @@ import jsonschema
 
 from pytest_gotchas.results import schema as results
 from pytest_gotchas.results.report import SCHEMA_FILE, Report
-from pytest_gotchas.results.schema import TOKEN, CaseResult, ChapterInfo, ModelInfo, Reading, Run, RunInfo
+from pytest_gotchas.results.schema import TOKEN, CaseResult, ChapterInfo, ModelInfo, Reading, Run, Invocation
 from pytest_gotchas.results.verdict import Status, case_verdict, run_verdict
 from pytest_gotchas.scoring.readings import Scored
 
@@ -67,7 +67,7 @@ def report_of(model: ModelInfo, verdicts: tuple[tuple[float, float], ...] = ((0.
               ) -> Report:
     """A report of `model` on SETS_CHAPTER: case a and case b with these (P(correct), P(wrong))."""
     results = [make_case(case_id, "sets", [make_run(*p)], model=model.id) for case_id, p in zip("ab", verdicts)]
-    run = RunInfo(command="pytest --gotchas", date="2026-12-01T00:00:00+00:00")
+    run = Invocation(command="pytest --gotchas", date="2026-12-01T00:00:00+00:00")
     return Report(results, [SETS_CHAPTER], [model], run)
 
 

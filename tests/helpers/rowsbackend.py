@@ -89,7 +89,7 @@ class RowsBackend:
 
 
 def load(request: LoadRequest) -> RowsBackend:
-    return RowsBackend(load_model(request.spec, request.cache_dir, log=request.log,
+    return RowsBackend(load_model(request.spec, request.model_cache, log=request.log,
                                   lazy_tokenizer=request.lazy_tokenizer))
 
 

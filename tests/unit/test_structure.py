@@ -15,7 +15,7 @@ PACKAGE = REPO / "pytest_gotchas"
 PURE = ("cases.transcript", "cases.chapter", "truth.check", "results.verdict", "results.schema", "results.rollup",
         "baseline.store", "baseline.compare", "scoring.cut", "settings.options", "results.report", "report.wording",
         "results.onepass", "scoring.align", "results.patching", "results.formats", "results.reading",
-        "backends.protocol", "backends")
+        "backends.protocol", "backends", "results.merging", "report.wording_merge")
 
 
 # The floors, lowest first: a folder imports only folders below it. files.py (atomic writes, locks) is a shared

@@ -56,7 +56,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def request(folder: Path, cache: Path) -> LoadRequest:
-    return LoadRequest(spec=ModelSpec(name=str(folder), dtype="bfloat16", device="cpu"), cache_dir=cache)
+    return LoadRequest(spec=ModelSpec(name=str(folder), dtype="bfloat16", device="cpu"), model_cache=cache)
 
 
 def planned(tmp_path: Path) -> Planned:

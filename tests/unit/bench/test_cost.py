@@ -13,7 +13,7 @@ from bench.child import Child, read_report
 from bench.figures import BenchFigures, Growth, Machine, Memory, PerRun, Ratio, RunFigures, Same, Stat
 from bench.measure import figures_if_run, run_figures
 from pytest_gotchas.results.report import Report, to_json
-from pytest_gotchas.results.schema import RunInfo, Timings
+from pytest_gotchas.results.schema import Invocation, Timings
 
 MACHINE = Machine("today", 2, "1 kB", "CPU", "3.11", "2.13", "5.24", "9.2", "2", "False", "1.00 1.00 1.00")
 
@@ -46,7 +46,7 @@ def test_cost_only_option() -> None:
 def report(timings: Timings, workers: dict[str, Timings] | None = None) -> Report:
     results = [make_case(case_id, "sets", [make_run(0.75, 0.125), make_run(0.5, 0.25, primer="p")],
                          model=TINY_MODEL.id) for case_id in "ab"]
-    return Report(results, [SETS_CHAPTER], [TINY_MODEL], RunInfo(command="pytest --gotchas", timings=timings,
+    return Report(results, [SETS_CHAPTER], [TINY_MODEL], Invocation(command="pytest --gotchas", timings=timings,
                                                                  workers=workers or {}))
 
 

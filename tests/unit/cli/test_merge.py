@@ -45,7 +45,7 @@ from pytest_gotchas.results.report import (
     to_data,
 )
 from pytest_gotchas.results.reading import MAX_DEPTH, depth
-from pytest_gotchas.results.schema import CaseResult, ChapterInfo, RunInfo
+from pytest_gotchas.results.schema import CaseResult, ChapterInfo, Invocation
 
 RUNS = {model: {**RUN, "command": f"pytest --gotchas --gotchas-model {model} --gotchas-json {model}.json",
                 "date": f"2026-11-30T1{n}:00:00+00:00"} for n, model in enumerate(MODELS)}
@@ -100,9 +100,9 @@ def one_model(models: Scored, model: str, **values: Any) -> dict[str, Any]:
     return plain(to_data(models.report([model], RUNS[model], **values)))
 
 
-def run_of(file: str, model: str) -> RunInfo:
+def run_of(file: str, model: str) -> Invocation:
     """The run of `model`'s report as a merged report lists it."""
-    return RunInfo(**RUNS[model], file=file)
+    return Invocation(**RUNS[model], file=file)
 
 
 TABLES = ("models", "chapters", "cases", "pairs", "rollups", "comparisons")
@@ -196,7 +196,7 @@ def test_shards_of_one_model_and_an_overlap_merge_into_its_report(models: Scored
     def shard(chapters: list[str]) -> dict[str, Any]:
         shard_results = [r for r in own if r.chapter in chapters]
         return plain(to_data(Report(shard_results, [infos[name] for name in chapters], [models.models["tiny-a"]],
-                                    RunInfo(**RUN))))
+                                    Invocation(**RUN))))
 
     shards = [shard(["demo"]), shard(["primed"]), shard(["demo", "primed"])]
     assert [len(s["cases"]) for s in shards] == [5, 2, 7] and len(own) == 7

@@ -20,6 +20,7 @@ from helpers.loading import LOAD_SCRIPT, RULES, listing, load_error, spec
 from helpers.results import token
 from helpers.tinymodel import build_tiny_model
 
+from pytest_gotchas.backends.transformers import TransformersBackend
 from pytest_gotchas.model import hashes as hashes_module
 from pytest_gotchas.model import numerics
 from pytest_gotchas.model.convert import converted_folder
@@ -54,7 +55,7 @@ def test_dtype_is_applied_at_load(tiny_folder: Path, tmp_path: Path) -> None:
     loaded = load_model(spec(tiny_folder, dtype="float32"), tmp_path)
     assert loaded.model.dtype == torch.float32
     assert loaded.info.dtype == "float32"
-    result = score(loaded, plan_cut(loaded.tokenizer, PROMPT, "True", "False"))
+    result = score(TransformersBackend(loaded), plan_cut(loaded.tokenizer, PROMPT, "True", "False"))
     assert token(result).softmax_dtype == "float32"
     assert token(result).p_correct > token(result).p_wrong
 

@@ -12,7 +12,7 @@ from pytest_gotchas.report import terminal
 from pytest_gotchas.report.claims import columns
 from pytest_gotchas.results.pairwise import compare_models, corrected, twin_splits
 from pytest_gotchas.results.report import Report, from_data, to_data
-from pytest_gotchas.results.schema import ChapterInfo, ModelLabel, RunInfo
+from pytest_gotchas.results.schema import ChapterInfo, ModelLabel, Invocation
 from pytest_gotchas.results.stats import holm
 
 OK, MISS = (0.7, 0.2), (0.2, 0.7)
@@ -37,9 +37,9 @@ def results(model: str, sets_ok: int, sugar_right: int) -> list:
     return out
 
 
-def report(*models: tuple[str, int, int], run: RunInfo | None = None) -> Report:
+def report(*models: tuple[str, int, int], run: Invocation | None = None) -> Report:
     found = [r for m in models for r in results(*m)]
-    return Report(found, [SETS, TWINS, EMPTY], run=run or RunInfo())
+    return Report(found, [SETS, TWINS, EMPTY], run=run or Invocation())
 
 
 def summary(r: Report) -> str:
@@ -82,8 +82,8 @@ def test_the_family_is_every_test_of_the_run_corrected_together() -> None:
 
 
 def test_a_model_is_named_ahead_only_below_the_level_after_correction() -> None:
-    loose = report(("a", 7, 0), ("b", 0, 0), run=RunInfo(level=0.2))
-    strict = report(("a", 7, 0), ("b", 0, 0), run=RunInfo(level=0.001))
+    loose = report(("a", 7, 0), ("b", 0, 0), run=Invocation(level=0.2))
+    strict = report(("a", 7, 0), ("b", 0, 0), run=Invocation(level=0.001))
     pick = [next(c for c in r.comparisons if c.chapter == "sets" and c.unit == "pairs") for r in (loose, strict)]
     assert pick[0].ahead == "a" and pick[1].ahead is None
     assert "sets: pairs: a only 7, b only 0, both 0, neither 0" in summary(strict)
@@ -105,7 +105,7 @@ def test_margins_of_two_models_per_chapter_with_a_recorded_bootstrap() -> None:
 
 def test_the_table_of_models_and_chapters_in_the_users_order() -> None:
     order = [ModelLabel("c", "step 300"), ModelLabel("a", "step 100"), ModelLabel("gone", "step 0")]
-    r = report(("a", 2, 0), ("b", 6, 0), ("c", 7, 0), run=RunInfo(order=order))
+    r = report(("a", 2, 0), ("b", 6, 0), ("c", 7, 0), run=Invocation(order=order))
     assert [(c.model, c.label) for c in columns(r)] == [("c", "step 300"), ("a", "step 100"), ("b", None)]
     lines = summary(r).split("\n")
     head = lines.index("pairs passed per chapter and model, with 95% Wilson intervals (never pooled over chapters):")
@@ -114,7 +114,7 @@ def test_the_table_of_models_and_chapters_in_the_users_order() -> None:
 
 
 def test_the_json_states_intervals_tests_and_margins_and_reads_back() -> None:
-    r = report(("a", 7, 6), ("b", 7, 6), run=RunInfo(level=0.2))
+    r = report(("a", 7, 6), ("b", 7, 6), run=Invocation(level=0.2))
     data = to_data(r)
     sets = next(x for x in data["rollups"] if x["chapter"] == "sets" and x["model"] == "a")
     assert sets["pairs_interval"]["k"] == 7 and sets["pairs_interval"]["confidence"] == pytest.approx(0.8)
@@ -147,7 +147,7 @@ def test_the_page_states_the_claims_and_draws_the_order() -> None:
     from pytest_gotchas.report.page_claims import build_claims
 
     order = [ModelLabel("a", "100"), ModelLabel("b", "200"), ModelLabel("c", "300")]
-    r = report(("a", 2, 6), ("b", 5, 0), ("c", 7, 1), run=RunInfo(order=order))
+    r = report(("a", 2, 6), ("b", 5, 0), ("c", 7, 1), run=Invocation(order=order))
     claims = build_claims(r)
     assert claims.columns == ["a (100)", "b (200)", "c (300)"]
     sets = next(row for row in claims.table if row.label == "ch.2 sets")

@@ -25,7 +25,7 @@ from pytest_gotchas.report.page_runs import pct
 from pytest_gotchas.report.wording import chapter_line, comparison_line, comparison_outcome
 from pytest_gotchas.results.baselines import BaselineOutcome
 from pytest_gotchas.results.report import Report
-from pytest_gotchas.results.schema import ChapterInfo, RunInfo
+from pytest_gotchas.results.schema import ChapterInfo, Invocation
 
 
 @pytest.fixture(scope="module")
@@ -198,9 +198,9 @@ def test_a_model_that_did_not_run_a_chapter(scored: Scored) -> None:
 
 
 def test_the_sources_of_a_merged_report_are_listed(report: Report) -> None:
-    run = RunInfo(command="gotchas merge a.json b.json", date="2026-12-01T08:00:00+00:00",
-                  merged_from=[RunInfo(file="a.json", command="pytest --gotchas a", date="2026-11-30T10:00:00+00:00"),
-                               RunInfo(file="b.json", command="pytest --gotchas b")])
+    run = Invocation(command="gotchas merge a.json b.json", date="2026-12-01T08:00:00+00:00",
+                  merged_from=[Invocation(file="a.json", command="pytest --gotchas a", date="2026-11-30T10:00:00+00:00"),
+                               Invocation(file="b.json", command="pytest --gotchas b")])
     merged = Report(report.results, report.chapter_infos, report.model_infos, run)
     shown = text_of(between(html.render(merged), '<div class="merged">', "</div>"))
     assert shown == ("Merged from 2 reports a.json 2026-11-30 10:00:00+00:00 $ pytest --gotchas a "
@@ -243,7 +243,7 @@ def test_hostile_text_is_escaped_everywhere(scored: Scored) -> None:
             result.message = evil
     models = [dataclasses.replace(m, id=m.id + evil, bos=evil) for m in scored.models.values()]
     chapters = [dataclasses.replace(c, label=evil) for c in scored.chapters]
-    run = RunInfo(command=evil, merged_from=[RunInfo(file=evil, command=evil, date=evil)])
+    run = Invocation(command=evil, merged_from=[Invocation(file=evil, command=evil, date=evil)])
     baselines = [BaselineOutcome(model=models[0].id, path=evil, report=evil)]
     page = html.render(Report(hostile, chapters, models, run, baselines))
     assert "<script" not in page and "<i>x</i>" not in page

@@ -14,6 +14,7 @@ import pytest
 import torch
 from helpers.tinymodel import DEFAULT_MERGES, build_tiny_model
 
+from pytest_gotchas.backends.transformers import TransformersBackend
 from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model
 from pytest_gotchas.results.schema import TEXT, TOKEN
 from pytest_gotchas.scoring.cut import plan_cut
@@ -81,10 +82,12 @@ def test_the_readings_are_the_separate_passes(tiny: LoadedModel, main: str, soft
     """Both readings, both softmax dtypes: what the engine rows give equals the check's separate full passes (the
     engine computes each context as a prompt of its own), and so the one-pass readings on this model."""
     engine = Fetcher(Engine(tiny), "bfloat16")
+    # what score_batch reads of a Backend whose rows come from context_logits
     loaded = SimpleNamespace(model=None, dtype="bfloat16", tokenizer=tiny.tokenizer)
     vocab = lambda: build(tiny.tokenizer)  # noqa: E731
     through = score_batch(loaded, cuts(tiny), softmax_dtype=softmax, vocab=vocab, main=main, rows_of=rows_of(engine))
-    checked = score_batch(tiny, cuts(tiny), softmax_dtype=softmax, vocab=vocab, main=main, check=True)
+    checked = score_batch(TransformersBackend(tiny), cuts(tiny), softmax_dtype=softmax, vocab=vocab, main=main,
+                          check=True)
     for a, b in zip(through, checked):
         assert a.readings == b.checked == b.readings
         assert a.top == b.top

@@ -14,6 +14,7 @@ import pytest
 import torch
 from helpers.tinymodel import DEFAULT_MERGES, build_tiny_model, build_tokenizer, save_folder
 
+from pytest_gotchas.backends.transformers import TransformersBackend
 from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model
 from pytest_gotchas.results import onepass
 from pytest_gotchas.report.wording import one_pass_check_line, stepped_line
@@ -85,7 +86,8 @@ def cuts(loaded: LoadedModel, *texts: tuple[str, str, str]) -> list[Cut]:
 
 
 def scored(loaded: LoadedModel, chosen: list[Cut], **kwargs):
-    return score_batch(loaded, chosen, vocab=lambda: build(loaded.tokenizer), main=TEXT, check=True, **kwargs)
+    return score_batch(TransformersBackend(loaded), chosen, vocab=lambda: build(loaded.tokenizer), main=TEXT, check=True,
+                       **kwargs)
 
 
 def separate_probs(model, context: tuple[int, ...]) -> torch.Tensor:
@@ -207,7 +209,7 @@ def test_a_token_chain_past_the_prompt_is_a_full_pass_not_a_step(tmp_path: Path)
     plan = plan_cut(loaded.tokenizer, "[{'", "k", ".")
     assert (plan.correct_tokens, plan.wrong_tokens) == (("{'", "k"), ("{", "'."))
     assert plan.context_ids + plan.wrong_ids[:1] not in [plan.prompt_ids[:n] for n in range(len(plan.prompt_ids) + 1)]
-    batch = score_batch(loaded, [plan], check=True)
+    batch = score_batch(TransformersBackend(loaded), [plan], check=True)
     (result,) = batch
     assert (result.forward_passes, result.incremental_steps) == (3, 0)  # the prompt, its back-off, "{" past it
     assert result.readings == result.checked

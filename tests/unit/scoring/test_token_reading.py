@@ -14,6 +14,7 @@ from helpers.cuts import CHAIN, HEALED, PLAIN, RULES, TIE, ids
 from helpers.results import plain, token
 from helpers.tinymodel import build_tiny_model
 
+from pytest_gotchas.backends.transformers import TransformersBackend
 from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model
 from pytest_gotchas.scoring.cut import CutPlan, plan_cut
 from pytest_gotchas.results.schema import TopToken
@@ -47,7 +48,7 @@ def manual_probs(model, context: tuple[int, ...], dtype: torch.dtype | None = No
 
 def test_plain_score_equals_a_manual_forward_pass(tiny: LoadedModel) -> None:
     plan = plan_cut(tiny.tokenizer, *PLAIN)
-    result = score(tiny, plan)
+    result = score(TransformersBackend(tiny), plan)
     probs = manual_probs(tiny.model, plan.context_ids)
     assert probs.dtype == torch.bfloat16
     assert token(result).p_correct == probs[plan.correct_ids[0]].item()
@@ -63,7 +64,7 @@ def test_plain_score_equals_a_manual_forward_pass(tiny: LoadedModel) -> None:
 
 def test_healed_score_reports_both_readings(tiny: LoadedModel) -> None:
     plan = plan_cut(tiny.tokenizer, *HEALED)
-    result = score(tiny, plan)
+    result = score(TransformersBackend(tiny), plan)
     healed = manual_probs(tiny.model, plan.context_ids)
     naive = manual_probs(tiny.model, plan.prompt_ids)
     assert (token(result).p_correct, token(result).p_wrong) == (healed[plan.correct_ids[0]].item(), healed[plan.wrong_ids[0]].item())
@@ -79,7 +80,7 @@ def test_healed_score_reports_both_readings(tiny: LoadedModel) -> None:
 
 def test_chain_score_is_the_product_of_its_steps(tiny: LoadedModel) -> None:
     plan = plan_cut(tiny.tokenizer, *CHAIN)
-    result = score(tiny, plan)
+    result = score(TransformersBackend(tiny), plan)
     first = manual_probs(tiny.model, plan.context_ids)
     quote, k = plan.correct_ids
     second = manual_probs(tiny.model, plan.context_ids + (quote,))
@@ -96,7 +97,7 @@ def test_chain_score_is_the_product_of_its_steps(tiny: LoadedModel) -> None:
 def test_exact_tie_stays_a_tie(tiny: LoadedModel) -> None:
     plan = plan_cut(tiny.tokenizer, *TIE)
     assert plan.kind == "plain"
-    result = score(tiny, plan)
+    result = score(TransformersBackend(tiny), plan)
     assert token(result).p_correct == token(result).p_wrong == 0.5
     # Listed by token id ("F" before "T"), not by whichever came first: the list never breaks the tie.
     assert result.top[:2] == [TopToken("F", 0.5), TopToken("T", 0.5)]
@@ -104,24 +105,24 @@ def test_exact_tie_stays_a_tie(tiny: LoadedModel) -> None:
 
 def test_float32_softmax(tiny: LoadedModel) -> None:
     plan = plan_cut(tiny.tokenizer, *PLAIN)
-    bf16 = score(tiny, plan)
-    fp32 = score(tiny, plan, softmax_dtype="float32")
+    bf16 = score(TransformersBackend(tiny), plan)
+    fp32 = score(TransformersBackend(tiny), plan, softmax_dtype="float32")
     probs = manual_probs(tiny.model, plan.context_ids, torch.float32)
     assert token(fp32).softmax_dtype == "float32"
     assert token(fp32).p_correct == probs[plan.correct_ids[0]].item()
     assert token(fp32).p_correct != token(bf16).p_correct
     # The bfloat16 reading is the float32 one rounded to bfloat16.
     assert torch.tensor(token(fp32).p_correct).bfloat16().item() == token(bf16).p_correct
-    assert score(tiny, plan, softmax_dtype="bfloat16") == bf16
+    assert score(TransformersBackend(tiny), plan, softmax_dtype="bfloat16") == bf16
     with pytest.raises(ValueError, match="softmax_dtype"):
-        score(tiny, plan, softmax_dtype="float64")
+        score(TransformersBackend(tiny), plan, softmax_dtype="float64")
 
 
 def test_top_tokens_are_decoded_text(tiny: LoadedModel) -> None:
-    result = score(tiny, plan_cut(tiny.tokenizer, "x:", "\n", "1"))
+    result = score(TransformersBackend(tiny), plan_cut(tiny.tokenizer, "x:", "\n", "1"))
     assert result.top[0].token == "\n"
     assert result.top[1].token == " "
-    assert len(score(tiny, plan_cut(tiny.tokenizer, *PLAIN), top_k=2).top) == 2
+    assert len(score(TransformersBackend(tiny), plan_cut(tiny.tokenizer, *PLAIN), top_k=2).top) == 2
 
 
 @pytest.mark.parametrize("which", ["tiny", "scrambled"])
@@ -158,10 +159,10 @@ def test_batched_scores_are_bit_identical(which: str, request: pytest.FixtureReq
     plans = [plan_cut(tok, *p) for p in prompts]
     counting = CountingModel(loaded.model)
     batched_model = replace_model(loaded, counting)
-    one = score_batch(loaded, plans)
-    batched = score_batch(batched_model, plans, batch_size=4)
+    one = score_batch(TransformersBackend(loaded), plans)
+    batched = score_batch(TransformersBackend(batched_model), plans, batch_size=4)
     assert batched == one
-    assert one == [score(loaded, plan) for plan in plans]
+    assert one == [score(TransformersBackend(loaded), plan) for plan in plans]
     assert max(counting.batches) == 4
     # One full pass per prompt, and one per other context of a token reading (the back-off of HEALED and CHAIN):
     # the token reading reads no earlier position of a prompt's pass.
@@ -183,6 +184,6 @@ def test_plain_reading_shown_when_the_naive_token_differs(tiny: LoadedModel) -> 
     # A plain cut whose naive first token differs from the canonical one still reports the naive reading.
     canonical = plan_cut(tiny.tokenizer, *PLAIN)
     plan = replace(canonical, plain_correct_id=canonical.correct_ids[0] + 2)
-    result = score(tiny, plan)
+    result = score(TransformersBackend(tiny), plan)
     assert plain(result).p_correct == manual_probs(tiny.model, plan.prompt_ids)[plan.plain_correct_id].item()
     assert result.forward_passes == 1
