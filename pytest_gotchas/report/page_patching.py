@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..results.patching import SCREEN
 from ..results.schema import Patching
-from .wording_patching import (SCREEN, SCREEN_COLUMNS, components_line, heatmap_caption, heatmap_cell_title,
+from .wording_patching import (SCREEN_COLUMNS, components_line, heatmap_caption, heatmap_cell_title,
                                patched_tokens, patching_line, pattern_caption, pattern_cell_title, screen_caption,
                                screen_rows)
 

@@ -5,7 +5,7 @@ wording_claims.py: one fact reads the same in the terminal and on the page.
 
 from __future__ import annotations
 
-from ..results.patching import (Component, Verified, carried_from, strongest, top_components, top_verified,
+from ..results.patching import (SCREEN, Component, Verified, carried_from, strongest, top_components, top_verified,
                                 verified_cells)
 from ..results.schema import Patching
 
@@ -127,7 +127,6 @@ def components_line(p: Patching, shown: int = 3) -> str:
         screen_text(p)
 
 
-SCREEN = "screen"  # schema.Components.method of a direction run with the screen alone
 RECALL_NEEDS_GRID = ("recall not measured: it compares the screen's top-k with the exact component grid, which "
                      "--gotchas-patch-screen does not compute (--gotchas-patch-components does)")
 

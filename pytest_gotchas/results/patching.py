@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from .schema import Patching
 
 MANTISSA_BITS = {"bfloat16": 7, "float16": 10, "float32": 23, "float64": 52}  # stored bits after the leading 1
+EXACT, SCREEN = "exact", "screen"  # schema.Components.method: the grid with the screen beside it, or the screen
 CARRIES = 0.5  # the last position "carries" the effect from the lowest layer after which it restores at least this
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..results.patching import SCREEN
 from ..results.schema import Components, HeadPattern, Patching, Screened
 from ..truth.collect import Planned
 from .cut import CutPlan
@@ -96,7 +97,7 @@ def screen_entry(model: Any, target: Any, screened: Any, k: int, decode: Callabl
                     exact=screened.verified[c], graddrop=screened.graddrop.get(c)) for c in screened.top(k)]
     cut = max(c[3] for c in screened.estimates)  # the last aligned pair: the target's cut
     return Components(layers=[], heads=found[0].heads, attn=[], mlp=[], head=[], post_norms=found[0].post_norms,
-                      batched=False, checks=[SCREEN_ONLY], screened=top, method="screen",
+                      batched=False, checks=[SCREEN_ONLY], screened=top, method=SCREEN,
                       patterns=_patterns(model, target, top_heads_at_cut(screened.verified, screened.unpatched, cut),
                                          decode))
 
