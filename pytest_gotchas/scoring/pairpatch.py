@@ -154,8 +154,8 @@ def patch_partners(model: Any, plan: Planned, cuts: list[CutPlan], partners: lis
     """Every partner's pair in both directions (first member -> last, then last -> first), per shared primer, by
     patching.py's `method` (``full`` again where its checks fail: patch_exact), the metric's logits by head.py's
     `metric`; with ``components`` (the screen's k; 0: none) also components.py's exact grid of each direction and
-    screen.py's top-k beside it (``screen_only``: the screen's verified top-k without the grid). A failed check of ``full`` (or of
-    the component grid) raises CheckError, a model without decoder layers PatchingError."""
+    screen.py's top-k beside it (``screen_only``: the screen's verified top-k without the grid). A failed check of
+    ``full`` (or of the component grid) raises CheckError, a model without decoder layers PatchingError."""
     from dataclasses import replace
 
     from .patching import CheckError

@@ -236,9 +236,9 @@ OPTIONS = (
            "layer's attention write, MLP write and attention heads at each aligned position by attribution patching, "
            "and verify its top-k by exact patching, without the exact component grid: for models where the grid is "
            "out of reach (the screen's recall needs the grid, and is not measured)", kind="flag"),
-    Option("patch_screen_k", "with --gotchas-patch-components or --gotchas-patch-screen: how many of the screen's cells (attribution patching, "
-           "ranked by |estimate|) are verified by exact patching and reported beside their estimates, per direction",
-           integer(1, 10000), metavar="K"),
+    Option("patch_screen_k", "with --gotchas-patch-components or --gotchas-patch-screen: how many of the screen's "
+           "cells (attribution patching, ranked by |estimate|) are verified by exact patching and reported beside "
+           "their estimates, per direction", integer(1, 10000), metavar="K"),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 
