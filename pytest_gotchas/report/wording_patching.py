@@ -168,7 +168,8 @@ def screen_row(p: Patching, rank: int, v: Verified) -> tuple[str, ...]:
     """One verified cell as the page's table lists it, under SCREEN_COLUMNS."""
     c = v.component
     graddrop = "" if v.graddrop is None else f"{v.graddrop * 100:.0f}%"
-    return (str(rank), component_name(c), f"{cell_tokens(c.source_token, c.token)} (position {c.position[1]})",
+    cut = ": the cut" if c.position[1] == len(p.target_ids) - 1 else ""
+    return (str(rank), component_name(c), f"{cell_tokens(c.source_token, c.token)} (position {c.position[1]}{cut})",
             f"{v.estimate * 100:.0f}%", f"{c.fraction * 100:.0f}%", graddrop)
 
 

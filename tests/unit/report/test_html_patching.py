@@ -126,7 +126,7 @@ def test_the_screen_s_top_k_is_a_table_of_estimate_beside_exact_and_alone_it_say
     beside = heatmap("tiny", direction(components=grid)).screen
     assert beside is not None and beside.line == "" and RECALL_NEEDS_GRID not in beside.caption
     assert beside.columns == ("rank", "component", "tokens", "estimated", "exact", "GradDrop")
-    assert beside.rows == [("1", "attention 3", "'<\\n>' (position 3)", "75%", "100%", "100%"),
+    assert beside.rows == [("1", "attention 3", "'<\\n>' (position 3: the cut)", "75%", "100%", "100%"),
                            ("2", "head 1.1", "'list' (position 1)", "-12%", "25%", "")]
     alone = dataclasses.replace(grid, layers=[], attn=[], mlp=[], head=[], method="screen")
     map_ = heatmap("tiny", direction(components=alone))
