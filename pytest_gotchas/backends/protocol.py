@@ -55,6 +55,7 @@ class Feature(enum.Enum):
     PRECISION_CHECK = "precision-check"  # a float32 twin of the weights beside the model
     PATCH = "patch"  # replacing a layer's residual stream inside the forward pass
     PATCH_COMPONENTS = "patch-components"  # replacing attention and MLP outputs inside the forward pass
+    PATCH_SCREEN = "patch-screen"  # gradients of the metric at attention and MLP outputs, then replacing the top-k
     ONE_PASS_CHECK = "one-pass-check"  # separate full passes beside the one-pass path
     KERNELS = "kernels"  # a kernel path replacing transformers' linear layers (model/kernels.py)
     DEVICE = "device"  # a --gotchas-device outside Capabilities.devices

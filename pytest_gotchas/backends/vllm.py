@@ -49,6 +49,8 @@ CAPABILITIES = Capabilities(cannot=(
                 "engine does not expose"),
     Unsupported(Feature.PATCH_COMPONENTS, "component patching replaces attention and MLP outputs inside the forward "
                 "pass, which vLLM's engine does not expose"),
+    Unsupported(Feature.PATCH_SCREEN, "the screen takes gradients at attention and MLP outputs and verifies its "
+                "top-k by replacing them inside the forward pass, and vLLM's engine exposes neither"),
     Unsupported(Feature.ONE_PASS_CHECK, "the check compares transformers' one pass per prompt with separate passes, "
                 "and vLLM already reads every context as a prompt of its own"),
     Unsupported(Feature.KERNELS, "the path replaces transformers' linear layers, and vLLM runs kernels of its own "

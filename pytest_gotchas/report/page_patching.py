@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..results.patching import SCREEN
 from ..results.schema import Patching
-from .wording_patching import (components_line, heatmap_caption, heatmap_cell_title, patched_tokens, patching_line,
-                               pattern_caption, pattern_cell_title)
+from .wording_patching import (SCREEN_COLUMNS, components_line, heatmap_caption, heatmap_cell_title,
+                               patched_tokens, patching_line, pattern_caption, pattern_cell_title, screen_caption,
+                               screen_rows)
 
 BLUE, RED = "33,102,172", "178,24,43"  # ColorBrewer RdBu's ends: readable for red-green colour blindness
 DARK = 0.6  # above this share of full colour, the cell's text turns white
@@ -44,6 +46,16 @@ class PatternMap:
 
 
 @dataclass(frozen=True)
+class ScreenTable:
+    """A direction's screen: its top-k cells, each with the estimated and the exact fraction side by side."""
+
+    caption: str
+    columns: tuple[str, ...]
+    rows: list[tuple[str, ...]]
+    line: str  # the components' sentence where no component heatmap carries it (the screen alone), else ""
+
+
+@dataclass(frozen=True)
 class Heatmap:
     model: str
     caption: str
@@ -52,6 +64,7 @@ class Heatmap:
     line: str  # the direction's sentence, as the terminal prints it
     components: list[Heatmap] = field(default_factory=list)  # --gotchas-patch-components: attention, MLP, heads
     pattern: PatternMap | None = None  # where the top heads at the cut read from
+    screen: ScreenTable | None = None  # the screen's top-k, estimate beside exact
 
 
 def colour(fraction: float | None) -> tuple[str, bool]:
@@ -73,7 +86,19 @@ def heatmap(model: str, patching: Patching) -> Heatmap:
             cells.append(HeatCell(style, text, heatmap_cell_title(layer, token, value, fraction), dark))
         rows.append(HeatRow(layer, cells))
     return Heatmap(model, heatmap_caption(patching), tokens, rows,
-                   patching_line(patching), component_heatmaps(model, patching), pattern_map(patching))
+                   patching_line(patching), component_heatmaps(model, patching), pattern_map(patching),
+                   screen_table(patching))
+
+
+def screen_table(patching: Patching) -> ScreenTable | None:
+    """The screen's top-k of a direction (--gotchas-patch-components or --gotchas-patch-screen); None without one or
+    without an effect to take fractions of."""
+    grid = patching.components
+    rows = screen_rows(patching)
+    if grid is None or not rows:
+        return None
+    return ScreenTable(screen_caption(patching), SCREEN_COLUMNS, rows,
+                       components_line(patching) if grid.method == SCREEN else "")
 
 
 def _row(patching: Patching, layer: int, label: str, values: list[float], columns: list[str]) -> HeatRow:
@@ -91,7 +116,7 @@ def component_heatmaps(model: str, patching: Patching) -> list[Heatmap]:
     """The component grid's heatmaps: attention writes and MLP writes (layer x aligned position), then the heads
     (layer x head) at the cut and at the position of the head that restores most, if another."""
     grid = patching.components
-    if grid is None:
+    if grid is None or grid.method == SCREEN:  # the screen alone has no grid: its table says what it found
         return []
     tokens = patched_tokens(patching)
     line = components_line(patching)

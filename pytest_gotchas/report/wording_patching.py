@@ -5,7 +5,8 @@ wording_claims.py: one fact reads the same in the terminal and on the page.
 
 from __future__ import annotations
 
-from ..results.patching import Component, carried_from, strongest, top_components
+from ..results.patching import (SCREEN, Component, Verified, carried_from, strongest, top_components, top_verified,
+                                verified_cells)
 from ..results.schema import Patching
 
 
@@ -112,18 +113,68 @@ def components_line(p: Patching, shown: int = 3) -> str:
     if grid is None:
         return ""
     head = f"components {p.source} -> {p.target}{f' [{p.primer}]' if p.primer else ''}: "
-    top = [c for c in top_components(p, shown) if c.fraction > 0]
     if p.source_value == p.unpatched:
-        return head + "no effect to restore"
+        return head + "no effect to restore" + ("; screen only" if grid.method == SCREEN else "")
+    if grid.method == SCREEN:
+        return head + screen_only_text(p, shown)
+    top = [c for c in top_components(p, shown) if c.fraction > 0]
     if not top:
         return head + "no component at any aligned position restores any of the effect"
-    cut = len(p.target_ids) - 1
-    named = [f"{component_name(c)} at {'the cut' if c.position[1] == cut else cell_tokens(c.source_token, c.token)} "
-             f"{c.fraction * 100:.0f}%" for c in top]
+    named = [f"{component_name(c)} at {_where(p, c)} {c.fraction * 100:.0f}%" for c in top]
     writes = "post-norm writes" if grid.post_norms else "writes"
     batch = "" if grid.batched else "; a pass per cell (the batch's checks failed on this machine)"
     return head + ", ".join(named) + f" (exact; attention and MLP {writes}, heads before o_proj){batch}" + \
         screen_text(p)
+
+
+RECALL_NEEDS_GRID = ("recall not measured: it compares the screen's top-k with the exact component grid, which "
+                     "--gotchas-patch-screen does not compute (--gotchas-patch-components does)")
+
+
+def _where(p: Patching, c: Component) -> str:
+    return "the cut" if c.position[1] == len(p.target_ids) - 1 else cell_tokens(c.source_token, c.token)
+
+
+def screen_only_text(p: Patching, shown: int = 3) -> str:
+    """A direction run with the screen alone: its verified cells that restore most, each exact with the estimate
+    beside it, and why there is no recall."""
+    grid = p.components
+    if grid is None:
+        return ""
+    writes = "post-norm writes" if grid.post_norms else "writes"
+    how = (f"(screen only: top-{len(grid.screened)} by attribution patching, verified by exact patching; attention "
+           f"and MLP {writes}, heads before o_proj); {RECALL_NEEDS_GRID}")
+    top = [v for v in top_verified(p, shown) if v.component.fraction > 0]
+    if not top:
+        return f"no cell of the screen's top-{len(grid.screened)} restores any of the effect, patched exactly {how}"
+    named = [f"{component_name(v.component)} at {_where(p, v.component)} {v.component.fraction * 100:.0f}% exact "
+             f"(estimated {v.estimate * 100:.0f}%)" for v in top]
+    return ", ".join(named) + " " + how
+
+
+def screen_caption(p: Patching) -> str:
+    """The caption of a direction's table of the screen's top-k."""
+    grid = p.components
+    k = len(grid.screened) if grid is not None else 0
+    alone = f"; {RECALL_NEEDS_GRID}" if grid is not None and grid.method == SCREEN else ""
+    return (f"the screen's top-{k} (attribution patching, ranked by the larger of |estimate| and GradDrop's score), "
+            f"each patched exactly: the estimate and the exact fraction side by side{alone}: {heatmap_caption(p)}")
+
+
+SCREEN_COLUMNS = ("rank", "component", "tokens", "estimated", "exact", "GradDrop")
+
+
+def screen_row(p: Patching, rank: int, v: Verified) -> tuple[str, ...]:
+    """One verified cell as the page's table lists it, under SCREEN_COLUMNS."""
+    c = v.component
+    graddrop = "" if v.graddrop is None else f"{v.graddrop * 100:.0f}%"
+    cut = ": the cut" if c.position[1] == len(p.target_ids) - 1 else ""
+    return (str(rank), component_name(c), f"{cell_tokens(c.source_token, c.token)} (position {c.position[1]}{cut})",
+            f"{v.estimate * 100:.0f}%", f"{c.fraction * 100:.0f}%", graddrop)
+
+
+def screen_rows(p: Patching) -> list[tuple[str, ...]]:
+    return [screen_row(p, n, v) for n, v in enumerate(verified_cells(p), 1)]
 
 
 def screen_text(p: Patching) -> str:

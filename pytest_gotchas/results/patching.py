@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from .schema import Patching
 
 MANTISSA_BITS = {"bfloat16": 7, "float16": 10, "float32": 23, "float64": 52}  # stored bits after the leading 1
+EXACT, SCREEN = "exact", "screen"  # schema.Components.method: the grid with the screen beside it, or the screen
 CARRIES = 0.5  # the last position "carries" the effect from the lowest layer after which it restores at least this
 
 
@@ -95,3 +96,37 @@ def top_components(patching: Patching, count: int = 3) -> list[Component]:
         found.append(Component(kind, layer, head, (s, t), source, patching.tokens[j],
                                (value - patching.unpatched) / effect))
     return found
+
+
+@dataclass(frozen=True)
+class Verified:
+    """One cell of the screen's top-k (schema.Screened) as the reports name it: the fraction of the effect its
+    exact patch restores, and the fraction the screen estimated."""
+
+    component: Component  # its fraction: the exact one
+    estimate: float  # the estimated fraction
+    graddrop: float | None  # AtP*'s GradDrop score as a fraction of |effect| (None where not recorded)
+
+
+def verified_cells(patching: Patching) -> list[Verified]:
+    """The screen's top-k in its own order (max(|estimate|, GradDrop) descending), each with its exact and its
+    estimated fraction; empty when there is no effect or no screen."""
+    grid = patching.components
+    effect = patching.source_value - patching.unpatched
+    if grid is None or not effect:
+        return []
+    found = []
+    for cell in grid.screened:
+        s, t = patching.positions[cell.position]
+        source = patching.source_tokens[cell.position] if patching.source_tokens else None
+        component = Component(cell.kind, cell.layer, cell.head if cell.kind == "head" else None, (s, t), source,
+                              patching.tokens[cell.position], (cell.exact - patching.unpatched) / effect)
+        found.append(Verified(component, cell.estimate / effect,
+                              None if cell.graddrop is None else cell.graddrop / abs(effect)))
+    return found
+
+
+def top_verified(patching: Patching, count: int = 3) -> list[Verified]:
+    """The screen's verified cells that restore most of the effect, by their exact fraction (the screen's order
+    among equals): what a direction run with the screen alone can name."""
+    return sorted(verified_cells(patching), key=lambda v: -v.component.fraction)[:count]

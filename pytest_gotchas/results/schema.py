@@ -244,6 +244,16 @@ class Components:
     recall: dict[str, list[int]] = field(default_factory=dict)
     recall_plain: dict[str, list[int]] = field(default_factory=dict)  # the same, top-k by |estimate| alone
     patterns: list[HeadPattern] = field(default_factory=list)  # the top heads' attention at the target's cut
+    # "exact": the exact grid and the screen beside it (--gotchas-patch-components); "screen": the screen and its
+    # verified top-k alone (--gotchas-patch-screen): the grids are empty, and so is recall, which compares the top-k
+    # with the grid; the patterns are those of the verified heads at the cut.
+    method: str = "exact"
+    # Wall seconds of this direction's exact grid (0 where it did not run), of the screen (its backward passes and
+    # estimates) and of its top-k's verification, in the process that ran them; the members' own forward passes,
+    # shared with the residual grid, are in none of them. 0.0 in reports written before they were recorded.
+    grid_seconds: float = 0.0
+    screen_seconds: float = 0.0
+    verify_seconds: float = 0.0
 
 
 @dataclass
@@ -285,7 +295,10 @@ class Patching:
     # of the unpatched and the source's logits. "" and 0.0 in older reports (resolution not recorded).
     metric_dtype: str = ""
     step: float = 0.0
-    components: Components | None = None  # --gotchas-patch-components; None when not asked for
+    components: Components | None = None  # --gotchas-patch-components or -screen; None when not asked for
+    # Wall seconds of the residual grid (its cells and checks, the members' own passes left out), in the process that
+    # ran it: what bench/components.py --from-report sets beside the components' costs. 0.0 in older reports.
+    seconds: float = 0.0
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -8,10 +8,12 @@ other member's cuts come from the cut cache (or the tokenizer), as its own item'
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..results.patching import SCREEN
 from ..results.schema import Components, HeadPattern, Patching, Screened
 from ..truth.collect import Planned
 from .cut import CutPlan
@@ -32,7 +34,7 @@ def _by_primer(planned: Planned, cuts: list[CutPlan]) -> dict[str | None, CutPla
 
 def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str, CutPlan],
                target: tuple[str, CutPlan], decode: Callable[[int], str], method: str, metric: str,
-               components: int = 0) -> tuple[Any, Patching]:
+               components: int = 0, screen_only: bool = False) -> tuple[Any, Patching]:
     from .components import component_pass
     from .patching import member_pass, patch_exact
 
@@ -42,7 +44,9 @@ def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str
                                        else member_pass(model, cut.context_ids))
     ids = (target[1].correct_ids[0], target[1].wrong_ids[0])
     mine, theirs = passes[source[1].context_ids], passes[target[1].context_ids]
+    started = time.perf_counter()
     result = patch_exact(model, getattr(mine, "member", mine), getattr(theirs, "member", theirs), ids, method, metric)
+    seconds = time.perf_counter() - started
     a = result.alignment
     return result, Patching(
         source=source[0], target=target[0], primer=None, source_ids=list(source[1].context_ids),
@@ -52,26 +56,65 @@ def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str
         unpatched=result.unpatched, source_value=result.source_value, cells=result.cells, method=result.method,
         unaligned_source=list(a.unaligned_source), unaligned_target=list(a.unaligned_target), prefix=a.prefix,
         prefix_apart=result.prefix_apart, prefix_shift=result.prefix_shift, metric_dtype=result.metric_dtype,
-        step=result.step,
-        components=_components(model, mine, theirs, ids, metric, components, decode) if components else None)
+        step=result.step, seconds=seconds,
+        components=_components(model, mine, theirs, ids, metric, components, decode, screen_only) if components
+        else None)
 
 
 def _components(model: Any, source: Any, target: Any, ids: tuple[int, int], metric: str, k: int,
-                decode: Callable[[int], str]) -> Components:
-    """The exact component grid of one direction, the screen's top-k with their exact values beside them, and where
-    the heads that restore most at the cut read from."""
+                decode: Callable[[int], str], screen_only: bool = False) -> Components:
+    """The exact component grid of one direction (not with ``screen_only``), the screen's top-k with their exact
+    values beside them, and where the heads that restore most at the cut read from; with the seconds each took."""
+    from dataclasses import replace
+
     from .components import patch_components
     from .screen import screen
 
-    grid = patch_components(model, source, target, ids, metric)
-    return components_entry(model, target, grid, screen(model, source, target, ids, k, metric=metric), k, decode)
+    started = time.perf_counter()
+    grid = None if screen_only else patch_components(model, source, target, ids, metric)
+    grid_seconds = time.perf_counter() - started if grid is not None else 0.0
+    started = time.perf_counter()
+    screened = screen(model, source, target, ids, k, metric=metric)
+    screen_seconds = time.perf_counter() - started - screened.verify_seconds  # unpatched's reading included
+    entry = (screen_entry(model, target, screened, k, decode) if grid is None
+             else components_entry(model, target, grid, screened, k, decode))
+    return replace(entry, grid_seconds=grid_seconds, screen_seconds=screen_seconds,
+                   verify_seconds=screened.verify_seconds)
+
+
+SCREEN_ONLY = ("exact grid: not run (--gotchas-patch-screen): the screen's top-k are verified by exact patching, "
+               "the grid's checks and the screen's recall (its top-k against the grid) are not computed")
+
+
+def screen_entry(model: Any, target: Any, screened: Any, k: int, decode: Callable[[int], str]) -> Components:
+    """The typed entry of a direction's screen alone (screen.Screened): the top-k with their verified exact values
+    beside the estimates, no grid and no recall (it needs the grid), and the attention of the verified heads that
+    move the metric most at the cut."""
+    from .components import layer_blocks
+
+    found = layer_blocks(model)
+    top = [Screened(kind=c[0], layer=c[1], head=c[2], position=c[3], estimate=screened.estimates[c],
+                    exact=screened.verified[c], graddrop=screened.graddrop.get(c)) for c in screened.top(k)]
+    cut = max(c[3] for c in screened.estimates)  # the last aligned pair: the target's cut
+    return Components(layers=[], heads=found[0].heads, attn=[], mlp=[], head=[], post_norms=found[0].post_norms,
+                      batched=False, checks=[SCREEN_ONLY], screened=top, method=SCREEN,
+                      patterns=_patterns(model, target, top_heads_at_cut(screened.verified, screened.unpatched, cut),
+                                         decode))
+
+
+def _patterns(model: Any, target: Any, heads: list[tuple[int, int]], decode: Callable[[int], str]
+              ) -> list[HeadPattern]:
+    from .attention import cut_patterns
+
+    weights = cut_patterns(model, target.member.ids, heads)
+    tokens = [decode(i) for i in target.member.ids]
+    return [HeadPattern(layer=layer, head=head, weights=weights[(layer, head)], tokens=tokens) for layer, head in heads]
 
 
 def components_entry(model: Any, target: Any, grid: Any, screened: Any, k: int, decode: Callable[[int], str]
                      ) -> Components:
     """The typed entry of a direction's exact grid (components.ComponentResult) and screen (screen.Screened): the
     top-k with exact values beside estimates, recall with and without GradDrop, and the top heads' attention."""
-    from .attention import cut_patterns
     from .screen import recall
 
     exact = {}
@@ -84,15 +127,12 @@ def components_entry(model: Any, target: Any, grid: Any, screened: Any, k: int, 
     effect = grid.source_value - grid.unpatched
     found, plain = (recall(screened, exact, effect, k, graddrop=g) for g in (True, False))
     heads = top_heads_at_cut(exact, grid.unpatched, len(grid.positions) - 1) if effect else []
-    weights = cut_patterns(model, target.member.ids, heads)
-    tokens = [decode(i) for i in target.member.ids]
     return Components(layers=grid.layers, heads=grid.heads, attn=grid.attn, mlp=grid.mlp, head=grid.head,
                       post_norms=grid.post_norms, batched=grid.batched,
                       checks=[f"{c.name}: {c.detail}" for c in grid.checks], screened=top,
                       recall={kind: list(v) for kind, v in found.items()},
                       recall_plain={kind: list(v) for kind, v in plain.items()},
-                      patterns=[HeadPattern(layer=layer, head=head, weights=weights[(layer, head)], tokens=tokens)
-                                for layer, head in heads])
+                      patterns=_patterns(model, target, heads, decode))
 
 
 PATTERNS = 3  # heads whose attention at the cut the report shows
@@ -109,12 +149,13 @@ def top_heads_at_cut(exact: dict[tuple[str, int, int, int], float], unpatched: f
 
 def patch_partners(model: Any, planned: Planned, cuts: list[CutPlan], partners: list[Partner],
                    cuts_of: Callable[[Planned], list[CutPlan]], decode: Callable[[int], str],
-                   method: str, metric: str = "model", components: int = 0) -> list[Patching]:
+                   method: str, metric: str = "model", components: int = 0, screen_only: bool = False
+                   ) -> list[Patching]:
     """Every partner's pair in both directions (first member -> last, then last -> first), per shared primer, by
     patching.py's `method` (``full`` again where its checks fail: patch_exact), the metric's logits by head.py's
     `metric`; with ``components`` (the screen's k; 0: none) also components.py's exact grid of each direction and
-    screen.py's top-k beside it. A failed check of ``full`` (or of
-    the component grid) raises CheckError, a model without decoder layers PatchingError."""
+    screen.py's top-k beside it (``screen_only``: the screen's verified top-k without the grid). A failed check of
+    ``full`` (or of the component grid) raises CheckError, a model without decoder layers PatchingError."""
     from dataclasses import replace
 
     from .patching import CheckError
@@ -128,7 +169,8 @@ def patch_partners(model: Any, planned: Planned, cuts: list[CutPlan], partners: 
             first, last = (partner.other.case.id, theirs[primer]), (planned.case.id, mine[primer])
             for source, target in ((first, last), (last, first)):
                 try:
-                    _, entry = _direction(model, passes, source, target, decode, method, metric, components)
+                    _, entry = _direction(model, passes, source, target, decode, method, metric, components,
+                                          screen_only)
                 except CheckError as error:
                     under = f" under primer {primer!r}" if primer else ""
                     kind = "twin" if partner.twin else "pair"

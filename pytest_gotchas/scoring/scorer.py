@@ -54,7 +54,8 @@ class ScoringConfig:
     patch: bool = False  # activation patching of the pairs (and twins) a case is the last member of (pairpatch.py)
     patch_metric: str = "model"  # the dtype of patching's two logits: the model's or float32 (head.py)
     patch_components: bool = False  # also the attention, MLP and head grid of each direction (components.py)
-    patch_screen_k: int = 20  # the screen's top-k verified exactly (screen.py), with the component grid
+    patch_screen: bool = False  # the screen and its verified top-k alone, without the component grid
+    patch_screen_k: int = 20  # the screen's top-k verified exactly (screen.py), with the component grid or alone
     # this plugin's folder in pytest's cache, for cut plans and token texts (not the model cache); None: none kept,
     # and the tokenizer loads eagerly
     pytest_cache: Path | None = None
@@ -230,7 +231,8 @@ class Scorer:
             with self.clock.phase("patching", exclude=self.slot.tokenizer_seconds):
                 entries = patch_partners(loaded.model, planned, cuts, partners, cuts_of, decode, method,
                                          self.config.patch_metric,
-                                         self.config.patch_screen_k if self.config.patch_components else 0)
+                                         self.config.patch_screen_k if self.config.patch_components
+                                         or self.config.patch_screen else 0, screen_only=self.config.patch_screen)
             fell_back = (f"patching: the {method} method's exactness checks failed on this machine's kernels for "
                          "some directions (a batch's rows rounded otherwise than a row alone), so those were computed "
                          "again with full, one pass per cell; the JSON names the method of each")

@@ -232,9 +232,13 @@ OPTIONS = (
     Option("patch_components", "also patch, in every direction --gotchas-patch runs (this option turns it on), each "
            "layer's attention write, MLP write (after any post-norm) and each attention head's output at each aligned "
            "position, exactly: which heads and MLPs carry the answer", kind="flag"),
-    Option("patch_screen_k", "with --gotchas-patch-components: how many of the screen's cells (attribution patching, "
-           "ranked by |estimate|) are verified by exact patching and reported beside their estimates, per direction",
-           integer(1, 10000), metavar="K"),
+    Option("patch_screen", "also screen, in every direction --gotchas-patch runs (this option turns it on), each "
+           "layer's attention write, MLP write and attention heads at each aligned position by attribution patching, "
+           "and verify its top-k by exact patching, without the exact component grid: for models where the grid is "
+           "out of reach (the screen's recall needs the grid, and is not measured)", kind="flag"),
+    Option("patch_screen_k", "with --gotchas-patch-components or --gotchas-patch-screen: how many of the screen's "
+           "cells (attribution patching, ranked by |estimate|) are verified by exact patching and reported beside "
+           "their estimates, per direction", integer(1, 10000), metavar="K"),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 
@@ -277,6 +281,7 @@ class Settings:
     level: float = 0.05
     patch_metric: str = "model"
     patch_components: bool = False
+    patch_screen: bool = False
     patch_screen_k: int = 20
 
     @property

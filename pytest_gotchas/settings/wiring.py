@@ -33,8 +33,10 @@ def scoring_config(settings: Settings, pytest_cache: Path | None) -> ScoringConf
     return ScoringConfig(softmax_dtype=settings.softmax_dtype, top_k=settings.top_k, batch_size=settings.batch_size,
                          reading=settings.reading, bos=settings.bos, precision_check=settings.precision_check,
                          layers=settings.layers, one_pass_check=settings.one_pass_check,
-                         patch=settings.patch or settings.patch_components, patch_metric=settings.patch_metric,
-                         patch_components=settings.patch_components, patch_screen_k=settings.patch_screen_k,
+                         patch=settings.patch or settings.patch_components or settings.patch_screen,
+                         patch_metric=settings.patch_metric, patch_components=settings.patch_components,
+                         patch_screen=settings.patch_screen and not settings.patch_components,
+                         patch_screen_k=settings.patch_screen_k,
                          pytest_cache=pytest_cache)
 
 
@@ -105,6 +107,7 @@ def asked(settings: Settings, flag: str = "--gotchas-", workers: int = 0) -> lis
     the order refusals are said."""
     switches = ((Feature.LAYERS, settings.layers), (Feature.PRECISION_CHECK, settings.precision_check),
                 (Feature.PATCH, settings.patch), (Feature.PATCH_COMPONENTS, settings.patch_components),
+                (Feature.PATCH_SCREEN, settings.patch_screen),
                 (Feature.ONE_PASS_CHECK, settings.one_pass_check))
     out = [Asked(feature, f"{flag}{feature.value}") for feature, on in switches if on]
     if settings.kernels != PLAIN_KERNELS:

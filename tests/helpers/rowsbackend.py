@@ -23,6 +23,7 @@ CAPABILITIES = Capabilities(cannot=(
     Unsupported(Feature.PRECISION_CHECK, "a server runs one dtype"),
     Unsupported(Feature.PATCH, "a server does not expose its forward pass"),
     Unsupported(Feature.PATCH_COMPONENTS, "a server does not expose its forward pass"),
+    Unsupported(Feature.PATCH_SCREEN, "a server does not expose its forward pass"),
     Unsupported(Feature.ONE_PASS_CHECK, "every context is a prompt of its own already"),
     Unsupported(Feature.KERNELS, "the server runs kernels of its own"),
     Unsupported(Feature.WORKERS, "one server serves the run; run without -n"),

@@ -51,6 +51,17 @@ KEYS = ["source", "target", "primer", "source_ids", "target_ids", "candidate_ids
         "unpatched", "source_value", "cells", "method"]
 
 
+TIMES = ("seconds", "grid_seconds", "screen_seconds", "verify_seconds")  # wall seconds: the machine's, not the cells'
+
+
+def cells_of(directions: list[dict]) -> list[dict]:
+    """Patched directions without the wall seconds they record (the rest must equal run for run)."""
+    def drop(entry: dict) -> dict:
+        return {key: drop(value) if isinstance(value, dict) else value for key, value in entry.items()
+                if key not in TIMES}
+    return [drop(d) for d in directions]
+
+
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", RULES)
@@ -117,7 +128,7 @@ def test_two_workers_give_the_same_cells_as_a_serial_run(run) -> None:
     result, parallel = run("--gotchas-patch", "-n", "2")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert parallel["run"]["xdist_workers"] == 2
-    assert parallel["pairs"][0]["patching"] == serial["pairs"][0]["patching"]
+    assert cells_of(parallel["pairs"][0]["patching"]) == cells_of(serial["pairs"][0]["patching"])
     assert len(serial["pairs"][0]["patching"]) == 2
 
 
@@ -135,7 +146,32 @@ def test_components_on_two_workers_equal_a_serial_run_and_have_their_line(run) -
                                  "of the effect"])
     result, parallel = run("--gotchas-patch-components", "-n", "2")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-    assert parallel["pairs"][0]["patching"] == serial["pairs"][0]["patching"]
+    assert cells_of(parallel["pairs"][0]["patching"]) == cells_of(serial["pairs"][0]["patching"])
+    assert grid["method"] == "exact" and grid["grid_seconds"] > 0 and forward["seconds"] > 0
+
+
+def test_the_screen_alone_verifies_the_cells_the_screen_beside_the_grid_does(run, pytester: pytest.Pytester) -> None:
+    """--gotchas-patch-screen: the residual grid and the screen's verified top-k, no component grid, no recall (the
+    terminal, the page and the JSON say why); the same screened cells, estimates and exact values as with
+    --gotchas-patch-components."""
+    from pytest_gotchas.report.wording_patching import RECALL_NEEDS_GRID
+    from pytest_gotchas.scoring.pairpatch import SCREEN_ONLY
+
+    _, both = run("--gotchas-patch-components", "--gotchas-patch-screen-k", "5")
+    result, alone = run("--gotchas-patch-screen", "--gotchas-patch-screen-k", "5", "--gotchas-html", "page.html")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    for with_grid, screened in zip(both["pairs"][0]["patching"], alone["pairs"][0]["patching"]):
+        grid, only = with_grid["components"], screened["components"]
+        assert (grid["method"], only["method"]) == ("exact", "screen")
+        assert only["screened"] == grid["screened"] and len(only["screened"]) == 5  # bit for bit
+        assert only["layers"] == only["attn"] == only["mlp"] == only["head"] == []
+        assert only["recall"] == only["recall_plain"] == {} and only["checks"] == [SCREEN_ONLY]
+        assert only["grid_seconds"] == 0.0 and only["verify_seconds"] > 0
+        assert screened["cells"] == with_grid["cells"]  # the residual grid runs as before
+    result.stdout.fnmatch_lines([f"      components seven -> eight: no cell of the screen's top-5 restores any of the "
+                                 f"effect, patched exactly (screen only: *); {RECALL_NEEDS_GRID}"])
+    page = (pytester.path / "page.html").read_text()
+    assert page.count('<table class="screen">') == 2 and "recall not measured: it compares" in page
 
 
 TWINS = """\

@@ -51,10 +51,18 @@ def test_a_transformers_run_refuses_nothing() -> None:
                                            ("precision_check", "--gotchas-precision-check"),
                                            ("patch", "--gotchas-patch"),
                                            ("patch_components", "--gotchas-patch-components"),
+                                           ("patch_screen", "--gotchas-patch-screen"),
                                            ("one_pass_check", "--gotchas-one-pass-check")])
 def test_each_unsupported_option_is_named_with_the_backend(setting: str, flag: str) -> None:
     (message,) = refusals(settings(**{setting: True}), ["gemma-3-270m", "vllm:gemma-3-270m"])
     assert message.startswith(f"{flag} cannot be used with the vllm backend (vllm:gemma-3-270m): ")
+
+
+def test_the_screen_alone_is_refused_in_one_message() -> None:
+    assert refusals(settings(patch_screen=True), ["vllm:gemma-3-270m"]) == [
+        "--gotchas-patch-screen cannot be used with the vllm backend (vllm:gemma-3-270m): the screen takes gradients "
+        "at attention and MLP outputs and verifies its top-k by replacing them inside the forward pass, and vLLM's "
+        "engine exposes neither"]
 
 
 def test_a_kernel_path_is_transformers_own() -> None:

@@ -113,3 +113,29 @@ def test_the_top_heads_attention_at_the_cut_draws_under_the_component_maps() -> 
     page = html.render(dataclasses.replace(report, results=[
         dataclasses.replace(a, patching=[direction(components=grid)]), b]))
     assert page.count('class="heatmap pattern"') == 1 and "where the heads that move the metric most" in page
+
+
+def test_the_screen_s_top_k_is_a_table_of_estimate_beside_exact_and_alone_it_says_why_there_is_no_recall() -> None:
+    from pytest_gotchas.report.wording_patching import RECALL_NEEDS_GRID
+    from pytest_gotchas.results.schema import Components, Screened
+
+    top = [Screened(kind="attn", layer=3, head=0, position=2, estimate=-3.0, exact=-2.0, graddrop=4.0),
+           Screened(kind="head", layer=1, head=1, position=0, estimate=0.5, exact=1.0)]
+    grid = Components(layers=[1, 2, 3], heads=2, attn=[[2.0, 2.0, -2.0]] * 3, mlp=[[2.0, 0.0, 2.0]] * 3,
+                      head=[[[2.0, 2.0, -2.0], [2.0, 2.0, 2.0]]] * 3, post_norms=False, batched=True, screened=top)
+    beside = heatmap("tiny", direction(components=grid)).screen
+    assert beside is not None and beside.line == "" and RECALL_NEEDS_GRID not in beside.caption
+    assert beside.columns == ("rank", "component", "tokens", "estimated", "exact", "GradDrop")
+    assert beside.rows == [("1", "attention 3", "'<\\n>' (position 3: the cut)", "75%", "100%", "100%"),
+                           ("2", "head 1.1", "'list' (position 1)", "-12%", "25%", "")]
+    alone = dataclasses.replace(grid, layers=[], attn=[], mlp=[], head=[], method="screen")
+    map_ = heatmap("tiny", direction(components=alone))
+    assert map_.components == [] and map_.screen is not None and map_.screen.rows == beside.rows
+    assert RECALL_NEEDS_GRID in map_.screen.caption and map_.screen.line.startswith("components b -> a: attention 3 at")
+    report = report_of(TINY_MODEL)
+    a, b = report.results
+    page = html.render(dataclasses.replace(report, results=[
+        dataclasses.replace(a, patching=[direction(components=alone)]), b]))
+    assert page.count('<table class="screen">') == 1 and page.count('<table class="heat">') == 1
+    assert str(markupsafe.escape(RECALL_NEEDS_GRID)) in page
+    assert "<td>75%</td><td>100%</td>" in page

@@ -121,3 +121,29 @@ def test_the_screen_is_said_beside_the_exact_value() -> None:
         "heads 0/1); its first")
     same = dataclasses.replace(grid, recall_plain=grid.recall)
     assert screen_text(direction(CELLS, components=same)) == screen_text(direction(CELLS, components=grid))
+
+
+def test_the_screen_alone_names_its_verified_cells_exact_beside_the_estimate_and_why_there_is_no_recall() -> None:
+    from pytest_gotchas.report.wording_patching import RECALL_NEEDS_GRID, components_line, patched_lines
+    from pytest_gotchas.results.patching import top_verified
+    from pytest_gotchas.results.schema import Components, Screened
+
+    top = [Screened(kind="head", layer=2, head=1, position=0, estimate=-1.0, exact=1.0, graddrop=1.5),
+           Screened(kind="mlp", layer=1, head=0, position=2, estimate=-3.0, exact=-2.0)]
+    alone = Components(layers=[], heads=2, attn=[], mlp=[], head=[], post_norms=False, batched=False, screened=top,
+                       method="screen")
+    p = direction(CELLS, components=alone, source_tokens=["set", "(", ")"])
+    found = top_verified(p)
+    assert [(v.component.kind, v.component.layer, v.component.head, v.component.fraction, v.estimate, v.graddrop)
+            for v in found] == [("mlp", 1, None, 1.0, 0.75, None), ("head", 2, 1, 0.25, 0.25, 0.375)]
+    assert components_line(p) == (
+        "components set-reversed -> list-reversed: MLP 1 at the cut 100% exact (estimated 75%), head 2.1 at 'set' -> "
+        "'list' 25% exact (estimated 25%) (screen only: top-2 by attribution patching, verified by exact patching; "
+        f"attention and MLP writes, heads before o_proj); {RECALL_NEEDS_GRID}")
+    assert patched_lines(p)[1] == "  " + components_line(p)
+    moved_away = dataclasses.replace(alone, screened=[dataclasses.replace(top[0], exact=3.0)])
+    assert components_line(direction(CELLS, components=moved_away)).startswith(
+        "components set-reversed -> list-reversed: no cell of the screen's top-1 restores any of the effect, patched "
+        "exactly (screen only: ")
+    assert components_line(direction(CELLS, components=alone, source_value=2.0)).endswith(
+        "no effect to restore; screen only")

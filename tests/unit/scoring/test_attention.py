@@ -41,3 +41,27 @@ def test_a_direction_s_components_name_the_head_that_carries_it_and_where_it_rea
     assert len(set(grid.patterns[0].weights)) == 1  # q = k = 0: it reads every token alike
     assert grid.recall == grid.recall_plain == {"attn": [1, 1], "mlp": [1, 1], "head": [1, 1]}
     assert all(s.graddrop is not None for s in grid.screened)
+
+
+def test_the_screen_alone_verifies_the_same_cells_as_beside_the_grid_and_says_what_it_cannot() -> None:
+    """--gotchas-patch-screen: the same top-k, the same estimates and the same exact values bit for bit as the
+    screen beside the exact grid, without the grid; recall is left empty (it needs the grid) and the top heads'
+    patterns come from the verified cells."""
+    from pytest_gotchas.scoring import components as C
+    from pytest_gotchas.scoring.pairpatch import SCREEN_ONLY, _components
+
+    from helpers.tinypatch import NO, YES, B
+
+    model = component_model()
+    source = C.component_pass(model, (BOS, 4, X, A, Y, Z, EQ))
+    target = C.component_pass(model, (BOS, 5, X, B, Y, Z, EQ))
+    both = _components(model, source, target, (NO, YES), "model", 4, lambda i: f"t{i}")
+    alone = _components(model, source, target, (NO, YES), "model", 4, lambda i: f"t{i}", screen_only=True)
+    assert (both.method, alone.method) == ("exact", "screen")
+    assert alone.screened == both.screened and len(alone.screened) == 4  # cells, estimates, exact values, GradDrop
+    assert alone.layers == alone.attn == alone.mlp == alone.head == []
+    assert alone.recall == alone.recall_plain == {} and alone.checks == [SCREEN_ONLY]
+    assert alone.patterns == both.patterns and [(p.layer, p.head) for p in alone.patterns] == [(1, 0)]
+    assert (alone.heads, alone.post_norms) == (both.heads, both.post_norms)
+    assert alone.grid_seconds == 0.0 < both.grid_seconds
+    assert all(c.screen_seconds > 0.0 and c.verify_seconds > 0.0 for c in (both, alone))
