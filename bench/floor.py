@@ -254,7 +254,7 @@ def markdown(runs: Runs) -> list[str]:
         "", "The scripts' phases (what each timed; the rest is interpreter start and exit):", "",
         *script_table(runs),
         "", "Where the warm run's time over the floor goes:", "", *over_the_floor(runs),
-        "", "Where a first run's time over a warm one goes (the spec's chapters; then 2-sets with its variants):", "",
+        "", "Where a first run's time over a warm one goes (the chapters above; then 2-sets with its variants):", "",
         *first_over_warm(runs.cold, runs.warm), "", *first_over_warm(runs.variants_cold, runs.variants_warm),
     ]
 

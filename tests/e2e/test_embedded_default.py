@@ -11,6 +11,7 @@ import torch
 from helpers.results import token
 
 from pytest_gotchas.backends.transformers import TransformersBackend
+from pytest_gotchas.model.convert import CONVERSION, round_trip
 from pytest_gotchas.model.embedded import MODELS
 from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model
 from pytest_gotchas.results.schema import TopToken
@@ -35,7 +36,8 @@ def test_embedded_default_model(embedded: LoadedModel) -> None:
     tok = embedded.tokenizer
     source = Path(embedded.info.source)
     assert embedded.info.name == MODELS["gemma-3-270m"].label
-    assert source.name == f"gemma-3-270m-{package.EXPECTED_SHA256[:12]}"
+    assert source.name == f"gemma-3-270m-{package.EXPECTED_SHA256[:12]}-c{CONVERSION}"
+    assert round_trip(tok).faithful  # the converted tokenizer gives its own tokens back (model/convert.py)
     assert not list(source.parent.rglob("*.gguf"))  # the assembled GGUF was a temporary
     assert embedded.info.weights_sha256 == hashlib.sha256((source / "model.safetensors").read_bytes()).hexdigest()
 
