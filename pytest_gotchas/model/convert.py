@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -151,13 +151,8 @@ def _dequantize(gguf: Path, out: Path, shown: str) -> None:
     import transformers
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    def failed(error: Exception) -> ConversionError:
-        return ConversionError(
-            f"cannot convert model {shown!r} from {gguf}: {one_line(error)}. "
-            "GGUF loading needs the gguf and accelerate packages and an architecture transformers can read from GGUF.")
-
-    with no_progress_bars(), _parse_gguf_once():
-        try:
+    try:
+        with no_progress_bars(), _parse_gguf_once():
             _step(f"converting {shown}: reading the GGUF file")
             model = AutoModelForCausalLM.from_pretrained(
                 gguf.parent,
@@ -169,16 +164,18 @@ def _dequantize(gguf: Path, out: Path, shown: str) -> None:
             tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
             _step(f"converting {shown}: checking its tokenizer")
             checked = round_trip(tokenizer)
-        except Exception as error:
-            raise failed(error) from error
-        if not checked.faithful:
-            raise ConversionError(unfaithful(shown, checked, transformers.__version__))
-        try:
+            if not checked.faithful:
+                raise ConversionError(unfaithful(shown, checked, transformers.__version__))
             _step(f"converting {shown}: saving the model folder")
             model.save_pretrained(out)
             tokenizer.save_pretrained(out)
-        except Exception as error:
-            raise failed(error) from error
+    except ConversionError:
+        raise
+    except Exception as error:
+        raise ConversionError(
+            f"cannot convert model {shown!r} from {gguf}: {one_line(error)}. "
+            "GGUF loading needs the gguf and accelerate packages and an architecture transformers can read from GGUF."
+        ) from error
 
 
 def _counted(iterable: Any, **_: Any) -> Iterator[Any]:

@@ -171,3 +171,25 @@ def test_the_sample_strides_over_the_whole_vocabulary() -> None:
 
     round_trip(Counting(PIECES * 10), sample=20)
     assert seen == list(range(0, 180, 9))
+
+
+def test_a_conversion_whose_tokenizer_is_unfaithful_writes_nothing(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import transformers
+
+    saved: list[Path] = []
+
+    class Model:
+        def save_pretrained(self, out: Path) -> None:
+            saved.append(out)
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", lambda *a, **k: Model())
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", lambda *a, **k: Vocabulary(PIECES, split=True))
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF stand-in")
+    out = tmp_path / "models" / "m-0123456789ab"
+    with pytest.raises(ConversionError) as error:
+        convert_gguf(lambda scratch: gguf, out, "m", lambda line: None)
+    assert str(error.value) == unfaithful("m", RoundTrip(11, 15), transformers.__version__)
+    assert saved == [] and not out.exists()
+    assert sorted(p.name for p in out.parent.iterdir()) == [out.name + ".lock"]  # the scratch folder is gone
