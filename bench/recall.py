@@ -26,30 +26,46 @@ from pathlib import Path
 from typing import Any
 
 from pytest_gotchas.results.report import Report, from_data
+from pytest_gotchas.results.patching import EXACT, Component, top_components
 from pytest_gotchas.results.schema import Components, Patching
+from pytest_gotchas.scoring.screen import RECALL_LINE
 
-AT_LEAST = 0.1
+Cell = tuple[str, int, int, int]  # (kind, layer, head (0 unless a head), aligned pair index), as scoring/screen.py
+
+
+def fractions(entry: Patching, grid: Components) -> dict[Cell, float]:
+    """Every exact cell of the grid as the fraction of the effect it restores (empty without an effect)."""
+    effect = entry.source_value - entry.unpatched
+    if not effect:
+        return {}
+    out: dict[Cell, float] = {}
+    for i, layer in enumerate(grid.layers):  # each layer's attention row, MLP row, then each head's row
+        rows = [("attn", 0, grid.attn[i]), ("mlp", 0, grid.mlp[i])]
+        rows += [("head", h, row) for h, row in enumerate(grid.head[i])]
+        out.update(((kind, layer, h, j), (v - entry.unpatched) / effect) for kind, h, row in rows
+                   for j, v in enumerate(row))
+    return out
+
+
+def named(entry: Patching, c: Component) -> str:
+    """A cell as the terminal's lines name it: "MLP 1 at the cut 100%", "head 2.0 at 'x' -> 'y' 25%"."""
+    from pytest_gotchas.report.wording_patching import component_name, component_place
+
+    return f"{component_name(c)} at {component_place(entry, c)} {c.fraction * 100:.0f}%"
+
+
+def _component(entry: Patching, cell: Cell, fraction: float) -> Component:
+    kind, layer, head, j = cell
+    s, t = entry.positions[j]
+    source = entry.source_tokens[j] if entry.source_tokens else None
+    return Component(kind, layer, head if kind == "head" else None, (s, t), source, entry.tokens[j], fraction)
 
 
 def missed(entry: Patching, grid: Components) -> list[str]:
-    """The exact cells of |fraction| >= AT_LEAST that the screen's top-k does not hold, as "MLP 1 at the cut"."""
-    effect = entry.source_value - entry.unpatched
-    if not effect:
-        return []
+    """The exact cells of |fraction| >= RECALL_LINE that the screen's top-k does not hold, as the lines name them."""
     top = {(s.kind, s.layer, s.head, s.position) for s in grid.screened}
-    cut = len(entry.positions) - 1
-    out = []
-    for i, layer in enumerate(grid.layers):
-        cells = [("attn", 0, j, v) for j, v in enumerate(grid.attn[i])] + \
-                [("mlp", 0, j, v) for j, v in enumerate(grid.mlp[i])] + \
-                [("head", h, j, v) for h, row in enumerate(grid.head[i]) for j, v in enumerate(row)]
-        for kind, head, j, value in cells:
-            fraction = (value - entry.unpatched) / effect
-            if abs(fraction) >= AT_LEAST and (kind, layer, head, j) not in top:
-                name = f"head {layer}.{head}" if kind == "head" else f"{'attention' if kind == 'attn' else 'MLP'} {layer}"
-                where = "the cut" if j == cut else repr(entry.tokens[j])
-                out.append(f"{name} at {where} {fraction * 100:.0f}%")
-    return out
+    return [named(entry, _component(entry, c, f)) for c, f in fractions(entry, grid).items()
+            if abs(f) >= RECALL_LINE and c not in top]
 
 
 def recut(tokenizer: Any, report: Report, entry: Patching, cut_again: bool = True) -> Patching:
@@ -91,48 +107,61 @@ def band(layer: int, layers: int) -> str:
     return "layer 1" if layer == 1 else "last 3 layers" if layer > layers - 3 else "middle"
 
 
-def summarize(files: list[Path], k: int) -> None:
-    """Per direction: the best component (exact); of the screen's top-k, how many are exact cells of |fraction| >=
-    10% (precision); how many of the exact grid's k largest cells it holds (overlap); recall per kind with and
-    without GradDrop; the missed cells of 10% or more by band (layer 1, middle, last 3 layers) and kind."""
+def _ratios(counts: dict[str, tuple[int, int]] | dict[str, list[int]]) -> str:
+    return " / ".join(f"{a}/{b}" for a, b in counts.values())
+
+
+def summary(entries: list[Patching], k: int) -> list[str]:
+    """Per direction with an exact grid and an effect: the best component (exact); of the screen's top-k, how many
+    are exact cells of |fraction| >= 10% (precision); how many of the exact grid's k largest cells it holds
+    (overlap); recall per kind with and without GradDrop; the missed cells of 10% or more by kind and layer band
+    (layer 1, middle, last 3 layers). Then the same summed over the directions."""
     from collections import Counter
 
-    from pydantic import TypeAdapter
+    head = (f"| direction | effect | best component (exact) | top-{k}: of 10%+ | top-{k} overlap with exact top-{k} "
+            "| recall attn / MLP / head (GradDrop) | (&#124;estimate&#124; alone) | missed / 10%+ cells, by kind and "
+            "layer band |")
+    lines = [head, "|---|---:|---|---:|---:|---|---|---|"]
+    sums: Counter[str] = Counter()
+    recalls = {name: {kind: [0, 0] for kind in ("attn", "mlp", "head")} for name in ("graddrop", "plain")}
+    bands: Counter[str] = Counter()
+    missing: Counter[str] = Counter()
+    for e in entries:
+        grid = e.components
+        frac = fractions(e, grid) if grid is not None and grid.method == EXACT else {}
+        if grid is None or not frac:
+            continue
+        top = [(c.kind, c.layer, c.head, c.position) for c in grid.screened]
+        exact_top = sorted(frac, key=lambda c: -abs(frac[c]))[:len(top)]
+        precision = sum(abs(frac[c]) >= RECALL_LINE for c in top)
+        overlap = len(set(top) & set(exact_top))
+        best = top_components(e, 1)[0]
+        big = [c for c, f in frac.items() if abs(f) >= RECALL_LINE]
+        here = Counter(f"{c[0]} {band(c[1], grid.layers[-1])}" for c in big)
+        gone = Counter(f"{c[0]} {band(c[1], grid.layers[-1])}" for c in big if c not in set(top))
+        sums.update(directions=1, precision=precision, overlap=overlap, screened=len(top))
+        bands.update(here)
+        missing.update(gone)
+        for name, found in (("graddrop", grid.recall), ("plain", grid.recall_plain)):
+            for kind, (a, b) in found.items():
+                recalls[name][kind][0] += a
+                recalls[name][kind][1] += b
+        primer = f" [{e.primer}]" if e.primer else ""
+        lines.append(f"| {e.source} -> {e.target}{primer} | {e.source_value - e.unpatched:+.4g} | "
+                     f"{named(e, best)} | {precision}/{len(top)} | {overlap}/{len(top)} | "
+                     f"{_ratios(grid.recall)} | {_ratios(grid.recall_plain)} | "
+                     + ", ".join(f"{b} {gone[b]}/{n}" for b, n in sorted(here.items())) + " |")
+    if not sums:
+        return lines
+    lines.append(f"| all {sums['directions']} directions | | | {sums['precision']}/{sums['screened']} | "
+                 f"{sums['overlap']}/{sums['screened']} | {_ratios(recalls['graddrop'])} | {_ratios(recalls['plain'])} "
+                 "| " + ", ".join(f"{b} {missing[b]}/{n}" for b, n in sorted(bands.items())) + " |")
+    return lines
 
-    from pytest_gotchas.results.patching import top_components
 
-    print(f"| direction | effect | best component (exact) | top-{k}: of 10%+ | top-{k} overlap with exact top-{k} "
-          "| recall attn / MLP / head (GradDrop) | (|estimate| alone) | missed / 10%+ cells, by kind and layer band |")
-    print("|---|---:|---|---:|---:|---|---|---|")
-    for path in files:
-        for e in directions(path):
-            grid = e.components
-            effect = e.source_value - e.unpatched
-            if grid is None or not effect:
-                continue
-            frac = {}
-            for i, layer in enumerate(grid.layers):
-                for j, (a, m) in enumerate(zip(grid.attn[i], grid.mlp[i])):
-                    frac[("attn", layer, 0, j)] = (a - e.unpatched) / effect
-                    frac[("mlp", layer, 0, j)] = (m - e.unpatched) / effect
-                    frac.update((("head", layer, h, j), (grid.head[i][h][j] - e.unpatched) / effect)
-                                for h in range(grid.heads))
-            top = [(c.kind, c.layer, c.head, c.position) for c in grid.screened]
-            exact_top = sorted(frac, key=lambda c: -abs(frac[c]))[:len(top)]
-            precision = sum(abs(frac[c]) >= AT_LEAST for c in top)
-            overlap = len(set(top) & set(exact_top))
-            best = top_components(e, 1)[0]
-            cut = len(e.target_ids) - 1
-            name = (f"head {best.layer}.{best.head}" if best.kind == "head" else
-                    f"{'attention' if best.kind == 'attn' else 'MLP'} {best.layer}")
-            where = "the cut" if best.position[1] == cut else repr(best.token)
-            big = [c for c, f in frac.items() if abs(f) >= AT_LEAST]
-            bands = Counter(f"{c[0]} {band(c[1], grid.layers[-1])}" for c in big)
-            missing = Counter(f"{c[0]} {band(c[1], grid.layers[-1])}" for c in big if c not in set(top))
-            shown = lambda r: " / ".join(f"{g}/{o}" for g, o in r.values())  # noqa: E731
-            print(f"| {e.source} -> {e.target} | {effect:+.4g} | {name} at {where} {best.fraction * 100:.0f}% | "
-                  f"{precision}/{len(top)} | {overlap}/{len(top)} | {shown(grid.recall)} | {shown(grid.recall_plain)} "
-                  f"| " + ", ".join(f"{b} {missing[b]}/{n}" for b, n in sorted(bands.items())) + " |")
+def summarize(files: list[Path], k: int) -> None:
+    """The summary of --out files, or of reports run with --gotchas-patch-components."""
+    print("\n".join(summary([e for path in files for e in directions(path)], k)))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -159,10 +188,12 @@ def main(argv: list[str] | None = None) -> None:
 
     from pytest_gotchas.model.load import ModelSpec, load_model
     from pytest_gotchas.settings.options import Settings
-    from pytest_gotchas.results.patching import spacing, top_components
+    from pytest_gotchas.results.patching import spacing
     from pytest_gotchas.scoring.components import component_pass, patch_components
     from pytest_gotchas.scoring.pairpatch import components_entry
     from pytest_gotchas.scoring.screen import screen
+
+    from .child import machine
 
     report = from_data(json.loads(args.report[0].read_text(encoding="utf-8")))
     seen, entries = set(), []
@@ -184,7 +215,9 @@ def main(argv: list[str] | None = None) -> None:
     model, decode = loaded.model, (lambda i: loaded.tokenizer.decode([i]))
     done: list[Patching] = []
     adapter = TypeAdapter(list[Patching])
-    print(f"model {name}, metric {args.metric}, top-{args.k}; AMD EPYC (AVX-512 BF16), 2 cores, shared")
+    info = machine()
+    print(f"model {name}, metric {args.metric}, top-{args.k}; {info.cpu}, {info.nproc} cores, torch "
+          f"{info.torch} ({info.torch_threads} threads), load average {info.load} at the start")
     for entry in entries:
         ids = (entry.candidate_ids[0], entry.candidate_ids[1])
         source, target = component_pass(model, tuple(entry.source_ids)), component_pass(model, tuple(entry.target_ids))
@@ -201,12 +234,10 @@ def main(argv: list[str] | None = None) -> None:
                         components=typed)
         done.append(found)
         best = top_components(found, 1)
-        named = (f"{best[0].kind} {best[0].layer}{'' if best[0].head is None else '.' + str(best[0].head)} at "
-                 f"{'the cut' if best[0].position[1] == len(entry.target_ids) - 1 else repr(best[0].token)} "
-                 f"{best[0].fraction * 100:.0f}%" if best else "no effect")
+        strongest = named(found, best[0]) if best else "no effect"
         recall = lambda r: " ".join(f"{k} {g}/{o}" for k, (g, o) in r.items())  # noqa: E731
         gained = sum(1 for s in typed.screened if (s.graddrop or 0) > abs(s.estimate))
-        print(f"\n{entry.source} -> {entry.target}: effect {effect:+.5g} ({args.metric}); best (exact) {named}; "
+        print(f"\n{entry.source} -> {entry.target}: effect {effect:+.5g} ({args.metric}); best (exact) {strongest}; "
               f"grid {grid_s:.0f} s, screen + verify {screen_s:.0f} s ({screened.seconds:.1f} s gradients)")
         print(f"  recall with GradDrop: {recall(typed.recall)}; by |estimate| alone: {recall(typed.recall_plain)}; "
               f"{gained} of the top-{args.k} ranked by GradDrop above their |estimate|")

@@ -120,7 +120,7 @@ def components_line(p: Patching, shown: int = 3) -> str:
     top = [c for c in top_components(p, shown) if c.fraction > 0]
     if not top:
         return head + "no component at any aligned position restores any of the effect"
-    named = [f"{component_name(c)} at {_where(p, c)} {c.fraction * 100:.0f}%" for c in top]
+    named = [f"{component_name(c)} at {component_place(p, c)} {c.fraction * 100:.0f}%" for c in top]
     writes = "post-norm writes" if grid.post_norms else "writes"
     batch = "" if grid.batched else "; a pass per cell (the batch's checks failed on this machine)"
     return head + ", ".join(named) + f" (exact; attention and MLP {writes}, heads before o_proj){batch}" + \
@@ -131,7 +131,8 @@ RECALL_NEEDS_GRID = ("recall not measured: it compares the screen's top-k with t
                      "--gotchas-patch-screen does not compute (--gotchas-patch-components does)")
 
 
-def _where(p: Patching, c: Component) -> str:
+def component_place(p: Patching, c: Component) -> str:
+    """Where a component cell sits: "the cut", or its two tokens (source -> target)."""
     return "the cut" if c.position[1] == len(p.target_ids) - 1 else cell_tokens(c.source_token, c.token)
 
 
@@ -147,8 +148,8 @@ def screen_only_text(p: Patching, shown: int = 3) -> str:
     top = [v for v in top_verified(p, shown) if v.component.fraction > 0]
     if not top:
         return f"no cell of the screen's top-{len(grid.screened)} restores any of the effect, patched exactly {how}"
-    named = [f"{component_name(v.component)} at {_where(p, v.component)} {v.component.fraction * 100:.0f}% exact "
-             f"(estimated {v.estimate * 100:.0f}%)" for v in top]
+    named = [f"{component_name(v.component)} at {component_place(p, v.component)} "
+             f"{v.component.fraction * 100:.0f}% exact (estimated {v.estimate * 100:.0f}%)" for v in top]
     return ", ".join(named) + " " + how
 
 

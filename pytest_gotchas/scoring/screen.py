@@ -41,6 +41,7 @@ from .head import FLOAT32, MODEL, float32_head
 from .patching import Ids, _hidden, _metric, _own_readings, _with_hidden
 
 DEFAULT_K = 20
+RECALL_LINE = 0.1  # recall counts the exact cells that restore at least this |fraction| of the effect
 
 Cell = tuple[str, int, int, int]  # (kind, layer, head (0 unless a head), aligned pair index)
 
@@ -207,7 +208,7 @@ def screen(model: Any, source: ComponentPass, target: ComponentPass, ids: Ids, k
     return Screened(estimates, verified, unpatched, seconds, time.perf_counter() - started, scores)
 
 
-def recall(screened: Screened, exact: dict[Cell, float], effect: float, k: int, at_least: float = 0.1,
+def recall(screened: Screened, exact: dict[Cell, float], effect: float, k: int, at_least: float = RECALL_LINE,
            graddrop: bool = True) -> dict[str, tuple[int, int]]:
     """Per component kind: (exact cells whose |fraction| >= at_least that the screen's top-k holds, how many there
     are). ``exact`` maps each cell to its exact metric value; ``graddrop``: the top-k by the ranking with GradDrop,
