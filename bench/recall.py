@@ -131,14 +131,14 @@ def summary(entries: list[Patching], k: int) -> list[str]:
         frac = fractions(e, grid) if grid is not None and grid.method == EXACT else {}
         if grid is None or not frac:
             continue
-        top = [(c.kind, c.layer, c.head, c.position) for c in grid.screened]
+        top = {(c.kind, c.layer, c.head, c.position) for c in grid.screened}
         exact_top = sorted(frac, key=lambda c: -abs(frac[c]))[:len(top)]
         precision = sum(abs(frac[c]) >= RECALL_LINE for c in top)
-        overlap = len(set(top) & set(exact_top))
+        overlap = len(top & set(exact_top))
         best = top_components(e, 1)[0]
         big = [c for c, f in frac.items() if abs(f) >= RECALL_LINE]
         here = Counter(f"{c[0]} {band(c[1], grid.layers[-1])}" for c in big)
-        gone = Counter(f"{c[0]} {band(c[1], grid.layers[-1])}" for c in big if c not in set(top))
+        gone = Counter(f"{c[0]} {band(c[1], grid.layers[-1])}" for c in big if c not in top)
         sums.update(directions=1, precision=precision, overlap=overlap, screened=len(top))
         bands.update(here)
         missing.update(gone)
