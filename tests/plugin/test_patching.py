@@ -122,10 +122,11 @@ def test_without_the_flag_or_with_one_member_nothing_is_patched(run) -> None:
     assert one["pairs"][0]["patching"] == []
 
 
-def test_two_workers_give_the_same_cells_as_a_serial_run(run) -> None:
+@pytest.mark.parametrize("dist", ["load", "worksteal"])  # worksteal: what docs/options.md advises for long patching
+def test_two_workers_give_the_same_cells_as_a_serial_run(run, dist: str) -> None:
     pytest.importorskip("xdist")
     _, serial = run("--gotchas-patch", "-p", "no:xdist")
-    result, parallel = run("--gotchas-patch", "-n", "2")
+    result, parallel = run("--gotchas-patch", "-n", "2", "--dist", dist)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert parallel["run"]["xdist_workers"] == 2
     assert cells_of(parallel["pairs"][0]["patching"]) == cells_of(serial["pairs"][0]["patching"])
