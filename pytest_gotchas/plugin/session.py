@@ -173,15 +173,16 @@ class GotchasSession:
 
 
 def refuse_unsupported(config: pytest.Config, settings: Settings, names: list[str | None], workers: int) -> None:
-    """What a backend of the run's models cannot do, a kernel path the dtype has no use for and a softmax dtype the
-    scorer does not compute is one usage error at the start, naming the flag and the backend (the capabilities
-    each backend of backends/ declares, model/kernels.py, scoring/rows.py)."""
+    """A model name that can only be a typo (or a hub id offline and not cached: model/names.py), what a backend of
+    the run's models cannot do, a kernel path the dtype has no use for and a softmax dtype the scorer does not
+    compute is one usage error at the start, naming the flag and the backend (the capabilities each backend of
+    backends/ declares, model/kernels.py, scoring/rows.py)."""
     from ..backends import run_refusals
-    from ..model import kernels
+    from ..model import kernels, names as model_names
     from ..scoring.rows import softmax_refusal
 
     asked = getattr(config.option, "numprocesses", None) or 0  # the controller's -n; "auto" and "logical" count
-    refused = [r for r in (kernels.refusal(settings.kernels, settings.dtype),
+    refused = [r for r in (*map(model_names.refusal, names), kernels.refusal(settings.kernels, settings.dtype),
                            softmax_refusal(settings.softmax_dtype, settings.dtype)) if r]
     problems = refused + run_refusals(names, wiring.asked(settings, workers=workers or (
         asked if isinstance(asked, int) else 2)))

@@ -261,6 +261,15 @@ def test_model_that_cannot_be_loaded(snippet, capsys, tmp_path: Path, py311) -> 
                                       "at a model folder, a .gguf file or a hub id (hub ids need network access).\n")
 
 
+def test_a_mistyped_model_is_refused_before_the_snippet_runs(snippet, capsys) -> None:
+    code = main(new(snippet("[1]\n"), "--wrong", "[2]", "--model", "smollm2-13m"))
+    assert error_of(capsys, code) == (
+        "gotchas new: error: --model smollm2-13m: no embedded model, folder or file is named 'smollm2-13m'; did you "
+        "mean smollm2-135m? The embedded models are gemma-3-270m, smollm2-135m. A model on the Hugging Face hub is "
+        "named by its owner too (owner/name, e.g. HuggingFaceTB/SmolLM2-135M-Instruct) and is downloaded once, which "
+        "needs the network; a folder or a .gguf file must exist\n")
+
+
 def test_gotchas_new_to_a_latin1_file_is_one_error(tmp_path, capsys) -> None:
     target = tmp_path / "a.yaml"
     target.write_bytes(latin1(chapter_text(CASE.replace('"2"', '"2"\n  note: "é"'))))
