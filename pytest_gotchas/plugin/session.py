@@ -45,7 +45,7 @@ class GotchasSession:
         self.scorers: dict[str, Scorer] = {}
         self.chapters: list[ChapterInfo] = []  # every chapter this process collected or recorded into
         self.chapter_files: dict[str, Path] = {}  # chapter name -> the file that has it
-        self._said: set[str] = set()
+        self.notes: dict[str, list[str]] = {}  # model -> its notes in this process (keep_notes)
         self._pytest_cache: Path | None = None
         self._cache_asked = False
         self._collector: Collector | None = None
@@ -125,11 +125,11 @@ class GotchasSession:
             if planned.status == Status.SCORED:
                 self.run_plan.setdefault(model, []).append(planned)
 
-    def take_notes(self, scorer: Scorer) -> list[str]:
-        """A model's notes not said yet in this process."""
-        fresh = [note for note in scorer.notes if note not in self._said]
-        self._said.update(fresh)
-        return fresh
+    def keep_notes(self, scorer: Scorer) -> None:
+        """A model's notes (how its load or the run went against what was asked), kept to be said once at the
+        run's end (plugin/controller.py), since they are no case's."""
+        kept = self.notes.setdefault(scorer.model_id, [])
+        kept.extend(note for note in scorer.notes if note not in kept)
 
     def failure(self, result: CaseResult, scorer: Scorer, chapter: ChapterInfo) -> tuple[str | None, str | None]:
         """(why a scored case fails its test, why the session must stop): a pair that passed in the baseline broke
