@@ -127,5 +127,5 @@ def read_report(path: Path | str) -> Report:
     return report_of(load_document(path))
 
 
-__all__ = ["FORMAT", "MAX_BYTES", "MAX_DEPTH", "ReportDocument", "UnreadableReport", "checked", "depth", "load_document",
-           "read_report", "report_of"]
+__all__ = ["FORMAT", "MAX_BYTES", "MAX_DEPTH", "ReportDocument", "UnreadableReport", "checked", "depth",
+           "load_document", "read_report", "report_of"]
