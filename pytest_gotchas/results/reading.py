@@ -26,8 +26,9 @@ from .report import NonFiniteNumber, Report, from_data
 
 # Levels of lists and objects a report may nest: a real one needs about 10 (a run's readings' token lists).
 MAX_DEPTH = 64
-# Bytes a report file may hold, read no further (as chapters are, cases/yamlfile.py): a report of 1,000 cases with
-# every reading is a few MB; past this, JSON's objects in memory would take gigabytes (a 2 GB file: MemoryError).
+# Bytes a report file may hold, read no further (as chapters are, cases/yamlfile.py): a report holds about 3 kB per
+# case (tests/unit/results/older: 5 cases in 16 kB), so this is some 80,000 cases (more with --gotchas-layers or
+# patching); past it, the JSON's objects in memory would take gigabytes (a 2 GB file ended in MemoryError).
 MAX_BYTES = 256 << 20
 
 
