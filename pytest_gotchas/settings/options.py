@@ -18,6 +18,7 @@ from typing import Any
 
 from ..model import DTYPES
 from ..model.kernels import KERNELS
+from ..results.stats import MIN_LEVEL, level_computable
 from ..scoring.head import METRICS as PATCH_METRICS
 from ..truth.sandbox import LEVELS as ISOLATIONS
 
@@ -76,6 +77,9 @@ def level(raw: str) -> float:
     value = _number(raw, "a significance level such as 0.05")
     if not 0 < value < 1:
         raise OptionError(f"must be more than 0 and less than 1, got {raw!r}")
+    if not level_computable(value):  # an interval at 1 - 1e-320 has an infinite quantile: refused here, not mid-run
+        raise OptionError(f"must be at least {MIN_LEVEL:g}, the smallest level whose intervals can be computed in "
+                          f"double precision, got {raw!r}")
     return value
 
 
