@@ -37,6 +37,29 @@ def test_plugin_collects_a_latin1_chapter_as_an_error(pytester: pytest.Pytester)
     result.stdout.fnmatch_lines(["*ERROR collecting a.yaml*", "*a.yaml:*: the file is not UTF-8 (byte 0xe9)*"])
 
 
+@pytest.mark.parametrize(("encoding", "message"), [
+    ("utf-16-le", "*a.yaml: the file is UTF-16; save it as UTF-8*"),
+    ("utf-32", "*a.yaml: the file is UTF-32; save it as UTF-8*"),
+])
+def test_plugin_collects_a_wide_chapter_as_an_error(pytester: pytest.Pytester, encoding: str, message: str) -> None:
+    """Issue 50, item 12: UTF-16 without a BOM, or UTF-32 with one, was not collected at all (exit 5)."""
+    (pytester.path / "a.yaml").write_text(chapter_text(CASE), encoding=encoding)
+    result = pytester.runpytest("--gotchas", "--collect-only")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*ERROR collecting a.yaml*", message])
+
+
+def test_plugin_collects_a_chapter_with_a_list_key_as_an_error(pytester: pytest.Pytester) -> None:
+    """Issue 50, item 7: `? [a, b]` died in collection with TypeError: unhashable type."""
+    (pytester.path / "a.yaml").write_text(chapter_text(CASE.rstrip("\n") + "\n  ? [a, b]\n  : 1\n"),
+                                          encoding="utf-8")
+    result = pytester.runpytest("--gotchas", "--collect-only")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    output = result.stdout.str()
+    assert "TypeError" not in output and "Traceback" not in output
+    result.stdout.fnmatch_lines(["*a.yaml:*: a key is a list, not a name; write keys as names such as `id`*"])
+
+
 def test_two_chapter_files_with_one_name_are_refused(pytester: pytest.Pytester) -> None:
     (pytester.path / "a.yaml").write_text(chapter_text(CASE), encoding="utf-8")
     (pytester.path / "b.yaml").write_text(chapter_text(CASE), encoding="utf-8")
