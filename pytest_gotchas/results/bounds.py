@@ -41,8 +41,8 @@ def out_of_bounds(run: Invocation, models: list[ModelInfo], chapters: list[Chapt
         if result.scored and result.model is not None and result.model not in described:
             yield OutOfBounds(f"{at}.model", f"{result.model!r} scored this case, but the report does not describe "
                                              f"that model (its `models`: {', '.join(described) or 'none'})")
-        for r, run in enumerate(result.runs):
-            for name, reading in run.readings.items():
+        for r, prompt in enumerate(result.runs):
+            for name, reading in prompt.readings.items():
                 for key in ("p_correct", "p_wrong"):
                     p = getattr(reading, key)
                     if not 0 <= p <= 1:

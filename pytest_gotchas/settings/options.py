@@ -197,6 +197,9 @@ OPTIONS = (
     Option("update_baseline", "record this run's verdicts in the baseline (only what ran is changed)",
            kind="flag"),
     Option("baseline_any_model", "compare with a baseline recorded with another model or dtype", kind="flag"),
+    Option("allow_unfaithful_tokenizer", "score a model whose tokenizer fails the round trip every model folder's "
+           "must pass (its sampled vocabulary tokens tokenized back to themselves): its prompts may be cut into other "
+           "tokens than the model's own; the report names the setting", kind="flag", cli=True),
     Option("strict", "fail the run on every verdict that is not ok", kind="flag"),
     Option("layers", "also read every cut after every layer (the logit lens): from which layer the final leader "
            "stays ahead, and whether the lead changed hands", kind="flag", cli=True),
@@ -271,6 +274,7 @@ class Settings:
     baseline: Path | None = None
     update_baseline: bool = False
     baseline_any_model: bool = False
+    allow_unfaithful_tokenizer: bool = False
     strict: bool = False
     layers: bool = False
     variants: bool = False
