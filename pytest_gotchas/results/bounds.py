@@ -16,6 +16,12 @@ from .schema import CaseResult, ChapterInfo, ModelInfo, Invocation
 from .stats import MIN_LEVEL, level_computable
 
 
+# How far past 1 a reading's probability may lie: the text reading sums a softmax row's entries as the model's dtype
+# rounded them (each within 2**-9 in bfloat16, 2**-11 in float16), and the sum is rounded again; a run can write
+# 1.0009765625 (float16's next value after 1), never 1.02.
+SLACK = 2 ** -6
+
+
 @dataclass(frozen=True)
 class OutOfBounds:
     """One field whose value no run writes: its path in the JSON document, and why."""
@@ -45,7 +51,7 @@ def out_of_bounds(run: Invocation, models: list[ModelInfo], chapters: list[Chapt
             for name, reading in prompt.readings.items():
                 for key in ("p_correct", "p_wrong"):
                     p = getattr(reading, key)
-                    if not 0 <= p <= 1:
+                    if not 0 <= p <= 1 + SLACK:
                         yield OutOfBounds(f"{at}.runs[{r}].readings.{name}.{key}", f"{p!r} is not a probability "
                                                                                     "(from 0 to 1)")
 

@@ -77,7 +77,7 @@ def undescribed_model(data: dict[str, Any]) -> str:
 
 
 EDITS = {"level 0": set_level(0.0), "level 2.0": set_level(2.0), "level 1e-320": set_level(1e-320),
-         "p_correct 1e308": set_p(1e308), "p_correct -5": set_p(-5.0), "a pair of three cases": three_cases,
+         "p_correct 1e308": set_p(1e308), "p_correct -5": set_p(-5.0), "p_correct 1.02": set_p(1.02), "a pair of three cases": three_cases,
          "a twin naming a case that does not exist": unknown_case, "a model not described": undescribed_model}
 
 
@@ -95,6 +95,20 @@ def test_read_report_and_merge_refuse_what_no_run_writes_by_its_field(tmp_path: 
     monkeypatch.chdir(tmp_path)
     assert main(["merge", "a.json"]) == 1
     assert capsys.readouterr().err == f"gotchas merge: error: a.json is not a gotchas report of format {FORMAT}: {why}\n"
+
+
+def test_a_probability_rounded_just_past_1_is_one_a_run_writes(tmp_path: Path, data: dict[str, Any]) -> None:
+    """A text reading sums a row's entries as the dtype rounded them: float16 can give its next value after 1."""
+    edited = copy.deepcopy(data)
+    n = case_at(edited, "demo/right")
+    name, reading = main_reading(edited, n)
+    run = edited["cases"][n]["runs"][0]
+    reading["p_correct"] = run["p_correct"] = 1.0009765625
+    reading["coverage"] = run["coverage"] = 1.0009765625 + reading["p_wrong"]
+    reading["margin"] = run["margin"] = 1.0009765625 - reading["p_wrong"]
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(edited), encoding="utf-8")
+    assert read_report(path).results[n].runs[0].readings[name].p_correct == 1.0009765625
 
 
 def test_the_unedited_report_reads_and_merges(tmp_path: Path, monkeypatch, capsys, data: dict[str, Any]) -> None:
