@@ -130,7 +130,7 @@ def test_a_case_result_hook_that_raises_is_named_and_every_result_recorded(pytes
         f"gotchas: pytest_gotchas_case_result of plugin {conftest} raised ValueError: no demo/* at {conftest}:2 "
         "(given demo/*, and 2 more times after); every result was still recorded and the reports written, and the "
         "run fails: fix the plugin or remove it",
-        "*2 ok, 1 MISS in*"])
+        "*2 ok* in *"])
 
 
 def test_a_report_hook_that_raises_leaves_the_summary_and_the_result_line(pytester: pytest.Pytester,
@@ -147,7 +147,7 @@ def test_a_report_hook_that_raises_leaves_the_summary_and_the_result_line(pytest
         f"gotchas: pytest_gotchas_report of plugin {conftest} raised RuntimeError: the report is not welcome at "
         f"{conftest}:2 (given the report); every result was still recorded and the reports written, and the run "
         "fails: fix the plugin or remove it",
-        "*2 ok, 1 MISS in*"])
+        "*2 ok* in *"])
 
 
 def test_a_hook_that_changes_what_it_is_given_changes_no_report_and_no_baseline(pytester: pytest.Pytester,
