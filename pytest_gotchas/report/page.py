@@ -153,7 +153,7 @@ class Page:
     mcnemar: str  # what the comparisons can say
     version: str
     format: int
-    claims: Claims | None = None  # page_claims: intervals, the family of tests, twins, margins, the order
+    claims: Claims | None = None  # page_claims: intervals, the family of tests, twins, log ratios, the order
 
 
 def columns(report: Report) -> list[Model]:

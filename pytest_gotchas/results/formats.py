@@ -35,8 +35,9 @@ from __future__ import annotations
 from typing import Any
 
 FORMAT = 6
-# The sections a writer computes from the data and a reader computes again (ReportFile's last six).
-COMPUTED_SECTIONS = ("pairs", "rollups", "comparisons", "twin_splits", "margins", "one_pass_check")
+# The sections a writer computes from the data and a reader computes again (ReportFile's last six; `margins` is
+# `log_ratios`' name in formats 3 to 6 before it was renamed).
+COMPUTED_SECTIONS = ("pairs", "rollups", "comparisons", "twin_splits", "log_ratios", "margins", "one_pass_check")
 # Older formats that cannot be migrated without guessing, and why.
 UNMIGRATABLE = {
     1: "its chapters state their pair and twin counts but not which cases make them, its model has no id and does "
