@@ -69,3 +69,24 @@ def test_a_plugin_gets_each_result_and_the_report_as_types(pytester: pytest.Pyte
     assert reports[0]["keys"] == list(stated)  # the report's results, in the run's order
     assert reports[0]["chapters"] == [[r["chapter"], r["pairs_passed"], r["pairs_counted"]]
                                       for r in written["rollups"]]
+
+
+def documented_example() -> str:
+    """The conftest docs/report.md shows for the two hooks, as written there."""
+    text = (Path(__file__).parents[2] / "docs" / "report.md").read_text(encoding="utf-8")
+    blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
+    [example] = [b for b in blocks if "def pytest_gotchas_case_result" in b]
+    return example
+
+
+@pytest.mark.parametrize("capture", [[], ["-s"]], ids=["captured", "not-captured"])
+def test_the_documented_hook_example_prints_lines_of_its_own(pytester: pytest.Pytester, model: Path,
+                                                             capture: list[str]) -> None:
+    pytester.makeconftest(documented_example())
+    (pytester.path / "demo.yaml").write_text(PAIR_CHAPTER)
+    result = pytester.runpytest_subprocess("--gotchas", "--gotchas-model", str(model), "--gotchas-cache-dir",
+                                           str(pytester.path / "models"), *capture)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    lines = result.stdout.str().splitlines()
+    assert "demo/two: MISS" in lines, lines  # a line of its own, not inside the progress line "demo.yaml .M"
+    assert "demo model 0/1 pairs" in lines, lines
