@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 from helpers.results import TINY_MODEL, make_case, make_run
 
 from pytest_gotchas.cli import main
@@ -92,3 +93,19 @@ def test_what_a_chapter_can_show_counts_the_pairs_counted_under_every_model() ->
     assert ("  demo: 2 of 3 pairs counted: fewer than the 6 discordant pairs, all one way, the exact test needs; no "
             "difference in pass counts can be shown") in [line for line, _ in styled(both)]
     assert build_claims(both).table[0].can_show == "nothing: fewer than 6 pairs (2 of 3 counted)"
+
+
+def test_margin_and_log_ratio_are_two_names_everywhere() -> None:
+    """The case's margin is |P(correct) - P(wrong)|, a percentage; the nats that compare models are a log ratio."""
+    r = report(IDS[:6])
+    text = [line for line, _ in styled(r)]
+    assert any("log ratio" in line and "nats" in line for line in text)
+    assert not [line for line in text if "nats" in line and "margin" in line.lower()]
+    page = html.render(r)
+    assert "mean log ratio +" in page and "Log ratios compared, per chapter" in page
+    assert not [part for part in page.split("<") if "nats" in part and "margin" in part.lower()]
+    data = to_data(r)
+    assert "log_ratios" in data and "margins" not in data
+    documents = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    assert not [f"{path.name}: {line}" for path in documents for line in path.read_text(encoding="utf-8").splitlines()
+                if "nats" in line and "margin" in line.lower() and "log ratio" not in line]
