@@ -42,8 +42,7 @@ class Row:
     info: ChapterInfo
     cells: list[Cell | None]  # one per column; None: the chapter did not run under that model
     pairs: int  # the chapter's pairs, as collected
-    counted: int  # of those, the pairs counted under every model that ran the chapter
-    can_show: str  # wording: the smallest difference its counted pairs can show
+    can_show: str  # wording: the smallest difference the pairs counted under every model that ran it can show
     can_show_short: str  # the same in a few words, for a table's cell
 
 
@@ -78,7 +77,7 @@ def rows(report: Report) -> list[Row]:
             cells.append(None if rollup is None else Cell(*report.intervals(rollup), mean_log_ratio(rollup)))
         units = counted_by_all([c for c in report.chapters if c.info.name == info])
         facts = (units, len(chapter.pairs), discordant_needed(level), smallest_difference(units, level))
-        out.append(Row(chapter, cells, len(chapter.pairs), units, can_show_text(*facts), can_show_short(*facts)))
+        out.append(Row(chapter, cells, len(chapter.pairs), can_show_text(*facts), can_show_short(*facts)))
     return out
 
 
