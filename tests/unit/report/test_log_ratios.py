@@ -109,3 +109,15 @@ def test_margin_and_log_ratio_are_two_names_everywhere() -> None:
     documents = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
     assert not [f"{path.name}: {line}" for path in documents for line in path.read_text(encoding="utf-8").splitlines()
                 if "nats" in line and "margin" in line.lower() and "log ratio" not in line]
+
+
+def test_a_report_written_with_margins_reads_and_computes_its_log_ratios_again() -> None:
+    from pytest_gotchas.results.report import from_data
+
+    data = to_data(report(IDS[:6]))
+    old = {"chapter": "demo", "a": "a", "b": "b", "shown": True, "difference": {
+        "n": 6, "mean": 2.48, "low": 2.48, "high": 2.48, "confidence": 0.95, "resamples": 2000, "seed": 0}}
+    data["margins"] = [old]  # the section's name (and a bootstrap's fields) before the rename, within format 6
+    del data["log_ratios"]
+    again = from_data(data)
+    assert to_data(again)["log_ratios"] == to_data(report(IDS[:6]))["log_ratios"]
