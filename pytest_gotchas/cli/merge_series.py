@@ -1,6 +1,6 @@
 """`gotchas merge`'s options for many models or checkpoints: the level of the merged report's tests, a new name for
 one input's model (one model in two dtypes, or checkpoints that all call themselves the same), and an order along
-which the page draws each chapter's count and margin (training steps, checkpoint names).
+which the page draws each chapter's count and mean log ratio (training steps, checkpoint names).
 
     gotchas merge step100.json step200.json --rename step100.json=ckpt-100 --rename step200.json=ckpt-200 \\
         --order ckpt-100=100 --order ckpt-200=200 --html series.html
@@ -28,7 +28,7 @@ def add_arguments(merge: argparse.ArgumentParser) -> None:
     merge.add_argument("--order", action="append", default=[], metavar="ID=LABEL",
                        help="place model ID at LABEL along an order (a training step, a checkpoint), in the order "
                             "given (repeatable): the table lists the models so and the page draws each chapter's "
-                            "count and margin across it")
+                            "count and mean log ratio across it")
 
 
 def _level(raw: str) -> float:

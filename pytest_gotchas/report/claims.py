@@ -1,5 +1,5 @@
 """The report's claims as the terminal shows them, and the models x chapters table both views share: each count with
-its interval, the run's tests as one corrected family (model comparisons and twins), the paired margin differences
+its interval, the run's tests as one corrected family (model comparisons and twins), the paired log ratio differences
 and what each chapter can show. The models come in the order the user gave (`gotchas merge --order`), then the rest
 in the order they ran.
 """
@@ -10,13 +10,13 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..results.pairwise import margin
+from ..results.pairwise import log_ratio
 from ..results.report import Report
 from ..results.rollup import ChapterRollup
 from ..results.schema import ChapterInfo
 from ..results.stats import Interval, discordant_needed, smallest_difference
 from .wording import GREEN, UNSTYLED, Line
-from .wording_claims import can_show_short, can_show_text, family_line, margin_line, twin_line, twins_total_line
+from .wording_claims import can_show_short, can_show_text, family_line, log_ratio_line, twin_line, twins_total_line
 
 
 
@@ -34,7 +34,7 @@ class Column:
 class Cell:
     pairs: Interval
     cases: Interval
-    mean_margin: float | None  # the model's mean case margin in the chapter (nats); None: nothing scored
+    mean_log_ratio: float | None  # the model's mean case log ratio in the chapter (nats); None: nothing scored
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Row:
     info: ChapterInfo
     cells: list[Cell | None]  # one per column; None: the chapter did not run under that model
     pairs: int  # the chapter's pairs, as collected
-    can_show: str  # wording: the smallest difference its pairs can show
+    can_show: str  # wording: the smallest difference the pairs counted under every model that ran it can show
     can_show_short: str  # the same in a few words, for a table's cell
 
 
@@ -53,9 +53,15 @@ def columns(report: Report) -> list[Column]:
     return ordered + [Column(m, None) for m in report.model_ids if m not in labels]
 
 
-def mean_margin(rollup: ChapterRollup) -> float | None:
-    margins = [m for m in (margin(c) for c in rollup.cases) if m is not None]
-    return math.fsum(margins) / len(margins) if margins else None
+def mean_log_ratio(rollup: ChapterRollup) -> float | None:
+    ratios = [m for m in (log_ratio(c) for c in rollup.cases) if m is not None]
+    return math.fsum(ratios) / len(ratios) if ratios else None
+
+
+def counted_by_all(rollups: list[ChapterRollup]) -> int:
+    """The chapter's pairs counted under every model that ran it: the most a comparison of them can rest on."""
+    counted = [{p.id for p in r.pairs if p.passed is not None} for r in rollups]
+    return len(set.intersection(*counted)) if counted else 0
 
 
 def rows(report: Report) -> list[Row]:
@@ -68,10 +74,10 @@ def rows(report: Report) -> list[Row]:
         cells: list[Cell | None] = []
         for column in columns(report):
             rollup = by_key.get((info, column.model))
-            cells.append(None if rollup is None else Cell(*report.intervals(rollup), mean_margin(rollup)))
-        units = len(chapter.pairs)
-        facts = (units, discordant_needed(level), smallest_difference(units, level))
-        out.append(Row(chapter, cells, units, can_show_text(*facts), can_show_short(*facts)))
+            cells.append(None if rollup is None else Cell(*report.intervals(rollup), mean_log_ratio(rollup)))
+        units = counted_by_all([c for c in report.chapters if c.info.name == info])
+        facts = (units, len(chapter.pairs), discordant_needed(level), smallest_difference(units, level))
+        out.append(Row(chapter, cells, len(chapter.pairs), can_show_text(*facts), can_show_short(*facts)))
     return out
 
 
@@ -100,7 +106,7 @@ def table_lines(report: Report) -> Iterator[Line]:
 
 def claim_lines(report: Report) -> Iterator[Line]:
     """After the chapter lines: the models x chapters table (several models), the family the run's tests form, the
-    twins' tests, then (several models) the margin differences and what each chapter can show. The comparisons'
+    twins' tests, then (several models) the log ratio differences and what each chapter can show. The comparisons'
     own lines are terminal.py's."""
     several = len(report.model_ids) > 1
     if several:
@@ -118,14 +124,14 @@ def claim_lines(report: Report) -> Iterator[Line]:
             yield (f"[{model_id}] " if several and model_id else "") + twins_total_line(splits), UNSTYLED
 
 
-def margin_lines(report: Report) -> Iterator[Line]:
-    """Each two models per chapter: the paired margin difference; and what each chapter's pairs can show."""
-    if not report.margins:
+def log_ratio_lines(report: Report) -> Iterator[Line]:
+    """Each two models per chapter: the paired log ratio difference; and what each chapter's pairs can show."""
+    if not report.log_ratios:
         return
     yield "", UNSTYLED
-    yield "margins compared per chapter (log P(correct) - log P(wrong), paired by case):", UNSTYLED
-    for m in report.margins:
-        yield f"  {m.chapter}: {margin_line(m)}", GREEN if m.shown else UNSTYLED
+    yield "log ratios compared per chapter (log P(correct) - log P(wrong), paired by case):", UNSTYLED
+    for m in report.log_ratios:
+        yield f"  {m.chapter}: {log_ratio_line(m)}", GREEN if m.shown else UNSTYLED
     yield "what each chapter's pairs can show (exact McNemar at the run's level, before correction):", UNSTYLED
     for row in rows(report):
         yield f"  {row.info.name}: {row.can_show}", UNSTYLED

@@ -153,7 +153,7 @@ class Page:
     mcnemar: str  # what the comparisons can say
     version: str
     format: int
-    claims: Claims | None = None  # page_claims: intervals, the family of tests, twins, margins, the order
+    claims: Claims | None = None  # page_claims: intervals, the family of tests, twins, log ratios, the order
 
 
 def columns(report: Report) -> list[Model]:
@@ -263,9 +263,10 @@ def baseline_section(outcome: BaselineOutcome) -> BaselineSection:
 
 def change_lists(c: Comparison) -> list[ChangeList]:
     """The pairs that changed state (every list, empty or not), the verdicts that changed, and the keys of what is
-    new or gone (only when there are some)."""
+    new or gone (only when there are some). Each title is the word the summary's count line uses ("not checked":
+    passed in the baseline, a member not scored now), never one a glance reads as "unchanged"."""
     pairs = [("regressions", "regressed", c.regressions), ("improvements", "improved", c.improvements),
-             ("unchecked", "other", c.unchecked), ("new pairs", "other", c.new_pairs)]
+             ("not checked", "other", c.unchecked), ("new pairs", "other", c.new_pairs)]
     lists = [ChangeList(title, cls, [Change(p.key, p.old or "new", p.new or "not scored") for p in changes])
              for title, cls, changes in pairs]
     lists.append(ChangeList("verdicts changed", "other",

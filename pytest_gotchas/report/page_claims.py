@@ -1,7 +1,7 @@
 """The page's claims (built from report/claims.py's table and the report's tests): the models x chapters table with
-each count's interval, each chapter's mean margin and what it can show; the twins' tests; the paired margin
+each count's interval, each chapter's mean log ratio and what it can show; the twins' tests; the paired log ratio
 differences; and, when the models were given an order (`gotchas merge --order`), each chapter's pass rate (with its
-interval) and mean margin drawn as lines across that order. Every coordinate and sentence is made here; the template
+interval) and mean log ratio drawn as lines across that order. Every coordinate and sentence is made here; the template
 (_claims.html.j2) only lays them out.
 """
 
@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from ..results.report import Report
 from ..results.stats import Interval
 from .claims import Cell, Column, Row, columns, rows
-from .wording_claims import bootstrap_text, family_line, interval_text, twin_outcome, twins_total_line
+from .wording_claims import (family_line, interval_text, log_ratio_outcome, mean_interval_text, twin_outcome,
+                             twins_total_line)
 
 WIDTH, HEIGHT, LEFT, RIGHT, TOP, FOOT = 320, 120, 40, 34, 8, 26
 
@@ -21,7 +22,7 @@ WIDTH, HEIGHT, LEFT, RIGHT, TOP, FOOT = 320, 120, 40, 34, 8, 26
 class CountCell:
     pairs: str  # wording: "2/6 pairs [9.7%, 70.0%]"
     cases: str
-    margin: str  # the model's mean case margin in the chapter
+    log_ratio: str  # the model's mean case log ratio in the chapter
     ran: bool
 
 
@@ -49,13 +50,14 @@ class TwinRow:
 
 
 @dataclass(frozen=True)
-class MarginRow:
+class LogRatioRow:
     label: str
     anchor: str
     a: str
     b: str
-    difference: str  # wording.bootstrap_text
-    shown: bool
+    difference: str  # wording_claims.mean_interval_text
+    outcome: str  # the direction, "the interval holds 0", or why no direction is stated
+    shown: bool  # a direction stated
 
 
 @dataclass(frozen=True)
@@ -83,8 +85,8 @@ class Chart:
     line: str  # polyline points
     points: list[Point]
     ticks: list[Tick]  # the order's labels under the frame
-    scale: list[Tick]  # the y axis's ends (and 0 for the margin)
-    zero: float | None  # y of the margin's 0 line
+    scale: list[Tick]  # the y axis's ends (and 0 for the log ratio)
+    zero: float | None  # y of the log ratio's 0 line
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ class Series:
     label: str
     anchor: str
     count: Chart | None  # None: the chapter has no pairs (twins or single cases)
-    margin: Chart | None  # None: no model scored a case of the chapter
+    log_ratio: Chart | None  # None: no model scored a case of the chapter
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,7 @@ class Claims:
     table: list[TableRow]
     twins: list[TwinRow]
     twins_total: list[str]  # per model with twins in two chapters or more: the sum of its counts (no test)
-    margins: list[MarginRow]
+    log_ratios: list[LogRatioRow]
     series: list[Series]  # empty: no order given (or fewer than two models in it)
 
 
@@ -115,13 +117,14 @@ def build_claims(report: Report) -> Claims:
     twins = [TwinRow(labels.get(s.chapter, s.chapter), f"ch-{s.chapter}", s.model or "", f"{s.agree}/{s.counted}",
                      s.sugared_only, s.desugared_only, s.neither, f"{s.p_value:.3g}", f"{s.p_adjusted:.3g}",
                      twin_outcome(s), s.shown) for s in report.twin_splits]
-    margins = [MarginRow(labels.get(m.chapter, m.chapter), f"ch-{m.chapter}", m.a, m.b, bootstrap_text(m.difference),
-                         m.shown) for m in report.margins]
+    ratios = [LogRatioRow(labels.get(m.chapter, m.chapter), f"ch-{m.chapter}", m.a, m.b,
+                          mean_interval_text(m.difference), log_ratio_outcome(m).removeprefix(": "), m.shown)
+              for m in report.log_ratios]
     by_model = {m: [s for s in report.twin_splits if s.model == m] for m in dict.fromkeys(s.model for s in
                                                                                          report.twin_splits)}
     totals = [(f"{m}: " if m else "") + twins_total_line(splits) for m, splits in by_model.items() if len(splits) > 1]
     return Claims(family_line(tests, report.run.level) if tests else None, f"{(1 - report.run.level) * 100:g}%",
-                  [c.title for c in cols], [table_row(r) for r in found], twins, totals, margins, series(cols, found))
+                  [c.title for c in cols], [table_row(r) for r in found], twins, totals, ratios, series(cols, found))
 
 
 def table_row(row: Row) -> TableRow:
@@ -132,13 +135,13 @@ def table_row(row: Row) -> TableRow:
 def count_cell(cell: Cell | None, pairs: bool) -> CountCell:
     if cell is None:
         return CountCell("", "", "", False)
-    margin = "" if cell.mean_margin is None else f"mean margin {cell.mean_margin:+.2f} nats"
+    ratio = "" if cell.mean_log_ratio is None else f"mean log ratio {cell.mean_log_ratio:+.2f} nats"
     return CountCell(interval_text(cell.pairs, "pairs") if pairs else "no pairs", interval_text(cell.cases, "cases ok"),
-                     margin, True)
+                     ratio, True)
 
 
 def series(cols: list[Column], found: list[Row]) -> list[Series]:
-    """Per chapter, the labelled models' pass rates and mean margins across the order; none with fewer than two."""
+    """Per chapter, the labelled models' pass rates and mean log ratios across the order; none with fewer than two."""
     placed = [n for n, c in enumerate(cols) if c.label is not None]
     if len(placed) < 2:
         return []
@@ -149,14 +152,14 @@ def series(cols: list[Column], found: list[Row]) -> list[Series]:
         rates = [_rate(c.pairs) if c is not None and c.pairs.n else None for c in cells]
         count = (_chart("pairs passed", ticks, rates, [c.pairs if c else None for c in cells], 0.0, 1.0)
                  if any(r is not None for r in rates) else None)
-        margins = [c.mean_margin if c is not None else None for c in cells]
-        known = [m for m in margins if m is not None]
-        margin = None
+        ratios = [c.mean_log_ratio if c is not None else None for c in cells]
+        known = [m for m in ratios if m is not None]
+        ratio = None
         if known:
             low, high = min(known + [0.0]), max(known + [0.0])
-            margin = _chart("mean margin (nats)", ticks, margins, [None] * len(cells), low, high if high > low else 1)
-        if count is not None or margin is not None:
-            out.append(Series(row.info.label, f"ch-{row.info.name}", count, margin))
+            ratio = _chart("mean log ratio (nats)", ticks, ratios, [None] * len(cells), low, high if high > low else 1)
+        if count is not None or ratio is not None:
+            out.append(Series(row.info.label, f"ch-{row.info.name}", count, ratio))
     return out
 
 

@@ -14,7 +14,7 @@ from ..results.report import Report
 from ..results.rollup import ChapterRollup
 from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, CaseResult, Run, Invocation
 from ..results.verdict import Status, Verdict, colour
-from .claims import claim_lines, margin_lines
+from .claims import claim_lines, log_ratio_lines
 from .escape import escape
 from .wording import (Line, backend_text, chapter_line, comparison_line, differences_text, lead_text, model_line,
                       one_pass_check_line, pct, probabilities, slow_bfloat16_line, stepped_line)
@@ -126,7 +126,7 @@ def _summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
     yield from _surface_lines(report)
     yield from claim_lines(report)
     yield from _comparison_lines(report)
-    yield from margin_lines(report)
+    yield from log_ratio_lines(report)
     yield from _difference_lines(report)
     yield from _backend_lines(report)
     yield from _reading_line(report.results)
@@ -207,7 +207,10 @@ def _chapter(chapter: ChapterRollup) -> Iterator[Line]:
     primed = any(len(c.runs) > 1 for c in chapter.cases)
     pwidth = max((len(r.primer or "") for c in chapter.cases for r in c.runs), default=0)
     head = f"  {'case':<{width}}  " + (f"{'primer':<{pwidth}}  " if primed else "")
-    yield head + f"{'verdict':<9}  {'P(correct)':>10}  {'P(wrong)':>8}  {'coverage':>8}  {'margin':>7}  cut", _PLAIN
+    # the cut column (how the cut was read, cut_note) is headed only where some run of the chapter has a note
+    noted = any(cut_note(run) for case in chapter.cases if case.scored for run in case.runs if run.variant is None)
+    yield head + f"{'verdict':<9}  {'P(correct)':>10}  {'P(wrong)':>8}  {'coverage':>8}  {'margin':>7}" + (
+        "  cut" if noted else ""), _PLAIN
     for case in chapter.cases:
         if not case.scored:
             yield from _unscored(case, width)

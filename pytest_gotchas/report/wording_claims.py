@@ -1,12 +1,12 @@
 """The words of the report's claims: a count with its interval, the family of tests and its correction, the twins'
-test, the paired margin difference and what a chapter can show. Beside wording.py (which uses `interval_text` and
+test, the paired log ratio difference and what a chapter can show. Beside wording.py (which uses `interval_text` and
 `p_text` for the chapter and comparison lines); every view takes these sentences from here.
 """
 
 from __future__ import annotations
 
-from ..results.pairwise import MarginDifference, TwinSplit
-from ..results.stats import BootstrapInterval, Interval
+from ..results.pairwise import LogRatioDifference, TwinSplit
+from ..results.stats import Interval, MeanInterval
 
 
 def p_text(raw: float, adjusted: float) -> str:
@@ -41,42 +41,54 @@ def twin_line(s: TwinSplit) -> str:
             f"{twin_outcome(s)}")
 
 
-def bootstrap_text(d: BootstrapInterval) -> str:
+def mean_interval_text(d: MeanInterval) -> str:
     if d.mean is None:
         return "no case scored by both"
     if d.low is None or d.high is None:
         return f"{d.mean:+.2f} nats over {d.n} case (one case: no interval)"
-    return (f"{d.mean:+.2f} nats [{d.low:+.2f}, {d.high:+.2f}] over {d.n} cases (paired bootstrap, "
-            f"{d.resamples} resamples, seed {d.seed})")
+    return f"{d.mean:+.2f} nats [{d.low:+.2f}, {d.high:+.2f}] over {d.n} cases (t interval)"
 
 
-def margin_line(m: MarginDifference) -> str:
-    """The mean paired margin difference of two models in one chapter, and whether its interval leaves out 0."""
-    lean = (f": {m.a if (m.difference.mean or 0) > 0 else m.b} leans further toward the right answers" if m.shown
-            else ": the interval holds 0" if m.difference.low is not None else "")
-    return f"margin {m.a} - {m.b}: {bootstrap_text(m.difference)}{lean}"
+def log_ratio_outcome(m: LogRatioDifference) -> str:
+    """What the interval says: a direction only from enough cases (results/pairwise.py), else the numbers alone."""
+    if m.difference.low is None:
+        return ""
+    if not m.enough:
+        return f": too few cases for a direction ({m.cases_needed} needed)"
+    if m.shown:
+        return f": {m.a if (m.difference.mean or 0) > 0 else m.b} leans further toward the right answers"
+    return ": the interval holds 0"
 
 
-def can_show_text(units: int, needed: int, smallest: float | None) -> str:
-    """What a chapter of `units` pairs can show at all."""
-    if units == 0:
+def log_ratio_line(m: LogRatioDifference) -> str:
+    """The mean paired log ratio difference of two models in one chapter, and what its interval says."""
+    return f"log ratio {m.a} - {m.b}: {mean_interval_text(m.difference)}{log_ratio_outcome(m)}"
+
+
+def can_show_text(units: int, pairs: int, needed: int, smallest: float | None) -> str:
+    """What a chapter can show from the `units` of its `pairs` that were counted (under every model that ran it)."""
+    if pairs == 0:
         return "no pairs: no pass counts to compare"
+    if units == 0:
+        return f"nothing counted (0 of {pairs} pair{'s' if pairs != 1 else ''}): no pass counts to compare"
+    counted = f"{units} pair{'s' if units != 1 else ''}" if units == pairs else f"{units} of {pairs} pairs counted"
     if smallest is None:
-        return (f"{units} pair{'s' if units != 1 else ''}: fewer than the {needed} discordant pairs, all one way, the exact test needs; "
-                "no difference in pass counts can be shown")
+        return (f"{counted}: fewer than the {needed} discordant pairs, all one way, the exact test needs; no "
+                "difference in pass counts can be shown")
     if smallest >= 1:
-        return f"{units} pairs: a difference shows only if all {units} are discordant, all one way (before correction)"
-    return (f"{units} pairs: a difference shows only from {needed} discordant pairs all one way, i.e. a pass rate at "
+        return f"{counted}: a difference shows only if all {units} are discordant, all one way (before correction)"
+    return (f"{counted}: a difference shows only from {needed} discordant pairs all one way, i.e. a pass rate at "
             f"least {smallest * 100:.0f} points apart (before correction)")
 
 
-
-def can_show_short(units: int, needed: int, smallest: float | None) -> str:
-    """The page's cell: what a chapter of `units` pairs can show."""
-    if units == 0:
+def can_show_short(units: int, pairs: int, needed: int, smallest: float | None) -> str:
+    """The page's cell: what a chapter can show from the `units` of its `pairs` that were counted."""
+    if pairs == 0:
         return "no pairs"
+    if units == 0:
+        return "nothing counted"
     if smallest is None:
-        return f"nothing: fewer than {needed} pairs"
+        return f"nothing: fewer than {needed} pairs" + ("" if units == pairs else f" ({units} of {pairs} counted)")
     if smallest >= 1:
         return f"only all {units} pairs one way"
     return f"a pass rate {smallest * 100:.0f}+ points apart ({needed} of {units} pairs one way)"

@@ -35,9 +35,12 @@ from __future__ import annotations
 from typing import Any
 
 FORMAT = 6
-# The sections a writer computes from the data and a reader computes again (ReportFile's last six): the one list that
-# the migration drops and results/report.py's inconsistencies() checks, section by section.
-COMPUTED_SECTIONS = ("pairs", "rollups", "comparisons", "twin_splits", "margins", "one_pass_check")
+# The sections a writer computes from the data and a reader computes again (ReportFile's last six): the one list
+# that the migration drops and results/report.py's inconsistencies() checks, section by section.
+COMPUTED_SECTIONS = ("pairs", "rollups", "comparisons", "twin_splits", "log_ratios", "one_pass_check")
+# Computed sections of older formats under names no longer written (`margins`: `log_ratios` before it was renamed):
+# dropped by the migration and ignored by a reader, which computes the section again under its new name.
+FORMER_SECTIONS = ("margins",)
 # Older formats that cannot be migrated without guessing, and why.
 UNMIGRATABLE = {
     1: "its chapters state their pair and twin counts but not which cases make them, its model has no id and does "
@@ -73,7 +76,7 @@ def refusal(found: int) -> FormatRefused | None:
 
 
 def _from_3(data: dict[str, Any]) -> dict[str, Any]:
-    return {**{k: v for k, v in data.items() if k not in COMPUTED_SECTIONS}, "format": 4}
+    return {**{k: v for k, v in data.items() if k not in COMPUTED_SECTIONS + FORMER_SECTIONS}, "format": 4}
 
 
 def _from_4(data: dict[str, Any]) -> dict[str, Any]:

@@ -7,8 +7,9 @@ difference is claimed only where the test shows one; otherwise the comparison sa
 One run makes many such tests (every chapter, two units, every two models, or beyond ALL_PAIRS_UP_TO models each
 with the next, and each model's twins), so every test of
 a run is one family, corrected with Holm's method (results/stats.py): a model is named ahead only where the adjusted
-p is below the run's level. Beside the counts, each two models get the mean paired difference of the cases' margins
-(log P(correct) - log P(wrong)) per chapter with a paired bootstrap interval, which moves long before counts can.
+p is below the run's level. Beside the counts, each two models get the mean paired difference of the cases' log
+ratios (log P(correct) - log P(wrong), in nats) per chapter with a t interval, which moves long before counts can; a
+direction is stated from it only with as many cases as a sign test, all one way, needs (6 at 0.05).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pydantic.dataclasses import dataclass
 
 from .rollup import ChapterRollup, TwinResult
 from .schema import CaseResult
-from .stats import LEVEL, RESAMPLES, SEED, BootstrapInterval, holm, mcnemar, paired_bootstrap
+from .stats import LEVEL, MeanInterval, discordant_needed, holm, mcnemar, t_interval
 from .verdict import Verdict
 
 # Up to this many models, every two are compared (a CI matrix of a few models: 28 pairs at most). Beyond it, each
@@ -53,7 +54,7 @@ def _by_chapter(chapters: list[ChapterRollup]) -> dict[str, dict[str, ChapterRol
 
 # Each probability is floored here before its log is taken: a reading can be exactly 0 (bfloat16 underflow), and a
 # case with P(wrong) = 1e-20 should not outweigh a whole chapter. 1e-6 is below the 0.01% the reports print.
-MARGIN_FLOOR = 1e-6
+LOG_FLOOR = 1e-6
 
 
 @dataclass(frozen=True)
@@ -170,48 +171,58 @@ def corrected(comparisons: list[ModelComparison], splits: list[TwinSplit], level
             [replace(s, p_adjusted=p, level=level) for s, p in zip(splits, adjusted[n:])])
 
 
-def margin(case: CaseResult) -> float | None:
-    """log P(correct) - log P(wrong) of the main reading (natural log, each floored at MARGIN_FLOOR), the mean over
-    the case's own runs (each primer order; variants left out); None for a case not scored."""
+def log_ratio(case: CaseResult) -> float | None:
+    """log P(correct) - log P(wrong) of the main reading (natural log, each floored at LOG_FLOOR), the mean over the
+    case's own runs (each primer order; variants left out); None for a case not scored. Not the case's margin
+    (P(correct) - P(wrong), a difference of probabilities): a ratio, in nats."""
     runs = [r for r in case.runs if r.variant is None]
     if not case.scored or not runs:
         return None
-    return math.fsum(math.log(max(r.p_correct, MARGIN_FLOOR)) - math.log(max(r.p_wrong, MARGIN_FLOOR))
+    return math.fsum(math.log(max(r.p_correct, LOG_FLOOR)) - math.log(max(r.p_wrong, LOG_FLOOR))
                      for r in runs) / len(runs)
 
 
 @dataclass(frozen=True)
-class MarginDifference:
-    """Per chapter, for two models: the mean over the cases both scored of margin(a) - margin(b), in nats, with its
-    paired bootstrap interval (cases resampled within the chapter). Positive: a leans further to the right answer."""
+class LogRatioDifference:
+    """Per chapter, for two models: the mean over the cases both scored of log_ratio(a) - log_ratio(b), in nats,
+    with its t interval. Positive: a leans further to the right answer. A direction is stated only from
+    `cases_needed` cases (docs/models.md, "A finer paired measure"): fewer are printed without one."""
 
     chapter: str
     a: str
     b: str
-    difference: BootstrapInterval
+    difference: MeanInterval
+    cases_needed: int = 0  # the fewest cases a direction is stated from: as many as a sign test all one way needs
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def enough(self) -> bool:
+        """Whether there are cases enough to state a direction at all."""
+        return self.difference.n >= self.cases_needed and self.difference.low is not None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def shown(self) -> bool:
-        """Whether the interval leaves out 0 (an interval per chapter, not corrected for the family)."""
+        """Whether a direction is stated: cases enough, and the interval leaves out 0 (an interval per chapter, not
+        corrected for the family)."""
         d = self.difference
-        return d.low is not None and d.high is not None and (d.low > 0 or d.high < 0)
+        return self.enough and d.low is not None and d.high is not None and (d.low > 0 or d.high < 0)
 
 
-def margin_differences(chapters: list[ChapterRollup], level: float = LEVEL, resamples: int = RESAMPLES,
-                       seed: int = SEED, order: list[str] | None = None) -> list[MarginDifference]:
-    """For each chapter that ran under two models or more, the models `compared_pairs` (in `order`): the paired
-    margin difference. Each chapter's bootstrap starts from `seed`, so one chapter's interval does not depend on which
-    others ran."""
+def log_ratio_differences(chapters: list[ChapterRollup], level: float = LEVEL,
+                          order: list[str] | None = None) -> list[LogRatioDifference]:
+    """For each chapter that ran under two models or more, the models `compared_pairs` (in `order`): the paired log
+    ratio difference."""
     out = []
+    needed = discordant_needed(level)
     for chapter, models in _by_chapter(chapters).items():
         for a, b in compared_pairs(list(models), order):
-            theirs = {c.id: margin(c) for c in models[b].cases}
-            paired = [(m, theirs[c.id]) for c in models[a].cases if (m := margin(c)) is not None
+            theirs = {c.id: log_ratio(c) for c in models[b].cases}
+            paired = [(m, theirs[c.id]) for c in models[a].cases if (m := log_ratio(c)) is not None
                       and theirs.get(c.id) is not None]
             diffs = [ma - mb for ma, mb in paired if mb is not None]
             if diffs:  # no case scored under both: nothing to compare
-                out.append(MarginDifference(chapter, a, b, paired_bootstrap(diffs, level, resamples, seed)))
+                out.append(LogRatioDifference(chapter, a, b, t_interval(diffs, level), needed))
     return out
 
 

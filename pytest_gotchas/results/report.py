@@ -24,8 +24,8 @@ from .baselines import BaselineOutcome
 from .consistency import Inconsistency, case_inconsistencies, first_difference, non_finite, subject_of
 from .formats import COMPUTED_SECTIONS, FORMAT, migrate
 from .onepass import OnePassCheck, check
-from .pairwise import (MarginDifference, ModelComparison, TwinSplit, compare_models, corrected, margin_differences,
-                       twin_splits)
+from .pairwise import (LogRatioDifference, ModelComparison, TwinSplit, compare_models, corrected,
+                       log_ratio_differences, twin_splits)
 from .rollup import ChapterRollup, PairResult, TwinResult, merged_infos, rollup
 from .schema import CaseResult, ChapterInfo, ModelInfo, Invocation
 from .stats import Interval, discordant_needed, smallest_difference, wilson
@@ -75,8 +75,8 @@ class Report:
         return self._tests[1]
 
     @cached_property
-    def margins(self) -> list[MarginDifference]:
-        return margin_differences(self.chapters, self.run.level, order=self.model_order)
+    def log_ratios(self) -> list[LogRatioDifference]:
+        return log_ratio_differences(self.chapters, self.run.level, order=self.model_order)
 
     def intervals(self, chapter: ChapterRollup) -> tuple[Interval, Interval]:
         """A chapter's pairs passed and cases ok for its model, each with its interval at the run's level."""
@@ -140,14 +140,15 @@ class ReportFile:
     rollups: list[ChapterSummary] = field(default_factory=list)
     comparisons: list[ModelComparison] = field(default_factory=list)
     twin_splits: list[TwinSplit] = field(default_factory=list)  # per chapter with twins and model
-    margins: list[MarginDifference] = field(default_factory=list)  # per chapter, each two models
+    log_ratios: list[LogRatioDifference] = field(default_factory=list)  # per chapter, each two models
     one_pass_check: OnePassCheck | None = None  # only when the runs were checked (--gotchas-one-pass-check)
 
     @model_validator(mode="before")
     @classmethod
     def _current(cls, data: Any) -> Any:
         """A document of an older format migrated to FORMAT; a newer one, or an older one that cannot be migrated,
-        refused (results/formats.py)."""
+        refused (results/formats.py). A format-6 report written before `log_ratios` was renamed holds it as
+        `margins`: a key no field has, ignored (pydantic's default), and computed again."""
         return migrate(data)
 
 
@@ -162,7 +163,7 @@ def to_file(report: Report) -> ReportFile:
                for c in report.chapters]
     return ReportFile(FORMAT, report.run, list(report.model_infos), list(report.infos.values()), report.cases,
                       report.baselines, [p for c in report.chapters for p in c.pairs], rollups, report.comparisons,
-                      report.twin_splits, report.margins, report.one_pass_check)
+                      report.twin_splits, report.log_ratios, report.one_pass_check)
 
 
 def to_data(report: Report) -> dict[str, Any]:

@@ -1,9 +1,10 @@
 """The statistics behind every claim a report makes, pure: an interval on a count, the exact McNemar test, Holm's
-correction of a family of tests, a paired bootstrap interval, and what a chapter of n pairs can show at all.
+correction of a family of tests, a t interval on a mean of paired differences, and what a chapter of n pairs can
+show at all.
 
 Written out rather than imported: each is a few lines of exact arithmetic, and scipy or statsmodels at run time would
 add about 100 MB to a plugin that runs on CI boxes; tests/unit/results/test_stats.py checks every figure against
-scipy.stats.binomtest, statsmodels' proportion_confint and multipletests (the `test` extra).
+scipy.stats.binomtest, statsmodels' proportion_confint and multipletests, scipy.stats.t (the `test` extra).
 
 Intervals are Wilson score intervals. With the 6-7 pairs of a chapter, the exact Clopper-Pearson interval
 guarantees its coverage only by being wider than needed (at n = 6 it covers 98.9% on average over the true rate
@@ -15,8 +16,8 @@ for 0/0: nothing was counted.
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Sequence
+from functools import lru_cache
 from statistics import NormalDist
 
 from pydantic.dataclasses import dataclass
@@ -26,8 +27,6 @@ LEVEL = 0.05  # the default significance level; intervals are at 1 - level
 # double precision and its normal quantile (wilson's z) is infinite, which NormalDist refuses; 1e-15 is the round
 # number above that edge. The options' range check (settings/options.py) and a report's reader refuse a smaller one.
 MIN_LEVEL = 1e-15
-RESAMPLES = 2000  # the paired bootstrap's default number of resamples
-SEED = 0  # and its default seed: the same data give the same interval
 
 
 @dataclass(frozen=True)
@@ -87,40 +86,61 @@ def holm(p_values: Sequence[float]) -> list[float]:
 
 
 @dataclass(frozen=True)
-class BootstrapInterval:
-    """The mean of paired differences with its percentile bootstrap interval; None bounds for fewer than 2 units."""
+class MeanInterval:
+    """The mean of paired differences with its Student t interval; None bounds for fewer than 2 units."""
 
     n: int
     mean: float | None
     low: float | None
     high: float | None
     confidence: float
-    resamples: int
-    seed: int
+    method: str = "t"
 
 
-def paired_bootstrap(differences: Sequence[float], level: float = LEVEL, resamples: int = RESAMPLES,
-                     seed: int = SEED) -> BootstrapInterval:
-    """Resample the units (with replacement, as many as there are) `resamples` times with a generator seeded by
-    `seed`; the interval is the percentiles level/2 and 1 - level/2 of the resampled means."""
+def t_interval(differences: Sequence[float], level: float = LEVEL) -> MeanInterval:
+    """mean +- t(n - 1, 1 - level/2) * s / sqrt(n): exact for normal differences at any n, where a percentile
+    bootstrap of n units covers far less than it says at small n (2 units: their span, about half the time;
+    tests/unit/results/test_coverage.py simulates both, docs/models.md gives the figures)."""
     n = len(differences)
     if n == 0:
-        return BootstrapInterval(0, None, None, None, 1 - level, resamples, seed)
+        return MeanInterval(0, None, None, None, 1 - level)
     mean = math.fsum(differences) / n
     if n == 1:
-        return BootstrapInterval(1, mean, None, None, 1 - level, resamples, seed)
-    draw = random.Random(seed)
-    means = sorted(math.fsum(draw.choices(differences, k=n)) / n for _ in range(resamples))
-    return BootstrapInterval(n, mean, _quantile(means, level / 2), _quantile(means, 1 - level / 2), 1 - level,
-                             resamples, seed)
+        return MeanInterval(1, mean, None, None, 1 - level)
+    half = t_quantile(n - 1, level) * math.sqrt(math.fsum((d - mean) ** 2 for d in differences) / (n - 1) / n)
+    return MeanInterval(n, mean, mean - half, mean + half, 1 - level)
 
 
-def _quantile(ordered: list[float], q: float) -> float:
-    """Linear interpolation between order statistics (numpy's default)."""
-    at = q * (len(ordered) - 1)
-    below = math.floor(at)
-    above = min(below + 1, len(ordered) - 1)
-    return ordered[below] + (ordered[above] - ordered[below]) * (at - below)
+def t_within(t: float, df: int) -> float:
+    """P(|T| <= t) for Student's t with an integer `df`: the finite sums of Abramowitz and Stegun 26.7.3 (df odd)
+    and 26.7.4 (df even), exact up to rounding."""
+    theta = math.atan(t / math.sqrt(df))
+    cos, sin = math.cos(theta), math.sin(theta)
+    if df % 2:
+        term, total = cos, 0.0
+        for k in range(1, (df - 1) // 2 + 1):  # cos + 2/3 cos^3 + (2*4)/(3*5) cos^5 + ...: (df - 1) / 2 terms
+            total += term
+            term *= cos * cos * 2 * k / (2 * k + 1)
+        return 2 / math.pi * (theta + sin * total)
+    term, total = 1.0, 0.0
+    for k in range(1, df // 2 + 1):  # 1 + 1/2 cos^2 + (1*3)/(2*4) cos^4 + ...: df / 2 terms
+        total += term
+        term *= cos * cos * (2 * k - 1) / (2 * k)
+    return sin * total
+
+
+@lru_cache(maxsize=256)
+def t_quantile(df: int, level: float = LEVEL) -> float:
+    """The t with P(|T| <= t) = 1 - level for `df` degrees of freedom (12.71 for df 1 at 0.05), by bisection."""
+    low, high = 0.0, 1.0
+    while t_within(high, df) < 1 - level:
+        high *= 2
+    for _ in range(200):
+        middle = (low + high) / 2
+        if middle in (low, high):
+            break
+        low, high = (middle, high) if t_within(middle, df) < 1 - level else (low, middle)
+    return (low + high) / 2
 
 
 def discordant_needed(level: float = LEVEL) -> int:

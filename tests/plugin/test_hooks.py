@@ -217,3 +217,24 @@ def test_call_each_gives_each_implementation_its_own_copy_and_names_the_one_that
     manager.register(Wraps(), "wraps")  # a wrapper needs pluggy's own call: one copy, the raiser found on the traceback
     failures = newhooks.call_each(manager.hook.pytest_gotchas_case_result, "demo/two", {"result": given}, config=None)
     assert given == [1, 2] and [(f.plugin, f.error) for f in failures] == [("raises", "KeyError: 2")]
+
+
+def documented_example() -> str:
+    """The conftest docs/report.md shows for the two hooks, as written there."""
+    text = (Path(__file__).parents[2] / "docs" / "report.md").read_text(encoding="utf-8")
+    blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
+    [example] = [b for b in blocks if "def pytest_gotchas_case_result" in b]
+    return example
+
+
+@pytest.mark.parametrize("capture", [[], ["-s"]], ids=["captured", "not-captured"])
+def test_the_documented_hook_example_prints_lines_of_its_own(pytester: pytest.Pytester, model: Path,
+                                                             capture: list[str]) -> None:
+    pytester.makeconftest(documented_example())
+    (pytester.path / "demo.yaml").write_text(PAIR_CHAPTER)
+    result = pytester.runpytest_subprocess("--gotchas", "--gotchas-model", str(model), "--gotchas-cache-dir",
+                                           str(pytester.path / "models"), *capture)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    lines = result.stdout.str().splitlines()
+    assert "demo/two: MISS" in lines, lines  # a line of its own, not inside the progress line "demo.yaml .M"
+    assert "demo model 0/1 pairs" in lines, lines

@@ -72,7 +72,8 @@ def test_a_table_per_chapter_with_a_column_per_model_and_the_comparison(run) -> 
                                  "no difference shown",
                                  "  demo: cases: left only 1, right only 0, both 1, neither 0; p = 1, Holm-adjusted 1: "
                                  "no difference shown",
-                                 "  demo: margin left - right: * over 2 cases (paired bootstrap, 2000 resamples, seed 0)*",
+                                 "  demo: log ratio left - right: * over 2 cases (t interval): too few cases for a "
+                                 "direction (6 needed)",
                                  "  demo: 1 pair: fewer than the 6 discordant pairs*"])
 
 

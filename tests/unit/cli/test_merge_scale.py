@@ -1,6 +1,6 @@
 """`gotchas merge` of many models stays linear in them: up to ALL_PAIRS_UP_TO models every two are compared (a CI
 matrix), beyond it each model with the next in the report's order (a series of checkpoints), in the McNemar tests,
-the margins' bootstraps, the terminal's differences and the page. 200 checkpoints were 19,900 comparisons per
+the log ratios' intervals, the terminal's differences and the page. 200 checkpoints were 19,900 comparisons per
 chapter, 196 s and a 19.5 MB page; bench/merge.py measures the time, these tests what it is made of. The reports
 are bench/merge.py's: checkpoint n on one chapter of two cases in a pair."""
 
@@ -35,7 +35,7 @@ def compared(data: dict, section: str = "comparisons") -> list[tuple[str, str]]:
 def test_up_to_the_bound_every_two_models_are_compared(tmp_path: Path, capsys) -> None:
     data = merged(tmp_path, ALL_PAIRS_UP_TO)
     every = list(combinations([f"step{n}" for n in range(ALL_PAIRS_UP_TO)], 2))
-    assert compared(data) == every and compared(data, "margins") == every
+    assert compared(data) == every and compared(data, "log_ratios") == every
     assert {c["unit"] for c in data["comparisons"]} == {"pairs", "cases"}
 
 
@@ -43,7 +43,7 @@ def test_beyond_it_each_model_is_compared_with_the_next_in_the_order(tmp_path: P
     steps = list(range(12))[::-1]  # the order given runs backwards from the order merged
     data = merged(tmp_path, 12, steps)
     neighbours = [(f"step{a}", f"step{b}") for a, b in zip(steps, steps[1:])]
-    assert compared(data) == neighbours and compared(data, "margins") == neighbours
+    assert compared(data) == neighbours and compared(data, "log_ratios") == neighbours
     assert len(data["comparisons"]) == 2 * 11  # pairs and cases: 11 comparisons, not 66
     out = capsys.readouterr().out
     assert sum(1 for line in out.splitlines() if line.startswith("step") and " vs " in line) <= 11

@@ -1,6 +1,6 @@
 """The report's claims (results/pairwise.py, results/stats.py; report/claims.py, report/wording_claims.py): every
 chapter count with its interval, the run's tests as one Holm-corrected family at its level, each model's twins
-tested for which spelling it gets right, the paired margin difference of two models, what a chapter can show, and
+tested for which spelling it gets right, the paired log ratio difference of two models, what a chapter can show, and
 the models x chapters table in the user's order. Pure: built results, no model."""
 
 from __future__ import annotations
@@ -56,8 +56,8 @@ def test_every_chapter_count_carries_its_interval_and_an_empty_one_says_so() -> 
 def test_one_model_prints_no_comparison() -> None:
     r = report(("a", 2, 6))
     text = summary(r)
-    assert r.comparisons == [] and r.margins == []
-    assert "models compared" not in text and "margins compared" not in text
+    assert r.comparisons == [] and r.log_ratios == []
+    assert "models compared" not in text and "log ratios compared" not in text
     assert "pairs passed per chapter" not in text
     # its twins are still tested: a claim about one model
     assert ("pep289: twins agree 2/8; right in one spelling only: sugared 6, desugared 0 (disagree, neither ok: 0); "
@@ -90,17 +90,18 @@ def test_a_model_is_named_ahead_only_below_the_level_after_correction() -> None:
     assert corrected([], [], 0.05) == ([], [])
 
 
-def test_margins_of_two_models_per_chapter_with_a_recorded_bootstrap() -> None:
+def test_log_ratios_of_two_models_per_chapter_with_a_t_interval() -> None:
     r = report(("a", 7, 0), ("b", 0, 0))
-    sets = next(m for m in r.margins if m.chapter == "sets")
-    assert sets.difference.n == 14 and sets.difference.resamples == 2000 and sets.difference.seed == 0
+    sets = next(m for m in r.log_ratios if m.chapter == "sets")
+    assert sets.difference.n == 14 and sets.difference.method == "t" and sets.cases_needed == 6
     assert sets.difference.mean == pytest.approx(2 * 1.252763, abs=1e-5)  # log(0.7/0.2) - log(0.2/0.7)
     assert sets.shown
     text = summary(r)
-    assert "sets: margin a - b: +2.51 nats [+2.51, +2.51] over 14 cases (paired bootstrap, 2000 resamples, seed 0)" \
-        in text
+    assert ("sets: log ratio a - b: +2.51 nats [+2.51, +2.51] over 14 cases (t interval): a leans further toward the "
+            "right answers") in text
     assert "sets: 7 pairs: a difference shows only from 6 discordant pairs all one way" in text
-    assert "empty: 1 pair: fewer than the 6 discordant pairs" in text
+    # the empty chapter's pair was never counted: nothing to say what it could show
+    assert "  empty: nothing counted (0 of 1 pair): no pass counts to compare" in text.split("\n")
 
 
 def test_the_table_of_models_and_chapters_in_the_users_order() -> None:
@@ -113,7 +114,7 @@ def test_the_table_of_models_and_chapters_in_the_users_order() -> None:
     assert lines[head + 3].split() == ["sets", "7/7", "[65-100%]", "2/7", "[8-64%]", "6/7", "[49-97%]"]
 
 
-def test_the_json_states_intervals_tests_and_margins_and_reads_back() -> None:
+def test_the_json_states_intervals_tests_and_log_ratios_and_reads_back() -> None:
     r = report(("a", 7, 6), ("b", 7, 6), run=Invocation(level=0.2))
     data = to_data(r)
     sets = next(x for x in data["rollups"] if x["chapter"] == "sets" and x["model"] == "a")
@@ -125,7 +126,8 @@ def test_the_json_states_intervals_tests_and_margins_and_reads_back() -> None:
                                        "method": "wilson"}
     twins = next(x for x in data["twin_splits"] if x["model"] == "a")
     assert (twins["sugared_only"], twins["desugared_only"], twins["ahead"]) == (6, 0, "sugared")
-    assert {m["chapter"] for m in data["margins"]} == {"sets", "pep289"}
+    assert {m["chapter"] for m in data["log_ratios"]} == {"sets", "pep289"}
+    assert "margins" not in data
     assert all("p_adjusted" in c and "shown" in c for c in data["comparisons"])
     again = from_data(data)
     assert again.run.level == 0.2 and again.comparisons == r.comparisons
@@ -133,7 +135,7 @@ def test_the_json_states_intervals_tests_and_margins_and_reads_back() -> None:
 
 def test_an_older_report_without_the_new_fields_reads() -> None:
     data = to_data(report(("a", 2, 0)))
-    for key in ("twin_splits", "margins"):
+    for key in ("twin_splits", "log_ratios"):
         del data[key]
     for rollup in data["rollups"]:
         for key in ("pairs_interval", "cases_interval", "smallest_difference", "discordant_needed"):
@@ -157,9 +159,9 @@ def test_the_page_states_the_claims_and_draws_the_order() -> None:
     pep = next(row for row in claims.table if row.label == "PEP 289")
     assert pep.cells[0].pairs == "no pairs" and pep.can_show == "no pairs"
     assert [(t.model, t.sugared, t.desugared) for t in claims.twins] == [("a", 6, 0), ("b", 0, 0), ("c", 1, 0)]
-    assert {(m.a, m.b) for m in claims.margins} == {("a", "b"), ("a", "c"), ("b", "c")}
+    assert {(m.a, m.b) for m in claims.log_ratios} == {("a", "b"), ("a", "c"), ("b", "c")}
     [pep_series, sets_series] = claims.series  # the empty chapter draws nothing
-    assert pep_series.count is None and pep_series.margin is not None  # twins only: no pairs to count
+    assert pep_series.count is None and pep_series.log_ratio is not None  # twins only: no pairs to count
     count = sets_series.count
     assert count is not None and [t.text for t in count.ticks] == ["100", "200", "300"]
     # 2/7 at the frame's 2/7 height, its whisker the interval; 7/7 at the top
@@ -178,9 +180,9 @@ def test_a_page_of_one_model_has_its_intervals_and_no_comparison() -> None:
     from pytest_gotchas.report.page_claims import build_claims
 
     claims = build_claims(report(("a", 2, 0)))
-    assert claims.margins == [] and claims.series == [] and claims.columns == ["a"]
+    assert claims.log_ratios == [] and claims.series == [] and claims.columns == ["a"]
     page = html.render(report(("a", 2, 0)))
-    assert "2/7 pairs [8.2%, 64.1%]" in page and "Margins compared" not in page
+    assert "2/7 pairs [8.2%, 64.1%]" in page and "Log ratios compared" not in page
 
 
 def test_twins_over_the_library_are_a_sum_of_counts_never_a_test() -> None:

@@ -40,6 +40,14 @@ def test_the_not_run_list_folds_and_the_others_do_not() -> None:
     assert "<summary>show 2</summary>" in folded and "<code>floats</code>" in folded
 
 
+def test_the_baseline_box_names_its_lists_as_the_count_line_does() -> None:
+    outcome = BaselineOutcome(model="tiny", path="b.yaml", comparison=Comparison(unchanged=10))
+    report = report_of(TINY_MODEL)
+    report.baselines.append(outcome)
+    box = between(html.render(report), '<div class="baseline">', '<p class="small bline')
+    assert "<h4>not checked <b>0</b></h4>" in box and "unchecked" not in box.lower()
+
+
 def test_the_legend_covers_the_layer_chart_and_the_heatmap() -> None:
     legend = text_of(between(html.render(report_of(TINY_MODEL)), '<details class="legend"', "</details>"))
     for words in ("The layer chart (--gotchas-layers)", "0 to 5%, scaled", "The heatmap (--gotchas-patch",

@@ -46,3 +46,14 @@ def test_the_verbose_word_is_escaped() -> None:
     result = hostile_report().results[0]
     word = terminal.verbose_word(result)
     assert f"[p{ESCAPED}: ok 75.00%/12.50% | q: ok 75.00%/12.50%]" in word
+
+
+def test_the_cut_column_is_headed_only_where_a_run_has_a_note() -> None:
+    lines = [text for text, _ in terminal.summary_lines(report_of(TINY_MODEL), [])]
+    assert "  case  verdict    P(correct)  P(wrong)  coverage   margin" in lines  # no note: no empty "cut" column
+    healed = report_of(TINY_MODEL, ((0.75, 0.125), (0.125, 0.75)))
+    run = healed.results[0].runs[0]
+    run.readings[run.main] = dataclasses.replace(run.reading, kind="healed")
+    lines = [text for text, _ in terminal.summary_lines(healed, [])]
+    assert "  case  verdict    P(correct)  P(wrong)  coverage   margin  cut" in lines
+    assert any(line.startswith("  a  ok") and line.endswith("healed cut: '1' vs '2'") for line in lines), lines

@@ -127,7 +127,7 @@ CHECK = {"readings": 1, "readings_differ": [], "case_verdicts": 0, "case_verdict
 @pytest.mark.parametrize("section", COMPUTED_SECTIONS)
 def test_each_recomputed_section_edited_is_refused(data: dict[str, Any], section: str) -> None:
     """Issue 49, item 6: the sections a reader computes again were listed twice and disagreed, so an edited twin
-    split or margin was read as true. Each in turn, its first number edited (a one-pass check claimed where none
+    split or log ratio difference (then `margins`) was read as true. Each in turn, its first number edited (a one-pass check claimed where none
     ran)."""
     edited = copy.deepcopy(data)
     if edited[section] is None:
@@ -139,7 +139,7 @@ def test_each_recomputed_section_edited_is_refused(data: dict[str, Any], section
         checked_report(ReportDocument("a.json", edited))
     assert [i.field for i in refusal.value.found] == [path]
     subject = {"pairs": "pair demo/good-pair", "rollups": "chapter demo", "comparisons": "comparison demo",
-               "twin_splits": "twin split demo", "margins": "margin difference demo"}.get(section, section)
+               "twin_splits": "twin split demo", "log_ratios": "log ratio difference demo"}.get(section, section)
     assert refusal.value.found[0].subject == subject
 
 

@@ -1,15 +1,17 @@
 """results/stats.py against independent computations: scipy's binomtest (McNemar's exact test is a binomial test
-of the discordant units at 1/2), statsmodels' proportion_confint (Wilson) and multipletests (Holm)."""
+of the discordant units at 1/2), statsmodels' proportion_confint (Wilson) and multipletests (Holm), scipy's
+t distribution (the t interval)."""
 
 from __future__ import annotations
 
 import pytest
-from scipy.stats import binomtest
+import numpy as np
+from scipy.stats import binomtest, sem, t
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
 from pytest_gotchas.results.stats import (MIN_LEVEL, discordant_needed, holm, level_computable, mcnemar,
-                                          paired_bootstrap, smallest_difference, wilson)
+                                          smallest_difference, t_interval, t_quantile, wilson)
 
 
 @pytest.mark.parametrize(("k", "n"), [(0, 6), (2, 6), (6, 6), (3, 7), (1, 1), (17, 40)])
@@ -53,32 +55,27 @@ def test_holm_on_a_known_list() -> None:
     assert holm([]) == [] and holm([0.9, 0.8]) == [1.0, 1.0]
 
 
-def test_the_bootstrap_is_reproducible_with_its_seed_and_records_it() -> None:
+@pytest.mark.parametrize("df", [1, 2, 3, 4, 5, 6, 9, 13, 29, 120])
+@pytest.mark.parametrize("level", [0.05, 0.01, 0.2])
+def test_the_t_quantile_is_scipys(df: int, level: float) -> None:
+    assert t_quantile(df, level) == pytest.approx(t.ppf(1 - level / 2, df), rel=1e-9)
+
+
+def test_the_t_interval_is_scipys() -> None:
     diffs = [0.5, -0.2, 1.3, 0.0, 0.7, 2.1, -0.4]
-    one, again = paired_bootstrap(diffs, seed=7), paired_bootstrap(diffs, seed=7)
-    assert one == again
-    assert (one.seed, one.resamples, one.n, one.confidence) == (7, 2000, 7, 0.95)
-    assert one.mean == pytest.approx(sum(diffs) / 7)
-    assert one.low is not None and one.high is not None and one.low < one.mean < one.high  # type: ignore[operator]
-    other = paired_bootstrap(diffs, seed=8)
-    assert (other.low, other.high) != (one.low, one.high)
+    ours = t_interval(diffs)
+    low, high = t.interval(0.95, len(diffs) - 1, loc=float(np.mean(diffs)), scale=sem(diffs))
+    assert (ours.n, ours.confidence, ours.method) == (7, 0.95, "t")
+    assert ours.mean == pytest.approx(sum(diffs) / 7)
+    assert ours.low == pytest.approx(low, rel=1e-9) and ours.high == pytest.approx(high, rel=1e-9)
 
 
-def test_the_bootstrap_agrees_with_scipys() -> None:
-    from scipy.stats import bootstrap
-
-    diffs = [0.5, -0.2, 1.3, 0.0, 0.7, 2.1, -0.4, 0.9, 1.1, -0.1]
-    ours = paired_bootstrap(diffs, resamples=20000, seed=1)
-    theirs = bootstrap((diffs,), lambda x: sum(x) / len(x), n_resamples=20000, method="percentile",
-                       vectorized=False, rng=1).confidence_interval
-    # two generators: the percentiles agree to Monte Carlo error, not to the bit
-    assert ours.low == pytest.approx(theirs.low, abs=0.05) and ours.high == pytest.approx(theirs.high, abs=0.05)
-
-
-def test_the_bootstrap_of_too_few_units_has_no_interval() -> None:
-    assert paired_bootstrap([]).mean is None
-    one = paired_bootstrap([0.3])
+def test_the_t_interval_of_too_few_units_has_no_interval() -> None:
+    assert t_interval([]).mean is None
+    one = t_interval([0.3])
     assert (one.mean, one.low, one.high) == (0.3, None, None)
+    same = t_interval([0.3, 0.3])
+    assert same.low == pytest.approx(0.3) and same.high == pytest.approx(0.3)  # no spread: no width
 
 
 def test_what_a_chapter_can_show() -> None:
@@ -92,7 +89,7 @@ def test_every_statistic_computes_at_the_smallest_level_and_wilson_fails_below_i
     """Issue 50, item 6: the bound the options' range check and a report's reader hold a level to."""
     assert level_computable(MIN_LEVEL) and not level_computable(1e-16) and not level_computable(1e-320)
     assert wilson(3, 6, MIN_LEVEL).low is not None
-    assert paired_bootstrap([0.1, 0.2, 0.4], MIN_LEVEL).low is not None
+    assert t_interval([0.1, 0.2, 0.4], MIN_LEVEL).low is not None
     assert discordant_needed(MIN_LEVEL) == 51
     with pytest.raises(ValueError):  # why the bound: 1 - 1e-16 / 2 is 1.0, whose quantile is infinite
         wilson(3, 6, 1e-16)
