@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..results.patching import SCREEN
 from ..results.schema import Components, HeadPattern, Patching, Screened
 from ..truth.collect import Planned
 from .cut import CutPlan
+from ..results.vocabulary import Cell, ComponentKind, ComponentsMethod, PatchMethod, PatchMetric
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ def _by_primer(planned: Planned, cuts: list[CutPlan]) -> dict[str | None, CutPla
 
 
 def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str, CutPlan],
-               target: tuple[str, CutPlan], decode: Callable[[int], str], method: str, metric: str,
+               target: tuple[str, CutPlan], decode: Callable[[int], str], method: PatchMethod, metric: PatchMetric,
                components: int = 0, screen_only: bool = False) -> tuple[Any, Patching]:
     from .components import component_pass
     from .patching import member_pass, patch_exact
@@ -61,7 +61,7 @@ def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str
         else None)
 
 
-def _components(model: Any, source: Any, target: Any, ids: tuple[int, int], metric: str, k: int,
+def _components(model: Any, source: Any, target: Any, ids: tuple[int, int], metric: PatchMetric, k: int,
                 decode: Callable[[int], str], screen_only: bool = False) -> Components:
     """The exact component grid of one direction (not with ``screen_only``), the screen's top-k with their exact
     values beside them, and where the heads that restore most at the cut read from; with the seconds each took."""
@@ -93,11 +93,11 @@ def screen_entry(model: Any, target: Any, screened: Any, k: int, decode: Callabl
     from .components import layer_blocks
 
     found = layer_blocks(model)
-    top = [Screened(kind=c[0], layer=c[1], head=c[2], position=c[3], estimate=screened.estimates[c],
+    top = [Screened(kind=c.kind, layer=c.layer, head=c.head, position=c.position, estimate=screened.estimates[c],
                     exact=screened.verified[c], graddrop=screened.graddrop.get(c)) for c in screened.top(k)]
-    cut = max(c[3] for c in screened.estimates)  # the last aligned pair: the target's cut
+    cut = max(c.position for c in screened.estimates)  # the last aligned pair: the target's cut
     return Components(layers=[], heads=found[0].heads, attn=[], mlp=[], head=[], post_norms=found[0].post_norms,
-                      batched=False, checks=[SCREEN_ONLY], screened=top, method=SCREEN,
+                      batched=False, checks=[SCREEN_ONLY], screened=top, method=ComponentsMethod.SCREEN,
                       patterns=_patterns(model, target, top_heads_at_cut(screened.verified, screened.unpatched, cut),
                                          decode))
 
@@ -120,10 +120,11 @@ def components_entry(model: Any, target: Any, grid: Any, screened: Any, k: int, 
     exact = {}
     for i, layer in enumerate(grid.layers):
         for j in range(len(grid.positions)):
-            exact[("attn", layer, 0, j)], exact[("mlp", layer, 0, j)] = grid.attn[i][j], grid.mlp[i][j]
-            exact.update((("head", layer, h, j), grid.head[i][h][j]) for h in range(grid.heads))
-    top = [Screened(kind=c[0], layer=c[1], head=c[2], position=c[3], estimate=screened.estimates[c], exact=exact[c],
-                    graddrop=screened.graddrop.get(c)) for c in screened.top(k)]
+            exact[Cell(ComponentKind.ATTN, layer, 0, j)] = grid.attn[i][j]
+            exact[Cell(ComponentKind.MLP, layer, 0, j)] = grid.mlp[i][j]
+            exact.update((Cell(ComponentKind.HEAD, layer, h, j), grid.head[i][h][j]) for h in range(grid.heads))
+    top = [Screened(kind=c.kind, layer=c.layer, head=c.head, position=c.position, estimate=screened.estimates[c],
+                    exact=exact[c], graddrop=screened.graddrop.get(c)) for c in screened.top(k)]
     effect = grid.source_value - grid.unpatched
     found, plain = (recall(screened, exact, effect, k, graddrop=g) for g in (True, False))
     heads = top_heads_at_cut(exact, grid.unpatched, len(grid.positions) - 1) if effect else []
@@ -138,18 +139,19 @@ def components_entry(model: Any, target: Any, grid: Any, screened: Any, k: int, 
 PATTERNS = 3  # heads whose attention at the cut the report shows
 
 
-def top_heads_at_cut(exact: dict[tuple[str, int, int, int], float], unpatched: float, cut: int,
+def top_heads_at_cut(exact: dict[Cell, float], unpatched: float, cut: int,
                      count: int = PATTERNS) -> list[tuple[int, int]]:
     """The (layer, head) of the ``count`` heads whose patch at the cut moves the metric furthest (either way), those
     that move it at all."""
-    moved = [(abs(v - unpatched), c[1], c[2]) for c, v in exact.items() if c[0] == "head" and c[3] == cut
+    moved = [(abs(v - unpatched), c.layer, c.head) for c, v in exact.items() if c.kind == ComponentKind.HEAD
+             and c.position == cut
              and v != unpatched]
     return [(layer, head) for _, layer, head in sorted(moved, key=lambda m: (-m[0], m[1], m[2]))[:count]]
 
 
 def patch_partners(model: Any, planned: Planned, cuts: list[CutPlan], partners: list[Partner],
                    cuts_of: Callable[[Planned], list[CutPlan]], decode: Callable[[int], str],
-                   method: str, metric: str = "model", components: int = 0, screen_only: bool = False
+                   method: PatchMethod, metric: PatchMetric = PatchMetric.MODEL, components: int = 0, screen_only: bool = False
                    ) -> list[Patching]:
     """Every partner's pair in both directions (first member -> last, then last -> first), per shared primer, by
     patching.py's `method` (``full`` again where its checks fail: patch_exact), the metric's logits by head.py's

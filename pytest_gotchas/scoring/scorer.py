@@ -25,6 +25,7 @@ from ..backends.protocol import Backend
 from ..results.onepass import judged_alone, separate
 from ..results.schema import CacheUse, CaseResult, Cost, LayerReading, ModelInfo, Run, Timings
 from ..results.verdict import NonFiniteProbability, case_verdict
+from ..results.vocabulary import PatchMethod, PatchMetric
 from ..truth.collect import Planned
 from .engine_rows import Fetcher
 
@@ -52,7 +53,7 @@ class ScoringConfig:
     layers: bool = False
     one_pass_check: bool = False  # also every reading with separate full passes, kept as "<name>/separate"
     patch: bool = False  # activation patching of the pairs (and twins) a case is the last member of (pairpatch.py)
-    patch_metric: str = "model"  # the dtype of patching's two logits: the model's or float32 (head.py)
+    patch_metric: PatchMetric = PatchMetric.MODEL  # the dtype of patching's two logits: the model's or float32 (head.py)
     patch_components: bool = False  # also the attention, MLP and head grid of each direction (components.py)
     patch_screen: bool = False  # the screen and its verified top-k alone, without the component grid
     patch_screen_k: int = 20  # the screen's top-k verified exactly (screen.py), with the component grid or alone
@@ -84,10 +85,10 @@ def effective_batch_size(backend: Backend, config: ScoringConfig) -> int:
     return config.batch_size if backend.batch_invariant else 1
 
 
-def patch_method(backend: Backend) -> str:
-    from .patching import DEFAULT, FULL
+def patch_method(backend: Backend) -> PatchMethod:
+    from .patching import DEFAULT
 
-    return DEFAULT if backend.batch_invariant else FULL
+    return DEFAULT if backend.batch_invariant else PatchMethod.FULL
 
 
 class ModelSlot:

@@ -9,6 +9,7 @@ from typing import Protocol
 
 from ..backends.protocol import Asked, Backend, EngineOptions, Feature, LoadRequest
 from ..results.hardware import PLAIN_KERNELS
+from ..results.vocabulary import PatchMetric
 from ..scoring.scorer import Clock, ModelSlot, Scorer, ScoringConfig
 from ..truth.collect import Collector, Planned
 from ..truth.execute import Cache, Limits
@@ -34,7 +35,7 @@ def scoring_config(settings: Settings, pytest_cache: Path | None) -> ScoringConf
                          reading=settings.reading, bos=settings.bos, precision_check=settings.precision_check,
                          layers=settings.layers, one_pass_check=settings.one_pass_check,
                          patch=settings.patch or settings.patch_components or settings.patch_screen,
-                         patch_metric=settings.patch_metric, patch_components=settings.patch_components,
+                         patch_metric=PatchMetric(settings.patch_metric), patch_components=settings.patch_components,
                          patch_screen=settings.patch_screen and not settings.patch_components,
                          patch_screen_k=settings.patch_screen_k,
                          pytest_cache=pytest_cache)
