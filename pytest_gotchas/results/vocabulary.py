@@ -89,3 +89,13 @@ class Cell:
     layer: int
     head: int
     position: int
+
+
+class PatchMode(StrEnum):
+    """What patching a run asked for (--gotchas-patch, -patch-components, -patch-screen; settings/wiring.py makes
+    one from the three flags): the residual grid alone, with the exact component grid and the screen beside it, or
+    with the screen's verified top-k alone. A direction's components record which ran as ComponentsMethod."""
+
+    RESIDUAL = "residual"
+    COMPONENTS = "components"
+    SCREEN = "screen"

@@ -9,7 +9,7 @@ from typing import Protocol
 
 from ..backends.protocol import Asked, Backend, EngineOptions, Feature, LoadRequest
 from ..results.hardware import PLAIN_KERNELS
-from ..results.vocabulary import PatchMetric
+from ..results.vocabulary import PatchMetric, PatchMode
 from ..scoring.scorer import Clock, ModelSlot, Scorer, ScoringConfig
 from ..truth.collect import Collector, Planned
 from ..truth.execute import Cache, Limits
@@ -30,13 +30,21 @@ class Progress(Protocol):
     def around(self) -> AbstractContextManager[None]: ...
 
 
+def patch_mode(settings: Settings) -> PatchMode | None:
+    """The three patching flags as one mode: the component grid (with the screen beside it) wins over the screen
+    alone, and either implies the residual grid; None: no patching."""
+    if settings.patch_components:
+        return PatchMode.COMPONENTS
+    if settings.patch_screen:
+        return PatchMode.SCREEN
+    return PatchMode.RESIDUAL if settings.patch else None
+
+
 def scoring_config(settings: Settings, pytest_cache: Path | None) -> ScoringConfig:
     return ScoringConfig(softmax_dtype=settings.softmax_dtype, top_k=settings.top_k, batch_size=settings.batch_size,
                          reading=settings.reading, bos=settings.bos, precision_check=settings.precision_check,
                          layers=settings.layers, one_pass_check=settings.one_pass_check,
-                         patch=settings.patch or settings.patch_components or settings.patch_screen,
-                         patch_metric=PatchMetric(settings.patch_metric), patch_components=settings.patch_components,
-                         patch_screen=settings.patch_screen and not settings.patch_components,
+                         patch=patch_mode(settings), patch_metric=PatchMetric(settings.patch_metric),
                          patch_screen_k=settings.patch_screen_k,
                          pytest_cache=pytest_cache)
 
