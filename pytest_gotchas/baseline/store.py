@@ -34,6 +34,7 @@ every other entry is kept, so that one bad line never costs the other chapters t
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from collections.abc import Callable
@@ -331,10 +332,12 @@ def write(path: Path, baseline: Baseline) -> None:
 
 def rewrite(path: Path, change: Callable[[Baseline | None], tuple[Baseline, T]]) -> T:
     """Read the file as it is now, change it and write it, holding its lock throughout, so that two runs that
-    record different chapters of one file at once both land (the second reads what the first wrote)."""
+    record different chapters of one file at once both land (the second reads what the first wrote). A baseline that
+    is a symbolic link is written through: the file it names is replaced and the link kept (replacing the link by a
+    plain file left the file it named, perhaps shared by several projects, as it was: docs/ci.md)."""
     from filelock import FileLock
 
-    path = Path(path)
+    path = Path(os.path.realpath(path))  # the lock and the write are the named file's, whichever link leads to it
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(path) + ".lock"):
         # Every writer of this file holds its lock: a temporary file of it found now is a killed writer's.

@@ -150,6 +150,25 @@ def parse_snippet(text: str, env: dict[str, str] | None = None) -> Snippet:
     return Snippet(repl_lines=tuple(typed), command=None, ignored=ignored)
 
 
+def with_lead_in(snippet: Snippet, lead_in: str) -> Snippet:
+    """The snippet after a lead-in: REPL lines typed first, in the same session, so that the transcript shows their
+    output before the snippet's and the model has an output to continue at the cut (docs/cases.md, "A lead-in")."""
+    if snippet.command is not None:
+        raise AuthoringError("--lead-in: a shell command has no REPL to type a lead-in into; print an output the "
+                             "model can continue inside the command instead (as ch.10's shell cases print a list)")
+    if not lead_in.strip():
+        raise AuthoringError("--lead-in is empty: give the REPL lines to type before the snippet")
+    try:
+        first = parse_snippet(lead_in)
+    except AuthoringError as error:  # a command it could not read
+        raise AuthoringError(f"--lead-in: {error}") from None
+    if first.command is not None:
+        raise AuthoringError("--lead-in: give REPL input (Python lines), not a shell command")
+    assert first.repl_lines is not None and snippet.repl_lines is not None
+    return Snippet(repl_lines=first.repl_lines + snippet.repl_lines, command=None,
+                   ignored=first.ignored + snippet.ignored)
+
+
 def _compiles(lines: list[str]) -> bool | None:
     """As the REPL reads `lines`: True complete, None waiting for more, False a syntax error."""
     with warnings.catch_warnings():

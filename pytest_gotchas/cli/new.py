@@ -21,13 +21,14 @@ from ..cases import transcript
 from ..cases import yamlfile
 from ..cases.chapter import CASE_ID, DEFAULT_INTERPRETER, Case, CaseFileError, Chapter, load_chapter
 from ..truth.collect import Collector, Planned, request_for
-from ..cases.authoring import AuthoringError, Snippet, cut, output_start, parse_snippet
+from ..cases.authoring import AuthoringError, Snippet, cut, output_start, parse_snippet, with_lead_in
 from ..truth.check import check
 from ..truth.interpreters import Missing
 from ..report.wording import pct
+from ..results.schema import Run
 from ..scoring.scorer import GotchasError, ModelUnavailable, Scorer
 from ..cases.transcript import CURSOR
-from ..results.verdict import Status
+from ..results.verdict import NOISE_FLOOR, Status, Verdict
 from .chapterfile import append_entry, case_entry, install, new_chapter_text, stage, writing
 from .errors import CLIError
 from .snippet import read_snippet
@@ -42,6 +43,7 @@ AUTHORING_RUNS = 20
 PARTNER = ("\na case is one test; a pair, which the run counts and CI gates, is two cases that differ in one "
            "construct\nand whose right answers differ: write the partner with `gotchas new` too, then list both under `pairs:` "
            "in the\nchapter (docs/cases.md)")
+PROMPTS = (">>>", "...", "$")  # what starts an input line of a transcript: a model that expects one expects no output
 PRINTED = "<new case>"  # where messages say a printed case is: line numbers count from its stand-in chapter
 READ = {"text": "every token (and chain of tokens) that writes the candidate", "plain": "one token each, at the cut",
         "healed": "one token each, healed (backed off to a clean token boundary)",
@@ -79,6 +81,10 @@ def add_parser(commands: argparse._SubParsersAction, shared: argparse.ArgumentPa
     new.add_argument("--to", metavar="CHAPTER.yaml",
                      help="append the case to this chapter file (created if missing) instead of printing it")
     new.add_argument("--id", metavar="ID", help=f"the case id (required with --to; default {DEFAULT_ID})")
+    new.add_argument("--lead-in", metavar="CODE",
+                     help="REPL lines typed before the snippet, in the same session, whose output the transcript "
+                          "shows first: an output the model can continue, where a bare snippet's cut reads as "
+                          "waiting for more input (a noise verdict; docs/cases.md, \"A lead-in\")")
     new.add_argument("--note", metavar="TEXT", help="a note stored with the case")
     new.add_argument("--title", metavar="TEXT", help="title of a chapter that --to creates")
     new.add_argument("--authoring-runs", type=validated(integer(2, 1000)), default=AUTHORING_RUNS, metavar="N",
@@ -110,6 +116,8 @@ def run_new(args: argparse.Namespace, out: TextIO) -> int:
     settings = settings_of(args)
     try:
         snippet = parse_snippet(read_snippet(args.snippet, sys.stdin), env)
+        if args.lead_in is not None:
+            snippet = with_lead_in(snippet, args.lead_in)
     except AuthoringError as error:
         raise CLIError(str(error)) from None
     target = Path(args.to) if args.to else None
@@ -137,7 +145,7 @@ def run_new(args: argparse.Namespace, out: TextIO) -> int:
             planned = _collects(session, staged, display, case_id, nothing, args.authoring_runs)
             _holds_in_every_run(session.collector, planned, args.authoring_runs, nothing, out)
             for scorer in session.scorers:
-                _score(scorer, planned, out, nothing)
+                _score(scorer, planned, out, nothing, args.lead_in)
             print(PARTNER, file=out)
             if target is None:
                 print("\n# the case, ready to paste under `cases:` in a chapter file", file=out)
@@ -326,7 +334,7 @@ def _collects(session: Tools, staged: Path, display: str, case_id: str, nothing:
     return planned
 
 
-def _score(scorer: Scorer, planned: Planned, out: TextIO, nothing: str) -> None:
+def _score(scorer: Scorer, planned: Planned, out: TextIO, nothing: str, lead_in: str | None) -> None:
     print(f"\nloading model {scorer.model_id} ...", file=out, flush=True)
     try:
         result = scorer.score(planned)
@@ -365,3 +373,29 @@ def _score(scorer: Scorer, planned: Planned, out: TextIO, nothing: str) -> None:
                   f"{as_token.verdict}): a candidate is a prefix of likelier tokens, or the cut heals; "
                   "the text reading counts every token that writes the candidate", file=out)
     print(f"  verdict: {result.verdict}", file=out)
+    if result.verdict == Verdict.NOISE and result.runs:
+        print(noise_advice(result.runs[0], lead_in), file=out)
+
+
+def noise_advice(run: Run, lead_in: str | None) -> str:
+    """Why a new case is noise and what to do: the model's top token says what it reads at the cut; a lead-in
+    (an output shown before the snippet's) is the remedy docs/cases.md gives, and --lead-in adds one."""
+    reading = run.readings[run.main]
+    top = run.top[0] if run.top else None
+    if top is None:
+        why = "the model expects neither candidate there"
+    elif top.token.strip() and any(marker.startswith(top.token.strip()) for marker in PROMPTS):
+        why = (f"the model's top token there is {top.token!r} ({pct(top.p)}): it reads the transcript as waiting "
+               "for more input, not as printing an answer")
+    else:
+        why = f"the model's top token there is {top.token!r} ({pct(top.p)}), neither candidate"
+    if lead_in is None:
+        what = ("give it an output to continue before the cut: a lead-in, REPL lines typed before the snippet whose "
+                "output has the answer's shape (the same code on other values, say). Run this command again with "
+                "--lead-in CODE to write the case with one")
+    else:
+        what = ("the lead-in given did not lift it: show an output closer to the answer's shape (--lead-in), or "
+                "cut inside the output, after the part every reader agrees on")
+    return (f"  noise: neither candidate reaches {pct(NOISE_FLOOR)} at the cut (P(correct) {pct(reading.p_correct)}, "
+            f"P(wrong) {pct(reading.p_wrong)}), so the case says nothing of what the model knows; {why}.\n"
+            f"  What to do (docs/cases.md, \"A lead-in\"): {what}.")

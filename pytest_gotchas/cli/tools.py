@@ -10,6 +10,7 @@ from typing import Any
 
 from ..cases import environment
 from ..cases.chapter import VERSION
+from ..model import names
 from ..model.embedded import short_names
 from ..plugin import compat
 from ..settings import wiring
@@ -89,9 +90,10 @@ class Tools:
 
     def __init__(self, settings: Settings, scratch: Path, chapter: Path | None = None) -> None:
         self.settings = settings
-        refused = softmax_refusal(settings.softmax_dtype, settings.dtype, flag="--")
+        refused = [r for r in (*(names.refusal(model, flag="--") for model in settings.models),
+                               softmax_refusal(settings.softmax_dtype, settings.dtype, flag="--")) if r]
         if refused:
-            raise CLIError(refused)
+            raise CLIError("\n".join(refused))
         try:  # as the plugin does: strong unless --isolation weak, hiding the rootdir pytest would collect it under
             self.isolation = sandbox.choose(settings.isolation, project=project_root(chapter))
         except sandbox.Unavailable as error:

@@ -11,7 +11,8 @@ So every load measures both on the numerics probe (a few short passes) and, wher
 - rows: the head computes each row as a product of its own (row_readout.py), the reference's shape, so that every
   row it reports is the reference's bits; the measure is then repeated, and must hold;
 - batch: each prompt runs alone (batch size 1) and patching uses ``full``, one pass per cell.
-Both are said in the run's notes; the numbers stay those of the reference.
+The rows are said in the run's notes, the batch only where the run asked for a batch or for patching (the scorer
+says it); the numbers stay those of the reference.
 """
 
 from __future__ import annotations
@@ -66,7 +67,15 @@ def notes(found: Invariance, dtype: str) -> list[str]:
     if not found.rows:
         out.append(f"on this CPU the head's {dtype} product rounds a row otherwise among several rows than alone "
                    "(measured at load): each row of the head was computed alone, as the reference pass computes it")
-    if not found.batch:
-        out.append(f"on this CPU a batch of prompts computes other {dtype} bits than a prompt alone (measured at "
-                   "load): every prompt ran alone (batch size 1), and patching used one pass per cell (method full)")
     return out
+
+
+def batch_note(dtype: str, batched: bool, patched: bool) -> str | None:
+    """What a run says where a batch computes other bits than a prompt alone: only what that changed of what it
+    asked for (a batch size above 1, patching), none for a run that asked for neither (it ran as it would have)."""
+    changed = (["every prompt ran alone (batch size 1)"] if batched else []) + (
+        ["patching used one pass per cell (method full)"] if patched else [])
+    if not changed:
+        return None
+    return (f"on this CPU a batch of prompts computes other {dtype} bits than a prompt alone (measured at load): "
+            + ", and ".join(changed))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import platform
 import shlex
+import warnings
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from ..results.rollup import merged_infos
 from ..results.schema import CaseResult, ChapterInfo, Invocation
 from . import worker
 from .session import GotchasSession
+from .warning import GotchasWarning
 
 RESULTS = "gotchas"  # the attribute of a test report that carries its case results, as plain values
 
@@ -52,7 +54,24 @@ class Controller:
         """Every chapter and model the run knows, from this process and from every worker."""
         parts = [worker.local_data(self.gotchas), *self.workers.values()]
         models = {m.id: m for part in parts for m in part.models}
-        return worker.WorkerData([c for part in parts for c in part.chapters], list(models.values()))
+        notes: dict[str, list[str]] = {}
+        for part in parts:  # each worker that loaded a model has its notes: said once
+            for model, said in part.notes.items():
+                kept = notes.setdefault(model, [])
+                kept.extend(note for note in said if note not in kept)
+        return worker.WorkerData([c for part in parts for c in part.chapters], list(models.values()), notes=notes)
+
+    def say_notes(self, session: pytest.Session, notes: dict[str, list[str]]) -> None:
+        """Each model's notes once, at the run's level: a GotchasWarning located at the model, not at the case
+        whose scoring loaded it. Under -W error it fails the run and is said after the summary, as an error."""
+        for model, said in notes.items():
+            for note in said:
+                try:
+                    warnings.warn_explicit(GotchasWarning(escape(note, lines=True)), category=None,
+                                           filename=f"model {model}", lineno=0)
+                except GotchasWarning as error:
+                    self.errors.append(f"gotchas: {error}")
+                    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -60,6 +79,7 @@ class Controller:
         if gate is None:
             return
         known = self.gathered()
+        self.say_notes(session, known.notes)
         infos = merged_infos(known.chapters)
         results = self.gotchas.ordered(self.results, infos)
         models = {m.id: m for m in known.models}

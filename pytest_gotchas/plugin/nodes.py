@@ -112,9 +112,7 @@ class GotchaItem(pytest.Item):
                                       ", ".join(p.group for p in partners))
                 gotchas.patch_done += len(partners)
             self.result = scorer.score(planned, partners)
-        for note in gotchas.take_notes(scorer):
-            warnings.warn_explicit(GotchasWarning(escape(note, lines=True)), category=None, filename=str(self.path),
-                                   lineno=planned.case.line)
+        gotchas.keep_notes(scorer)  # said once, at the run's end: they are the model's, not this case's
         failure, stop = gotchas.failure(self.result, scorer, planned.info)
         if stop:
             self.session.shouldstop = stop

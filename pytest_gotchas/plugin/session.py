@@ -45,7 +45,7 @@ class GotchasSession:
         self.scorers: dict[str, Scorer] = {}
         self.chapters: list[ChapterInfo] = []  # every chapter this process collected or recorded into
         self.chapter_files: dict[str, Path] = {}  # chapter name -> the file that has it
-        self._said: set[str] = set()
+        self.notes: dict[str, list[str]] = {}  # model -> its notes in this process (keep_notes)
         self._pytest_cache: Path | None = None
         self._cache_asked = False
         self._collector: Collector | None = None
@@ -125,11 +125,11 @@ class GotchasSession:
             if planned.status == Status.SCORED:
                 self.run_plan.setdefault(model, []).append(planned)
 
-    def take_notes(self, scorer: Scorer) -> list[str]:
-        """A model's notes not said yet in this process."""
-        fresh = [note for note in scorer.notes if note not in self._said]
-        self._said.update(fresh)
-        return fresh
+    def keep_notes(self, scorer: Scorer) -> None:
+        """A model's notes (how its load or the run went against what was asked), kept to be said once at the
+        run's end (plugin/controller.py), since they are no case's."""
+        kept = self.notes.setdefault(scorer.model_id, [])
+        kept.extend(note for note in scorer.notes if note not in kept)
 
     def failure(self, result: CaseResult, scorer: Scorer, chapter: ChapterInfo) -> tuple[str | None, str | None]:
         """(why a scored case fails its test, why the session must stop): a pair that passed in the baseline broke
@@ -173,15 +173,16 @@ class GotchasSession:
 
 
 def refuse_unsupported(config: pytest.Config, settings: Settings, names: list[str | None], workers: int) -> None:
-    """What a backend of the run's models cannot do, a kernel path the dtype has no use for and a softmax dtype the
-    scorer does not compute is one usage error at the start, naming the flag and the backend (the capabilities
-    each backend of backends/ declares, model/kernels.py, scoring/rows.py)."""
+    """A model name that can only be a typo (or a hub id offline and not cached: model/names.py), what a backend of
+    the run's models cannot do, a kernel path the dtype has no use for and a softmax dtype the scorer does not
+    compute is one usage error at the start, naming the flag and the backend (the capabilities each backend of
+    backends/ declares, model/kernels.py, scoring/rows.py)."""
     from ..backends import run_refusals
-    from ..model import kernels
+    from ..model import kernels, names as model_names
     from ..scoring.rows import softmax_refusal
 
     asked = getattr(config.option, "numprocesses", None) or 0  # the controller's -n; "auto" and "logical" count
-    refused = [r for r in (kernels.refusal(settings.kernels, settings.dtype),
+    refused = [r for r in (*map(model_names.refusal, names), kernels.refusal(settings.kernels, settings.dtype),
                            softmax_refusal(settings.softmax_dtype, settings.dtype)) if r]
     problems = refused + run_refusals(names, wiring.asked(settings, workers=workers or (
         asked if isinstance(asked, int) else 2)))

@@ -22,13 +22,14 @@ class WorkerData:
     chapters: list[ChapterInfo] = field(default_factory=list)
     models: list[ModelInfo] = field(default_factory=list)
     timings: Timings | None = None
+    notes: dict[str, list[str]] = field(default_factory=dict)  # model -> its notes (GotchasSession.keep_notes)
 
 
 _DATA = TypeAdapter(WorkerData)
 
 
 def local_data(gotchas: GotchasSession) -> WorkerData:
-    return WorkerData(list(gotchas.chapters), gotchas.model_infos(), gotchas.timings())
+    return WorkerData(list(gotchas.chapters), gotchas.model_infos(), gotchas.timings(), dict(gotchas.notes))
 
 
 def send(data: WorkerData) -> dict[str, Any]:

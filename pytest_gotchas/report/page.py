@@ -214,7 +214,10 @@ def summary(report: Report, models: list[Model], chapters: list[ChapterSection])
     several = f" under {len(models)} models: {len(report.cases)} results" if len(models) > 1 else ""
     lead = f"{cases} cases{several}, {scored} scored. Pairs are counted per chapter and per model, never pooled."
     keys = [chip.key for chip in chips(counts(report.cases), True)]
-    rows = [model_row(m, [c for c in report.cases if c.model == m], keys) for m in models]
+    by_model: dict[str | None, list[CaseResult]] = {}
+    for case in report.cases:
+        by_model.setdefault(case.model, []).append(case)
+    rows = [model_row(m, by_model.get(m, []), keys) for m in models]
     matrix = [MatrixRow(c.label, c.anchor, c.cases_count, c.models) for c in chapters]
     labels = {c.name: c.label for c in chapters}
     compared = [comparison_row(c, labels) for c in report.comparisons] if len(models) > 1 else None

@@ -301,10 +301,11 @@ def _difference_lines(report: Report) -> Iterator[Line]:
     two ways, the largest |dP|)."""
     if len(report.model_ids) < 2:
         return
-    infos = report.models
-    same = {(a, b) for a in infos for b in infos
-            if a != b and infos[a].weights_sha256 == infos[b].weights_sha256}
-    for found in differences(report.chapters, same):
+    by_weights: dict[str, list[str]] = {}
+    for info in report.model_infos:
+        by_weights.setdefault(info.weights_sha256, []).append(info.id)
+    same = {(a, b) for ids in by_weights.values() for a in ids for b in ids if a != b}
+    for found in differences(report.chapters, same, report.model_order):
         yield differences_text(found), _PLAIN
 
 

@@ -161,23 +161,22 @@ def merged_models(reports: list[tuple[str, Report]]) -> list[ModelInfo]:
     return [model for _, model in seen.values()]
 
 
-def _softmax_dtypes(report: Report, model: str) -> set[str]:
-    return {r.runs[0].reading.softmax_dtype for r in report.results if r.model == model and r.runs}
-
-
 def one_model_two_names(reports: list[tuple[str, Report]]) -> None:
     """Names are only labels (a report's model id and name can be edited): two ids with the same weights, run the
     same way, are one model, and comparing them compares it with itself. Refused, naming both reports and ids."""
-    seen: list[tuple[str, ModelInfo, set[str]]] = []
+    # Keyed by what makes two ids one model, so that each model is looked up once, not against every other.
+    seen: dict[tuple[Any, ...], tuple[str, ModelInfo]] = {}
     for name, report in reports:
+        softmax: dict[str, set[str]] = {}
+        for result in report.results:
+            if result.model is not None and result.runs:
+                softmax.setdefault(result.model, set()).add(result.runs[0].reading.softmax_dtype)
         for model in report.model_infos:
-            softmax = _softmax_dtypes(report, model.id)
-            for first, known, known_softmax in seen:
-                if (known.id == model.id or known.weights_sha256 != model.weights_sha256 or known_softmax != softmax
-                        or any(getattr(known, k) != getattr(model, k) for k in RUN_SETTINGS)):
-                    continue
+            key = (model.weights_sha256, frozenset(softmax.get(model.id, ())),
+                   *(getattr(model, k) for k in RUN_SETTINGS))
+            first, known = seen.setdefault(key, (name, model))
+            if known.id != model.id:
                 raise OneModelTwoNames(first, name, known, model)
-            seen.append((name, model, softmax))
 
 
 def versioned(info: ChapterInfo) -> bool:
@@ -257,11 +256,15 @@ def merged_baselines(reports: list[tuple[str, Report]]) -> list[BaselineOutcome]
     """Each input's comparisons with its baselines as that run made them (the baseline files are not read again),
     each naming the report it came from; the same comparison in two inputs is kept once."""
     out: list[BaselineOutcome] = []
+    # Compared only with those of the same model and file: each input's own comparison, not every other input's.
+    kept: dict[tuple[str, str | None], list[BaselineOutcome]] = {}
     for name, report in reports:
         for baseline in report.baselines:
-            named = replace(baseline, report=baseline.report or name)
-            if not any(replace(b, report=None) == replace(baseline, report=None) for b in out):
-                out.append(named)
+            bare = replace(baseline, report=None)
+            same = kept.setdefault((baseline.model, baseline.path), [])
+            if bare not in same:
+                same.append(bare)
+                out.append(replace(baseline, report=baseline.report or name))
     return out
 
 

@@ -4,7 +4,8 @@ the units one model gets right and the other does not, with an exact McNemar tes
 With fewer than 6 discordant units no split can reach p < 0.05 (the smallest two-sided p of 5 is 2/32 = 0.0625), so a
 difference is claimed only where the test shows one; otherwise the comparison says "no difference shown".
 
-One run makes many such tests (every chapter, two units, every two models, and each model's twins), so every test of
+One run makes many such tests (every chapter, two units, every two models, or beyond ALL_PAIRS_UP_TO models each
+with the next, and each model's twins), so every test of
 a run is one family, corrected with Holm's method (results/stats.py): a model is named ahead only where the adjusted
 p is below the run's level. Beside the counts, each two models get the mean paired difference of the cases' margins
 (log P(correct) - log P(wrong)) per chapter with a paired bootstrap interval, which moves long before counts can.
@@ -23,6 +24,32 @@ from .rollup import ChapterRollup, TwinResult
 from .schema import CaseResult
 from .stats import LEVEL, RESAMPLES, SEED, BootstrapInterval, holm, mcnemar, paired_bootstrap
 from .verdict import Verdict
+
+# Up to this many models, every two are compared (a CI matrix of a few models: 28 pairs at most). Beyond it, each
+# model with the next in the report's order (Report.model_order: --order, else as they ran or were merged), as a
+# series of checkpoints is read: the tests, their family, the summary and the page then grow with the number of
+# models, not with its square (200 checkpoints were 19,900 bootstraps per chapter and a 19.5 MB page).
+ALL_PAIRS_UP_TO = 8
+
+
+def compared_pairs(models: list[str], order: list[str] | None = None) -> list[tuple[str, str]]:
+    """The two-model comparisons made among `models` (as they ran): every two, or beyond ALL_PAIRS_UP_TO each with
+    the next in `order` (models it does not name last, as they ran)."""
+    if len(models) <= ALL_PAIRS_UP_TO:
+        return list(combinations(models, 2))
+    rank = {model: n for n, model in enumerate(order or [])}
+    ordered = sorted(models, key=lambda model: rank.get(model, len(rank)))  # stable: the rest as they ran
+    return list(zip(ordered, ordered[1:]))
+
+
+def _by_chapter(chapters: list[ChapterRollup]) -> dict[str, dict[str, ChapterRollup]]:
+    """Per chapter, the rollups of the models that ran it."""
+    by_chapter: dict[str, dict[str, ChapterRollup]] = {}
+    for rollup in chapters:
+        if rollup.model is not None:
+            by_chapter.setdefault(rollup.info.name, {})[rollup.model] = rollup
+    return by_chapter
+
 
 # Each probability is floored here before its log is taken: a reading can be exactly 0 (bfloat16 underflow), and a
 # case with P(wrong) = 1e-20 should not outweigh a whole chapter. 1e-6 is below the 0.01% the reports print.
@@ -69,16 +96,12 @@ def _compare(chapter: str, a: str, b: str, unit: str, right_a: dict[str, bool], 
                            mcnemar(a_only, b_only))
 
 
-def compare_models(chapters: list[ChapterRollup]) -> list[ModelComparison]:
-    """For each chapter that ran under two models or more: each two models, on pairs and on case verdicts; raw p
-    only (`corrected` adjusts a run's whole family)."""
-    by_chapter: dict[str, dict[str, ChapterRollup]] = {}
-    for rollup in chapters:
-        if rollup.model is not None:
-            by_chapter.setdefault(rollup.info.name, {})[rollup.model] = rollup
+def compare_models(chapters: list[ChapterRollup], order: list[str] | None = None) -> list[ModelComparison]:
+    """For each chapter that ran under two models or more: the models `compared_pairs` (in `order`), on pairs and on
+    case verdicts; raw p only (`corrected` adjusts a run's whole family)."""
     out = []
-    for chapter, models in by_chapter.items():
-        for a, b in combinations(models, 2):
+    for chapter, models in _by_chapter(chapters).items():
+        for a, b in compared_pairs(list(models), order):
             pairs = [{p.id: bool(p.passed) for p in models[m].pairs if p.passed is not None} for m in (a, b)]
             cases = [{c.id: c.verdict == Verdict.OK for c in models[m].cases if c.scored} for m in (a, b)]
             if pairs[0] and pairs[1]:
@@ -176,16 +199,13 @@ class MarginDifference:
 
 
 def margin_differences(chapters: list[ChapterRollup], level: float = LEVEL, resamples: int = RESAMPLES,
-                       seed: int = SEED) -> list[MarginDifference]:
-    """For each chapter that ran under two models or more, each two models: the paired margin difference. Each
-    chapter's bootstrap starts from `seed`, so one chapter's interval does not depend on which others ran."""
-    by_chapter: dict[str, dict[str, ChapterRollup]] = {}
-    for rollup in chapters:
-        if rollup.model is not None:
-            by_chapter.setdefault(rollup.info.name, {})[rollup.model] = rollup
+                       seed: int = SEED, order: list[str] | None = None) -> list[MarginDifference]:
+    """For each chapter that ran under two models or more, the models `compared_pairs` (in `order`): the paired
+    margin difference. Each chapter's bootstrap starts from `seed`, so one chapter's interval does not depend on which
+    others ran."""
     out = []
-    for chapter, models in by_chapter.items():
-        for a, b in combinations(models, 2):
+    for chapter, models in _by_chapter(chapters).items():
+        for a, b in compared_pairs(list(models), order):
             theirs = {c.id: margin(c) for c in models[b].cases}
             paired = [(m, theirs[c.id]) for c in models[a].cases if (m := margin(c)) is not None
                       and theirs.get(c.id) is not None]
@@ -211,15 +231,16 @@ class Differences:
     largest_at: str = ""  # the key (and run label) of the largest difference
 
 
-def differences(chapters: list[ChapterRollup], same_weights: set[tuple[str, str]] | None = None) -> list[Differences]:
-    """For each two models that ran a chapter in common, every case verdict and pair result that differs.
-    `same_weights` names the (a, b) model pairs whose largest |dP| means something."""
+def differences(chapters: list[ChapterRollup], same_weights: set[tuple[str, str]] | None = None,
+                order: list[str] | None = None) -> list[Differences]:
+    """For the models `compared_pairs` (in `order`) that ran a chapter in common, every case verdict and pair result
+    that differs. `same_weights` names the (a, b) model pairs whose largest |dP| means something."""
     by_model: dict[str, dict[str, ChapterRollup]] = {}
     for rollup in chapters:
         if rollup.model is not None:
             by_model.setdefault(rollup.model, {})[rollup.info.name] = rollup
     out = []
-    for a, b in combinations(by_model, 2):
+    for a, b in compared_pairs(list(by_model), order):
         cases: list[tuple[str, str, str]] = []
         pairs: list[tuple[str, bool, bool]] = []
         compared = pairs_compared = 0

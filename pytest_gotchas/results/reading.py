@@ -5,7 +5,8 @@ script (`from pytest_gotchas import read_report`).
 
 A report of a newer format is refused, naming both format numbers; an older one is migrated where that needs no
 guess, and refused, saying which format it is and why, where it would (results/formats.py). Nothing the file states
-is trusted to be bounded: its nesting is measured before anything recursive walks it, a number JSON has not (NaN)
+is trusted to be bounded: only a regular file is read (a FIFO would block for ever, /dev/zero never end), no
+further than MAX_BYTES, its nesting is measured before anything recursive walks it, a number JSON has not (NaN)
 or one out of float range (1e400) is refused, and pydantic names the path of the first value that does not fit.
 """
 
@@ -18,11 +19,17 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..files import TooLarge, read_regular
+
 from .formats import FORMAT, migrate, refusal
 from .report import NonFiniteNumber, Report, from_data
 
 # Levels of lists and objects a report may nest: a real one needs about 10 (a run's readings' token lists).
 MAX_DEPTH = 64
+# Bytes a report file may hold, read no further (as chapters are, cases/yamlfile.py): a report holds about 3 kB per
+# case (tests/unit/results/older: 5 cases in 16 kB), so this is some 80,000 cases (more with --gotchas-layers or
+# patching); past it, the JSON's objects in memory would take gigabytes (a 2 GB file ended in MemoryError).
+MAX_BYTES = 256 << 20
 
 
 class UnreadableReport(ValueError):
@@ -53,8 +60,11 @@ def load_document(path: Path | str) -> ReportDocument:
     """The JSON values of a report file of a format this version reads, or UnreadableReport."""
     name = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
+        text = read_regular(path, MAX_BYTES).decode("utf-8")
+    except TooLarge as error:
+        raise UnreadableReport(f"{name} is not a gotchas report: {error.size} bytes is more than a report may hold "
+                               f"({MAX_BYTES})") from None
+    except OSError as error:  # NotARegularFile's words say what it is: a FIFO, a device, a folder
         raise UnreadableReport(f"cannot read {name}: {error.strerror or error}") from None
     except UnicodeDecodeError:
         raise UnreadableReport(f"{name} is not a gotchas report: it is not UTF-8 text") from None
@@ -118,5 +128,5 @@ def read_report(path: Path | str) -> Report:
     return report_of(load_document(path))
 
 
-__all__ = ["FORMAT", "MAX_DEPTH", "ReportDocument", "UnreadableReport", "checked", "depth", "load_document",
-           "read_report", "report_of"]
+__all__ = ["FORMAT", "MAX_BYTES", "MAX_DEPTH", "ReportDocument", "UnreadableReport", "checked", "depth",
+           "load_document", "read_report", "report_of"]

@@ -54,10 +54,17 @@ class Report:
     def chapters(self) -> list[ChapterRollup]:
         return rollup(self.results, self.infos)
 
+    @property
+    def model_order(self) -> list[str]:
+        """The models in the user's order (--order; only models of the report), then every other as it ran: the
+        order of the table's columns, and of a series' comparisons (results/pairwise.py's `compared_pairs`)."""
+        ordered = [o.model for o in self.run.order if o.model in self.models]
+        return list(dict.fromkeys(ordered + self.model_ids))
+
     @cached_property
     def _tests(self) -> tuple[list[ModelComparison], list[TwinSplit]]:
         """Every test of the run, one family, Holm-corrected at the run's level."""
-        return corrected(compare_models(self.chapters), twin_splits(self.chapters), self.run.level)
+        return corrected(compare_models(self.chapters, self.model_order), twin_splits(self.chapters), self.run.level)
 
     @property
     def comparisons(self) -> list[ModelComparison]:
@@ -69,7 +76,7 @@ class Report:
 
     @cached_property
     def margins(self) -> list[MarginDifference]:
-        return margin_differences(self.chapters, self.run.level)
+        return margin_differences(self.chapters, self.run.level, order=self.model_order)
 
     def intervals(self, chapter: ChapterRollup) -> tuple[Interval, Interval]:
         """A chapter's pairs passed and cases ok for its model, each with its interval at the run's level."""
@@ -82,9 +89,9 @@ class Report:
         """--gotchas-one-pass-check: the readings and case verdicts separate full passes give otherwise."""
         return check(self.results)
 
-    @property
+    @cached_property
     def model_ids(self) -> list[str]:
-        """The models of the run by their short names, in the order they ran."""
+        """The models of the run by their short names, in the order they ran (once: views ask for it per line)."""
         return [m for m in dict.fromkeys(r.model for r in self.results) if m is not None]
 
     @property

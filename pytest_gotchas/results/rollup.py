@@ -90,9 +90,9 @@ def rollup(results: list[CaseResult], chapters: Mapping[str, ChapterInfo]) -> li
     groups: dict[tuple[str, str | None], list[CaseResult]] = {}
     for result in results:
         groups.setdefault((result.chapter, result.model), []).append(result)
-    models = list(dict.fromkeys(r.model for r in results))
+    rank = {model: n for n, model in enumerate(dict.fromkeys(r.model for r in results))}
     rollups = []
-    for name, model in sorted(groups, key=lambda k: (chapters[k[0]].order, k[0], models.index(k[1]))):
+    for name, model in sorted(groups, key=lambda k: (chapters[k[0]].order, k[0], rank[k[1]])):
         info = chapters[name]
         order = {case_id: n for n, case_id in enumerate(info.case_ids)}
         cases = sorted(groups[name, model], key=lambda c: order.get(c.id, len(order)))

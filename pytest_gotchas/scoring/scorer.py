@@ -189,7 +189,8 @@ class Scorer:
         if self.model_info is None:
             assert loaded.info is not None
             self.model_info = replace(loaded.info, id=self.model_id, bos=f"{self.config.bos}: {cuts[0].bos or 'none'}")
-            self.notes.extend(loaded.notes + _conventions(loaded, cuts[0].bos, self.config.bos))
+            self.notes.extend(loaded.notes + _conventions(loaded, cuts[0].bos, self.config.bos)
+                              + _batch_note(loaded, self.config))
         self.clock.forward_passes += scores.passes
         self.clock.forward_calls += scores.calls
         self.clock.prompt_tokens += scores.tokens
@@ -452,3 +453,12 @@ def _conventions(loaded: Backend, bos: str | None, mode: str) -> list[str]:
         return [f"model {name!r} is a Gemma model ({model_type}), which is trained with <bos> first, but its "
                 "tokenizer adds no BOS token; if its tokenizer files are wrong, run with --gotchas-bos always"]
     return []
+
+
+def _batch_note(loaded: Backend, config: ScoringConfig) -> list[str]:
+    """Kernels that round a batch otherwise: said only where the run asked for what they change."""
+    from ..model.invariance import batch_note
+
+    note = (None if loaded.batch_invariant
+            else batch_note(loaded.dtype, config.batch_size > 1, config.patch is not None))
+    return [note] if note else []

@@ -16,6 +16,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from ..files import user_cache_home
 from ..model import DTYPES
 from ..model.kernels import KERNELS
 from ..scoring.head import METRICS as PATCH_METRICS
@@ -286,8 +287,8 @@ class Settings:
 
     @property
     def model_cache(self) -> Path:
-        """Where converted models are kept."""
-        return self.cache_dir or Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")).expanduser() / "pytest-gotchas"
+        """Where converted models are kept (an empty HOME or XDG_CACHE_HOME counts as unset: files.user_cache_home)."""
+        return self.cache_dir or user_cache_home() / "pytest-gotchas"
 
 
 _FIELDS = {spec.name: spec for spec in fields(Settings)}

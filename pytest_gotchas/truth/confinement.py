@@ -12,6 +12,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..files import seal_key_path, user_home
+
 TMPFS_SIZE = 64 << 20  # bytes of each private tmpfs (/tmp, /var/tmp, /dev/shm, the working directory): memory
 HIDDEN_TMPFS_SIZE = 1 << 20  # the empty tmpfs of a hidden folder holds only the folders bound back into it
 
@@ -43,13 +45,24 @@ _SYSTEM = ("/", "/bin", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/opt", "/pr
 
 
 def hidden_paths(project: str | os.PathLike[str] | None = None, home: str | None = None) -> tuple[str, ...]:
-    """HIDDEN with `~` and globs expanded (symlinks resolved, each once), then the project folder, unless it is a
-    system folder or holds one."""
-    home = home or os.path.expanduser("~")
+    """HIDDEN with `~` and globs expanded (symlinks resolved, each once), the folder of the cache's seal key and
+    the key itself wherever they are (XDG_CACHE_HOME may lie outside the home), then the project folder, unless it
+    is a system folder or holds one."""
     found: list[str] = []
+    try:
+        home = home or user_home()
+    except OSError:  # no home folder to expand `~` with: nothing of it to hide
+        home = None
     for pattern in HIDDEN:
-        pattern = home + pattern[1:] if pattern.startswith("~/") else pattern
+        if pattern.startswith("~/") and home is None:
+            continue
+        pattern = home + pattern[1:] if pattern.startswith("~/") and home else pattern
         found += sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+    try:
+        key = seal_key_path()
+        found += [str(key.parent), str(key)]  # the key resolved too: a link to it elsewhere hides where it leads
+    except OSError:
+        pass  # no cache folder: no key is made either
     if project is not None:
         where = os.path.realpath(project)
         if not any(_within(system, where) for system in _SYSTEM):

@@ -30,7 +30,7 @@ from filelock import FileLock
 
 from . import sandbox
 from .sandbox import Isolation
-from ..files import read_sealed, write_sealed
+from ..files import read_sealed, seal_key, write_sealed
 from .interpreters import Interpreter
 from ..cases.transcript import PS1, PS2
 
@@ -220,6 +220,11 @@ class Cache:
         self.hits = self.misses = 0
         self.lost: CacheLost | None = None
         self._told = False
+        if directory is not None:
+            try:  # made before any snippet runs, so that its folder is there to be hidden from every one
+                seal_key()
+            except OSError as error:
+                self._give_up(directory, error)
 
     def take_lost(self) -> CacheLost | None:
         """Why the cache was given up, the first time it is asked; None otherwise."""

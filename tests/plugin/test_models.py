@@ -210,3 +210,17 @@ def test_a_gemma_model_without_bos_is_warned_about(pytester: pytest.Pytester, no
     result.stdout.fnmatch_lines(["*is a Gemma model (gemma3_text), which is trained with <bos> first, but its "
                                  "tokenizer adds no BOS token; if its tokenizer files are wrong, run with "
                                  "--gotchas-bos always"])
+    assert "demo.yaml:" not in output.split("warnings summary")[1]  # the model's, said at no case's line
+
+
+def test_a_model_note_under_w_error_fails_the_run_with_its_words(pytester: pytest.Pytester,
+                                                                  no_bos_model: Path) -> None:
+    (pytester.path / "demo.yaml").write_text(CHAPTER)
+    result = pytester.runpytest_subprocess("--gotchas", "--gotchas-model", str(no_bos_model),
+                                           "--gotchas-cache-dir", str(pytester.path / "cache"),
+                                           "-W", "error::pytest_gotchas.plugin.GotchasWarning")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    result.stdout.fnmatch_lines(["gotchas: model '*' is a Gemma model (gemma3_text), which is trained with <bos> "
+                                 "first, but its tokenizer adds no BOS token; if its tokenizer files are wrong, run "
+                                 "with --gotchas-bos always"])

@@ -255,6 +255,25 @@ def test_kernels_that_round_a_batch_otherwise_patch_one_pass_per_cell(run, pytes
     assert {run["batch_size"] for case in data["cases"] for run in case["runs"]} == {1}
 
 
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_kernels_that_round_a_batch_otherwise_are_said_once_and_only_where_a_batch_was_asked(
+        run, pytester: pytest.Pytester, workers: list[str]) -> None:
+    """A run that asked for no batch and no patching ran as it would have: nothing to say. One that asked for a
+    batch is told so once, at the run's level (the model), not at the line of the case that loaded it."""
+    pytester.makepyfile(batch_dependent="ROWS = 1\n" + BATCH_DEPENDENT)
+    plain, _ = run("-p", "batch_dependent", *workers)
+    assert plain.ret == pytest.ExitCode.OK, plain.stdout.str()
+    assert "a batch of prompts" not in plain.stdout.str() and "warnings summary" not in plain.stdout.str()
+    batched, data = run("--gotchas-batch-size", "4", "-p", "batch_dependent", *workers)
+    assert batched.ret == pytest.ExitCode.OK, batched.stdout.str()
+    summary = batched.stdout.str().split("warnings summary")[1].split("-- Docs")[0].splitlines()[1:]
+    assert [line for line in summary if line] == [
+        "model model:0",
+        "  model model:0: GotchasWarning: on this CPU a batch of prompts computes other bfloat16 bits than a prompt "
+        "alone (measured at load): every prompt ran alone (batch size 1)"], batched.stdout.str()
+    assert {run["batch_size"] for case in data["cases"] for run in case["runs"]} == {1}
+
+
 def test_a_batched_method_whose_checks_fail_is_computed_again_and_said(run, pytester: pytest.Pytester) -> None:
     """Kernels that round a batch otherwise only past the load probe's two rows: the probe passes, the from-layer
     method's checks fail on the pair's six rows, and the directions are computed again with full."""

@@ -87,6 +87,25 @@ def test_update_writes_to_the_default_path_and_then_compares(tmp_path: Path) -> 
     assert failure and "pair sets/ab passed in the baseline" in failure and not stop
 
 
+def test_update_through_a_symbolic_link_writes_the_file_it_names_and_keeps_the_link(tmp_path: Path) -> None:
+    """A baseline shared through a link (one file for several checkouts): the update replaced the link with a plain
+    file and left the shared file as it was. It writes through the link now (docs/ci.md)."""
+    shared = tmp_path / "shared" / "tiny.yaml"
+    store.write(shared, recorded())
+    link = tmp_path / "project" / "baselines" / "tiny-bfloat16-cpu.yaml"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(shared)
+    updating = run_gate(tmp_path / "project", update=True)
+    results = [case("a"), case("b", *MISS_), case("c"), case("d")]
+    done = finish(updating, results)
+    assert record(updating, done, results).startswith("baseline baselines/tiny-bfloat16-cpu.yaml written: 2 pairs "
+                                                      "and 4 verdicts recorded")
+    assert link.is_symlink() and link.resolve() == shared
+    assert store.read(shared).pairs["sets/ab"] == "fail"
+    assert sorted(p.name for p in link.parent.iterdir()) == [link.name]  # the lock is the named file's
+    assert (shared.parent / (shared.name + ".lock")).exists()
+
+
 def test_a_foreign_model_is_refused_at_its_first_case_and_stops_the_run(tmp_path: Path) -> None:
     g = run_gate(tmp_path, recorded())
     failure, stop = check(g, case("a"), model(weights_sha256="b" * 64, name="other"))

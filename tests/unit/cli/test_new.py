@@ -43,7 +43,7 @@ def test_help_of_the_subcommand_as_a_module() -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("usage: gotchas new [-h] ")
     for flag in ("--interpreter VERSION", "--env NAME=VALUE", "--model NAME", "--python VERSION=PATH", "--runs RUNS",
-                 "--to CHAPTER.yaml", "--id ID", "examples:"):
+                 "--to CHAPTER.yaml", "--id ID", "--lead-in CODE", "examples:"):
         assert flag in done.stdout
 
 
@@ -259,6 +259,53 @@ def test_model_that_cannot_be_loaded(snippet, capsys, tmp_path: Path, py311) -> 
     assert error_of(capsys, code) == (f"gotchas new: error: no case was printed: cannot load model "
                                       f"'{tmp_path / 'nowhere'}': {tmp_path / 'nowhere'} does not exist. Point --model "
                                       "at a model folder, a .gguf file or a hub id (hub ids need network access).\n")
+
+
+def test_a_mistyped_model_is_refused_before_the_snippet_runs(snippet, capsys) -> None:
+    code = main(new(snippet("[1]\n"), "--wrong", "[2]", "--model", "smollm2-13m"))
+    assert error_of(capsys, code) == (
+        "gotchas new: error: --model smollm2-13m: no embedded model, folder or file is named 'smollm2-13m'; did you "
+        "mean smollm2-135m? The embedded models are gemma-3-270m, smollm2-135m. A model on the Hugging Face hub is "
+        "named by its owner too (owner/name, e.g. HuggingFaceTB/SmolLM2-135M-Instruct) and is downloaded once, which "
+        "needs the network; a folder or a .gguf file must exist\n")
+
+
+# After a newline the model expects `>`, the start of `>>> `: a cut at the start of an output line is noise.
+EXPECTS_INPUT = {"\n": {">": 8.0}}
+NOISE_HEAD = ("  noise: neither candidate reaches 2.00% at the cut (P(correct) 0.00%, P(wrong) 0.00%), so the case says "
+              "nothing of what the model knows; the model's top token there is '>' (100.00%): it reads the transcript "
+              "as waiting for more input, not as printing an answer.\n")
+
+
+@pytest.fixture(scope="module")
+def expects_input(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("expects-input") / "model", EXPECTS_INPUT)
+
+
+def test_a_noise_verdict_says_why_and_offers_a_lead_in(snippet, capsys, tmp_path: Path, expects_input: Path,
+                                                       py311) -> None:
+    assert main(new(snippet("print(2)\n"), "--wrong", "3", "--model", str(expects_input), "--cache-dir",
+                    str(tmp_path / "cache"))) == 0
+    out = capsys.readouterr().out
+    assert "  verdict: noise\n" + NOISE_HEAD + (
+        "  What to do (docs/cases.md, \"A lead-in\"): give it an output to continue before the cut: a lead-in, REPL "
+        "lines typed before the snippet whose output has the answer's shape (the same code on other values, say). "
+        "Run this command again with --lead-in CODE to write the case with one.\n") in out
+
+
+def test_lead_in_writes_the_case_after_its_output(snippet, capsys, tmp_path: Path, expects_input: Path,
+                                                  py311) -> None:
+    chapter = tmp_path / "ch.yaml"
+    assert main(new(snippet("print(2)\n"), "--wrong", "3", "--lead-in", "for i in range(2):\n    print(i)",
+                    "--model", str(expects_input), "--cache-dir", str(tmp_path / "cache"), "--to", str(chapter),
+                    "--id", "two")) == 0
+    out = capsys.readouterr().out
+    # the tiny model reads the last token only: the lead-in cannot lift it, and the advice says what is left
+    assert NOISE_HEAD + (
+        "  What to do (docs/cases.md, \"A lead-in\"): the lead-in given did not lift it: show an output closer to the "
+        "answer's shape (--lead-in), or cut inside the output, after the part every reader agrees on.\n") in out
+    case = load_chapter(chapter, str(chapter)).cases[0]
+    assert case.transcript.prompt == ">>> for i in range(2):\n...     print(i)\n... \n0\n1\n>>> print(2)\n"
 
 
 def test_gotchas_new_to_a_latin1_file_is_one_error(tmp_path, capsys) -> None:

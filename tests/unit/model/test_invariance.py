@@ -83,10 +83,20 @@ def test_a_batch_that_rounds_otherwise_is_not_used(folder: Path, tmp_path: Path,
     loaded = load_model(spec(folder), tmp_path)
     assert type(loaded.model.get_output_embeddings()) is torch.nn.Linear
     assert loaded.invariance == Invariance(rows=True, batch=False)
-    assert loaded.notes == [BATCH_NOTE]
+    assert loaded.notes == []  # the load knows no batch size: the scorer says what the run asked for
     config = scorer.ScoringConfig(batch_size=8)
     backend = TransformersBackend(loaded)
     assert (scorer.effective_batch_size(backend, config), scorer.patch_method(backend)) == (1, PatchMethod.FULL)
+
+
+def test_the_batch_note_says_only_what_the_run_asked_for() -> None:
+    assert invariance.batch_note("bfloat16", batched=False, patched=False) is None
+    assert invariance.batch_note("bfloat16", batched=True, patched=True) == BATCH_NOTE
+    head = BATCH_NOTE.split(": every")[0]
+    assert invariance.batch_note("bfloat16", batched=True, patched=False) == (
+        head + ": every prompt ran alone (batch size 1)")
+    assert invariance.batch_note("bfloat16", batched=False, patched=True) == (
+        head + ": patching used one pass per cell (method full)")
 
 
 def test_invariant_kernels_change_nothing(folder: Path, tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ from pathlib import Path
 import pytest
 from helpers import REPO
 
+from pytest_gotchas import files
 from pytest_gotchas.truth import confinement, memory, sandbox
 
 PY = os.path.realpath(sys.executable)  # the snippets' interpreter: the host's own, from its folder
@@ -447,6 +448,40 @@ def test_every_hidden_path_is_an_error_and_nothing_of_its_content(under: sandbox
             assert not {line for line in Path(path).read_text(errors="replace").splitlines() if line.strip()} & \
                 set(text.splitlines())
     assert "hunter" not in text and "PRIVATE KEY" not in text
+
+
+@pytest.mark.parametrize("layout", ["xdg-outside-home", "home-cache", "key-linked-elsewhere"])
+def test_the_seal_key_is_hidden_wherever_it_is(under: sandbox.Isolation, outside_tmp: Path,
+                                              monkeypatch: pytest.MonkeyPatch, layout: str) -> None:
+    """XDG_CACHE_HOME outside ~/.cache put the key where nothing was hidden: a snippet printed it, and with it anyone
+    could seal a forged transcript. Its folder, and the file a linked key leads to, are hidden wherever they are."""
+    home, elsewhere = outside_tmp / "home", outside_tmp / "elsewhere"
+    monkeypatch.setenv("HOME", str(home))
+    if layout == "home-cache":
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", str(outside_tmp / "xdg"))
+    key = files.seal_key_path()
+    if layout == "key-linked-elsewhere":
+        elsewhere.mkdir()
+        (elsewhere / "real.key").write_bytes(os.urandom(files.SEAL_KEY_BYTES))
+        (elsewhere / "real.key").chmod(0o600)
+        key.parent.mkdir(parents=True)
+        key.symlink_to(elsewhere / "real.key")
+    secret = files.seal_key()
+    assert key.parent != home / ".cache" / "pytest-gotchas" or layout == "home-cache"
+    under = dataclasses.replace(under, hidden=sandbox.hidden_paths())
+    targets = [str(key), str(elsewhere / "real.key")] if layout == "key-linked-elsewhere" else [str(key)]
+    text = run_code(under, """
+        import sys
+        for path in sys.argv[1:]:
+            try:
+                print(open(path, "rb").read().hex())
+            except OSError as error:
+                print(type(error).__name__, error)
+        """, *targets)
+    assert secret.hex() not in text
+    assert text.splitlines() == [f"PermissionError [Errno 13] Permission denied: {path!r}" for path in targets]
 
 
 def test_the_project_is_hidden_but_its_own_venv_runs(under: sandbox.Isolation, outside_tmp: Path) -> None:
