@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..backends.protocol import Asked, Backend, EngineOptions, Feature, LoadRequest
+from ..model.ref import ModelRef
 from ..results.hardware import PLAIN_KERNELS
 from ..results.vocabulary import PatchMetric, PatchMode
 from ..scoring.scorer import Clock, ModelSlot, Scorer, ScoringConfig
@@ -56,7 +57,7 @@ def collector(settings: Settings, transcripts: Path | None, isolation: Isolation
                      settings.runs, settings.variants)
 
 
-def scorer(settings: Settings, model_id: str, name: str | None, clock: Clock, pytest_cache: Path | None, *,
+def scorer(settings: Settings, model_id: str, ref: ModelRef, clock: Clock, pytest_cache: Path | None, *,
            worker_id: str | None = None, workers: int = 0, log: Callable[[str], None] | None = None,
            flag: str = "--gotchas-", planned: Callable[[], list[Planned]] | None = None,
            progress: Progress | None = None) -> Scorer:
@@ -67,16 +68,15 @@ def scorer(settings: Settings, model_id: str, name: str | None, clock: Clock, py
     ends."""
 
     def load() -> Backend:
-        from ..backends import backend_of, module, run_refusals
+        from ..backends import module, run_refusals
         from ..model.convert import STEPS
-        from ..model.embedded import split
         from ..model.load import ModelLoadError, ModelSpec
 
         auto = settings.device == "auto"  # device_map="auto": one model over every GPU
-        spec = ModelSpec(name=split(name)[1], id=model_id, dtype=settings.dtype, kernels=settings.kernels,
+        spec = ModelSpec(name=ref.name, id=model_id, dtype=settings.dtype, kernels=settings.kernels,
                          device_map_auto=auto, device=None if auto else settings.device, worker_id=worker_id,
                          workers=workers, flag=flag)
-        problems = run_refusals([name], asked(settings, flag, workers), flag)
+        problems = run_refusals([ref], asked(settings, flag, workers), flag)
         if problems:
             raise ModelLoadError(problems[0])
         request = LoadRequest(spec=spec, model_cache=settings.model_cache, log=log,
@@ -85,7 +85,7 @@ def scorer(settings: Settings, model_id: str, name: str | None, clock: Clock, py
         token = STEPS.set(progress.show if progress is not None and progress.active else None)
         try:
             with progress.around() if progress is not None else nullcontext():
-                loaded: Backend = module(backend_of(name)).load(request)
+                loaded: Backend = module(ref.backend).load(request)
                 return loaded
         finally:
             STEPS.reset(token)
