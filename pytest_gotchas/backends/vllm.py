@@ -35,7 +35,7 @@ from ..model import DTYPES, numerics
 from ..model.convert import one_line
 from ..model.ref import ModelRef
 from ..model.hashes import hub_snapshot, tokenizer_fingerprint, weight_files, weights_sha256
-from ..model.load import ModelLoadError, check_tokenizer, load_tokenizer, resolve_source, shown_name
+from ..model.load import ModelLoadError, ModelSpec, check_tokenizer, load_tokenizer, resolve_source, shown_name
 from ..results.schema import BackendInfo, ModelInfo
 from .protocol import Backend, Capabilities, Context, ContextLogits, EngineOptions, Feature, LoadRequest, Unsupported
 
@@ -258,23 +258,25 @@ def load(request: LoadRequest) -> Backend:  # mypy checks here that the class sa
         weights_sha256=weights_sha256(weight_files(folder), cache_dir), dtype=spec.dtype, device=platform,
         torch_version=str(torch.__version__), transformers_version=str(transformers.__version__),
         hardware=numerics.hardware(platform) + (f" x {world} ({executor})" if world > 1 else ""),
-        numerics=fingerprint, threads=torch.get_num_threads(), backend=backend)
-    _attach_tokenizer(loaded, shown, source, folder, cache_dir, request.lazy_tokenizer)
+        numerics=fingerprint, threads=torch.get_num_threads(), backend=backend,
+        allow_unfaithful_tokenizer=spec.allow_unfaithful_tokenizer)
+    _attach_tokenizer(loaded, shown, source, folder, cache_dir, request.lazy_tokenizer, spec)
     return loaded
 
 
-def _attach_tokenizer(loaded: VllmBackend, shown: str, source: Any, folder: Path, cache_dir: Path, lazy: bool
-                      ) -> None:
+def _attach_tokenizer(loaded: VllmBackend, shown: str, source: Any, folder: Path, cache_dir: Path, lazy: bool,
+                      spec: ModelSpec) -> None:
     """The transformers tokenizer of the same folder, which the plugin's cut code reads (the engine gets ids)."""
 
     def tokenizer_loader() -> Any:
         tokenizer = load_tokenizer(shown, source)
-        check_tokenizer(tokenizer, shown)
+        loaded.notes.extend(check_tokenizer(tokenizer, shown, spec))
         return tokenizer
 
     loaded._load_tokenizer = tokenizer_loader
     if lazy:
-        loaded.tokenizer_key = tokenizer_fingerprint(folder, cache_dir)
+        loaded.tokenizer_key = tokenizer_fingerprint(folder, cache_dir) + (
+            "+unfaithful-allowed" if spec.allow_unfaithful_tokenizer else "")
     else:
         _ = loaded.tokenizer  # eager: a bad tokenizer is a load error now
 

@@ -40,6 +40,28 @@ def read_bytes(path: Path, most: int = MAX_BYTES) -> tuple[bytes, int]:
         return data, max(len(data), os.fstat(stream.fileno()).st_size)
 
 
+# YAML's own encoding detection (YAML 1.2, section 5.2): a BOM, or the NULs of an ASCII first character, name the
+# encoding; UTF-32's patterns first, as its little-endian BOM starts with UTF-16's.
+_WIDE = (
+    (codecs.BOM_UTF32_BE, "UTF-32", "utf-32"), (codecs.BOM_UTF32_LE, "UTF-32", "utf-32"),
+    (b"\x00\x00\x00", "UTF-32", "utf-32-be"),
+    (codecs.BOM_UTF16_BE, "UTF-16", "utf-16"), (codecs.BOM_UTF16_LE, "UTF-16", "utf-16"),
+    (b"\x00", "UTF-16", "utf-16-be"),
+)
+
+
+def _wide(data: bytes) -> tuple[str, str] | None:
+    """(the encoding's name, its codec) for a file in UTF-16 or UTF-32, with or without a BOM; None otherwise."""
+    if data[1:4] == b"\x00\x00\x00" and data[:1] != b"\x00":
+        return "UTF-32", "utf-32-le"
+    for start, name, codec in _WIDE:
+        if data.startswith(start):
+            return name, codec
+    if data[1:2] == b"\x00":
+        return "UTF-16", "utf-16-le"
+    return None
+
+
 def read_text(path: Path, where: str) -> str:
     try:
         data, size = read_bytes(path)
@@ -47,8 +69,9 @@ def read_text(path: Path, where: str) -> str:
         raise YamlFileError(f"{where}: cannot read the file: {error.strerror or error}") from None
     if len(data) > MAX_BYTES:
         raise YamlFileError(f"{where}: {size} bytes is more than a chapter file may hold ({MAX_BYTES})")
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        raise YamlFileError(f"{where}: the file is UTF-16; save it as UTF-8")
+    wide = _wide(data)
+    if wide is not None:
+        raise YamlFileError(f"{where}: the file is {wide[0]}; save it as UTF-8")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -63,8 +86,9 @@ def sniff(path: Path) -> str:
         data = read_bytes(path)[0][:MAX_BYTES]
     except OSError:
         return ""
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return data.decode("utf-16", errors="replace")
+    wide = _wide(data)
+    if wide is not None:
+        return data.decode(wide[1], errors="replace")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -141,6 +165,10 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> Map:
     result.line = node.start_mark.line + 1
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=True)
+        if isinstance(key, (list, dict)):  # `? [a, b]`: no name, and unhashable (a TypeError in `in` below)
+            kind = "list" if isinstance(key, list) else "mapping"
+            raise YamlFileError(f"{{where}}:{key_node.start_mark.line + 1}: a key is a {kind}, not a name; write "
+                                "keys as names such as `id`")
         if key in result:
             raise YamlFileError(f"{{where}}:{key_node.start_mark.line + 1}: duplicate key {key!r}")
         result[key] = loader.construct_object(value_node, deep=True)

@@ -61,24 +61,43 @@ class RoundTrip:
 
 def round_trip(tokenizer: Any, sample: int = SAMPLED_TOKENS) -> RoundTrip:
     """Every (size // sample)-th token of the vocabulary whose text stands alone (not special, not empty, no partial
-    UTF-8 byte), decoded and tokenized again."""
+    UTF-8 byte), decoded and tokenized again (in one batch: it runs on every load of a model's tokenizer)."""
     special = set(tokenizer.all_special_ids)
-    themselves = sampled = 0
+    tokens, texts = [], []
     for token in range(0, len(tokenizer), max(1, len(tokenizer) // sample)):
         text = tokenizer.decode([token])
         if token in special or not text or "\ufffd" in text:
             continue
-        sampled += 1
-        themselves += tokenizer(text, add_special_tokens=False)["input_ids"] == [token]
-    return RoundTrip(themselves, sampled)
+        tokens.append(token)
+        texts.append(text)
+    again = tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else []
+    return RoundTrip(sum(ids == [token] for token, ids in zip(tokens, again)), len(tokens))
+
+
+def _misread(checked: RoundTrip) -> str:
+    return (f"only {checked.themselves} of {checked.sampled} sampled vocabulary tokens tokenize back to themselves (a "
+            "faithful tokenizer: nearly all), so every prompt would be cut into other tokens than the model's own")
 
 
 def unfaithful(shown: str, checked: RoundTrip, version: str) -> str:
     return (f"cannot convert model {shown!r}: transformers {version} rebuilt its tokenizer from the GGUF file "
-            f"unfaithfully: only {checked.themselves} of {checked.sampled} sampled vocabulary tokens tokenize back "
-            "to themselves (a faithful tokenizer: nearly all), so every prompt would be cut into other tokens than "
-            "the model's own. Install transformers 5.18.0 or later (5.16.1 and 5.17.0 rebuild gemma-3-270m's "
-            "unfaithfully, 5.18.0 to 5.25.0 faithfully) and run again; nothing was written to the model cache")
+            f"unfaithfully: {_misread(checked)}. Install transformers 5.18.0 or later (5.16.1 and 5.17.0 rebuild "
+            "gemma-3-270m's unfaithfully, 5.18.0 to 5.25.0 faithfully) and run again; nothing was written to the "
+            "model cache")
+
+
+def unfaithful_folder(shown: str, checked: RoundTrip, flag: str) -> str:
+    """The converter's round trip, failed by the tokenizer of a model folder (model/load.py checks every one)."""
+    return (f"cannot use model {shown!r}: its tokenizer fails the round trip a converted model's must pass: "
+            f"{_misread(checked)}. Give the folder the tokenizer the model was trained with; or, to score it as it "
+            f"is, run with {flag}allow-unfaithful-tokenizer (the report names the setting)")
+
+
+def allowed_unfaithful(shown: str, checked: RoundTrip, flag: str) -> str:
+    """The same, let through by the setting: said once per run, as a load's other notes are."""
+    return (f"model {shown!r}: its tokenizer fails the round trip a converted model's must pass ({checked.themselves} "
+            f"of {checked.sampled} sampled vocabulary tokens tokenize back to themselves); scored anyway, as "
+            f"{flag}allow-unfaithful-tokenizer asks: its prompts may be cut into other tokens than the model's own")
 
 
 def one_line(error: BaseException) -> str:

@@ -18,7 +18,8 @@ from typing import Any
 
 from ..results.schema import ModelInfo
 from . import DTYPES, companions, facts, float32_matmul, invariance, kernels, numerics
-from .convert import ConversionError, Log, convert_gguf, converted_folder, no_progress_bars, one_line
+from .convert import (ConversionError, Log, allowed_unfaithful, convert_gguf, converted_folder, no_progress_bars,
+                      one_line, round_trip, unfaithful_folder)
 from .embedded import MODELS, EmbeddedMissing
 from .ref import DEFAULT, ModelRef
 from .hashes import file_sha256, hub_snapshot, tokenizer_fingerprint, weight_files, weights_sha256
@@ -36,6 +37,7 @@ class ModelSpec:
     workers: int = 0  # how many xdist workers share this machine's cores
     flag: str = "--gotchas-"  # how the options that messages name are spelled (`gotchas new` drops "gotchas-")
     kernels: str = "plain"  # the kernel path of a bfloat16 model's matmuls (kernels.py)
+    allow_unfaithful_tokenizer: bool = False  # score a tokenizer that fails the converter's round trip, with a note
 
 
 class LoadedModel:
@@ -161,7 +163,9 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
     full_threads = torch.get_num_threads()
     shared = share_cpu_threads(device, spec.workers)
     source = resolve_source(spec.name, Path(cache_dir), log or _quiet, spec.flag)
-    tokenizer_loader = _tokenizer_loader(shown, source, Path(cache_dir), prefetch if lazy_tokenizer else None)
+    notes: list[str] = []  # the load's, and the tokenizer's when it loads (lazily: on first use)
+    tokenizer_loader = _tokenizer_loader(shown, source, Path(cache_dir), prefetch if lazy_tokenizer else None,
+                                         lambda tokenizer: notes.extend(check_tokenizer(tokenizer, shown, spec)))
     model = _load_weights(shown, source, getattr(torch, spec.dtype), device)
     float32_matmul.apply(model, spec.kernels)
     folder = source if isinstance(source, Path) else hub_snapshot(source)
@@ -171,33 +175,26 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
     except Exception as error:  # the first forward pass: a model that loads but cannot run fails here, once
         raise ModelLoadError(f"cannot load model {shown!r}: it loaded but a forward pass on probe token ids failed "
                              f"({one_line(error)})") from None
-    found, notes = _shape_invariance(known, probe, shown, spec.dtype)
+    found, found_notes = _shape_invariance(known, probe, shown, spec.dtype)
     _keep_facts(Path(cache_dir), parts, known, probe)
     started = time.perf_counter()
     tokenizer = None if lazy_tokenizer else tokenizer_loader()  # eager: a bad tokenizer is a load error now
     tokenizer_seconds = time.perf_counter() - started
     if spec.device_map_auto:
         device = _placed(model)
-    info = ModelInfo(
-        id=spec.id or ModelRef(name=spec.name).short,
-        name=shown,
-        source=str(folder),
-        weights_sha256=weights,
-        dtype=spec.dtype,
-        device=device,
-        torch_version=str(torch.__version__),
-        transformers_version=str(transformers.__version__),
-        hardware=numerics.hardware(device),
-        numerics=numerics.named(known.fingerprint, spec.kernels),
-        threads=known.threads,
-    )
+    info = ModelInfo(id=spec.id or ModelRef(name=spec.name).short, name=shown, source=str(folder),
+                     weights_sha256=weights, dtype=spec.dtype, device=device, torch_version=str(torch.__version__),
+                     transformers_version=str(transformers.__version__), hardware=numerics.hardware(device),
+                     numerics=numerics.named(known.fingerprint, spec.kernels), threads=known.threads,
+                     allow_unfaithful_tokenizer=spec.allow_unfaithful_tokenizer)
     if lazy_tokenizer:
         loaded = LoadedModel(model, info=info, load_tokenizer=tokenizer_loader, tokenizer_key=tokenizer_key)
     else:
         loaded = LoadedModel(model, tokenizer, info)
         loaded.tokenizer_seconds = tokenizer_seconds
     loaded.invariance = found
-    loaded.notes.extend(notes)
+    loaded.notes = notes
+    notes.extend(found_notes)
     if known.kept:
         loaded.notes.append(f"on this CPU the number of threads changes {spec.dtype} logits ({shared} threads and "
                             f"{full_threads} give other bits): each xdist worker keeps {full_threads} threads, as a "
@@ -208,13 +205,15 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
 def _identity(spec: ModelSpec, device: str, folder: Path, cache_dir: Path, shared: int | None, full: int
               ) -> tuple[str, str, dict[str, str] | None]:
     """The weights' sha256, the tokenizer's key (hashes.py) and what the load's facts are kept under (facts.py);
-    None for a model spread over devices, measured every time."""
+    None for a model spread over devices, measured every time. With allow_unfaithful_tokenizer the tokenizer's key
+    differs: cut plans cached under it stand for no round trip, and are kept apart from a checked tokenizer's."""
     weights, tokenizer_key = weights_sha256(weight_files(folder), cache_dir), tokenizer_fingerprint(folder, cache_dir)
+    key = tokenizer_key + ("+unfaithful-allowed" if spec.allow_unfaithful_tokenizer else "")
     if spec.device_map_auto:
-        return weights, tokenizer_key, None
+        return weights, key, None
     parts = facts.environment(model_files=f"{weights} {tokenizer_key}", dtype=spec.dtype, device=device,
                               kernels=spec.kernels, shared=shared or full, full=full)
-    return weights, tokenizer_key, parts
+    return weights, key, parts
 
 
 def _keep_facts(cache_dir: Path, parts: dict[str, str] | None, known: facts.Facts, probe: numerics.Probe | None
@@ -245,13 +244,13 @@ def _shape_invariance(known: facts.Facts, probe: numerics.Probe | None, shown: s
                                                                                  batch=known.batch), dtype)
 
 
-def _tokenizer_loader(shown: str, source: Path | str, cache_dir: Path, prefetch: Callable[[str], bool] | None
-                      ) -> Callable[[], Any]:
+def _tokenizer_loader(shown: str, source: Path | str, cache_dir: Path, prefetch: Callable[[str], bool] | None,
+                      check: Callable[[Any], None]) -> Callable[[], Any]:
     """What loads and checks the tokenizer: already running in a thread when `prefetch` says the run will need it.
     A hub id's folder is known only once its weights are downloaded, so its tokenizer is never prefetched."""
     def load() -> Any:
         tokenizer = load_tokenizer(shown, source)
-        check_tokenizer(tokenizer, shown)
+        check(tokenizer)
         return tokenizer
 
     if prefetch is not None and isinstance(source, Path) and prefetch(tokenizer_fingerprint(source, cache_dir)):
@@ -419,10 +418,19 @@ def load_tokenizer(shown: str, source: Path | str) -> Any:
         ) from error
 
 
-def check_tokenizer(tokenizer: Any, shown: str) -> None:
-    """Offsets need a fast tokenizer. Special tokens (BOS) follow the tokenizer's own convention, see cut.py."""
+def check_tokenizer(tokenizer: Any, shown: str, spec: ModelSpec) -> list[str]:
+    """Offsets need a fast tokenizer. Special tokens (BOS) follow the tokenizer's own convention, see cut.py. Any
+    folder's tokenizer takes the round trip a converted model's must pass (convert.py): a tokenizer that misreads
+    the vocabulary would cut every prompt into other tokens than the model's own, and its cases would be scored
+    all the same. Refused, or, as the spec allows, a note to say once."""
     if not getattr(tokenizer, "is_fast", False):
         raise ModelLoadError(
             f"cannot use model {shown!r}: its tokenizer ({type(tokenizer).__name__}) is not a fast tokenizer, "
             "and character offsets are needed to check the cut. Save the model with a tokenizer.json."
         )
+    checked = round_trip(tokenizer)
+    if checked.faithful:
+        return []
+    if not spec.allow_unfaithful_tokenizer:
+        raise ModelLoadError(unfaithful_folder(shown, checked, spec.flag))
+    return [allowed_unfaithful(shown, checked, spec.flag)]

@@ -19,7 +19,7 @@ from ..results.baselines import BaselineOutcome
 from ..results.report import Report, result_from_data
 from ..results.rollup import merged_infos
 from ..results.schema import CaseResult, ChapterInfo, Invocation
-from . import worker
+from . import newhooks, worker
 from .session import GotchasSession
 from .warning import GotchasWarning
 
@@ -35,6 +35,7 @@ class Controller:
         self.report: Report | None = None
         self.errors: list[str] = []  # reports that could not be written, said after the summary
         self.obtained: dict[str, wording.Line] = {}  # model -> where its regressed run's baseline was written
+        self.hook_failures: dict[tuple[str, str], newhooks.HookFailure] = {}  # (hook, plugin) -> its first failure
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "call":
@@ -42,7 +43,16 @@ class Controller:
         for data in getattr(report, RESULTS, []):
             result = result_from_data(data)
             self.results.append(result)
-            self.gotchas.config.hook.pytest_gotchas_case_result(result=result, config=self.gotchas.config)
+            config = self.gotchas.config
+            self.failed(newhooks.call_each(config.hook.pytest_gotchas_case_result, result.key, {"result": result},
+                                           config=config))
+
+    def failed(self, failures: list[newhooks.HookFailure]) -> None:
+        """Hook implementations that raised, kept by hook and plugin: the first failure and how often."""
+        for failure in failures:
+            known = self.hook_failures.setdefault((failure.hook, failure.plugin), failure)
+            if known is not failure:
+                known.times += 1
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -75,6 +85,11 @@ class Controller:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.finish(session)
+        if self.hook_failures and session.exitstatus == pytest.ExitCode.OK:  # a failed test says more: kept
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+
+    def finish(self, session: pytest.Session) -> None:
         gate = self.gotchas.gate
         if gate is None:
             return
@@ -99,7 +114,8 @@ class Controller:
         self.report.run.timings = self.gotchas.timings()
         self.write(session)
         if self.report.results:
-            session.config.hook.pytest_gotchas_report(report=self.report, config=session.config)
+            self.failed(newhooks.call_each(session.config.hook.pytest_gotchas_report, "the report",
+                                           {"report": self.report}, config=session.config))
 
     @staticmethod
     def write_obtained(gate: Gate, outcome: BaselineOutcome, results: list[CaseResult],
@@ -137,8 +153,7 @@ class Controller:
     def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
         report = self.report
         if report is None or not report.results:
-            for error in self.errors:
-                terminalreporter.write_line(escape(error), red=True)
+            self.write_errors(terminalreporter)
             return
         terminalreporter.write_sep("=", "gotchas")
         several = len(self.gotchas.model_ids) > 1
@@ -150,7 +165,13 @@ class Controller:
                 lines.append((f"[{outcome.model}] {text.strip()}" if several else text, markup))
         for line, markup in terminal.summary_lines(report, lines):
             terminalreporter.write_line(line, **markup)
-        for error in self.errors:
+        self.write_errors(terminalreporter)
+
+    def write_errors(self, terminalreporter: Any) -> None:
+        """What failed around the results, after the summary: reports not written, other plugins' hooks that raised."""
+        errors = self.errors + [terminal.hook_failure_text(f.hook, f.plugin, f.error, f.where, f.subject, f.times)
+                                for f in self.hook_failures.values()]
+        for error in errors:
             terminalreporter.write_line(escape(error), red=True)
 
 

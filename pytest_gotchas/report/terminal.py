@@ -329,3 +329,10 @@ def _unscored(case: CaseResult, width: int) -> Iterator[Line]:
     elif case.message:
         for extra in case.message.split("\n")[1:]:
             yield f"  {'':<{width}}  {extra}", _PLAIN
+
+
+def hook_failure_text(hook: str, plugin: str, error: str, where: str, subject: str, times: int) -> str:
+    """A plugin's implementation of one of this plugin's hooks raised (plugin/newhooks.py): the run went on."""
+    again = f", and {times - 1} more time{'s' if times > 2 else ''} after" if times > 1 else ""
+    return (f"gotchas: {hook} of plugin {plugin} raised {error} at {where} (given {subject}{again}); every result "
+            "was still recorded and the reports written, and the run fails: fix the plugin or remove it")

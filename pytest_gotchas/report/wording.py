@@ -459,7 +459,10 @@ def model_line(info: ModelInfo, softmax_dtype: str | None) -> str:
     """The summary's first line: which model the run scored, in which dtype, on which device (a user's own model is
     otherwise named only by a baseline's path)."""
     softmax = f", softmax {softmax_dtype}" if softmax_dtype else ""
-    return f"model {info.name!r}: {info.dtype}{softmax}, {info.device} (weights sha256 {info.weights_sha256[:12]}...)"
+    allowed = "; its tokenizer's round trip not enforced (allow-unfaithful-tokenizer)" if (
+        info.allow_unfaithful_tokenizer) else ""
+    return (f"model {info.name!r}: {info.dtype}{softmax}, {info.device} (weights sha256 {info.weights_sha256[:12]}..."
+            f"){allowed}")
 
 
 def slow_bfloat16_line(slow: SlowBfloat16) -> str:

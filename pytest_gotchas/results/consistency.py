@@ -114,7 +114,8 @@ def subject_of(section: str, path: str, data: Any) -> tuple[str, str | None]:
         entry = data[index] if index < len(data) else None
     if isinstance(entry, dict) and isinstance(entry.get("chapter"), str):
         name = entry["chapter"] + (f"/{entry['id']}" if isinstance(entry.get("id"), str) else "")
-        kind = {"pairs": "pair", "rollups": "chapter"}.get(section, section)
+        kind = {"pairs": "pair", "rollups": "chapter", "comparisons": "comparison", "twin_splits": "twin split",
+                "margins": "margin difference"}.get(section, section)
         model = entry.get("model")
         return f"{kind} {name}", model if isinstance(model, str) else None
     return section, None

@@ -35,7 +35,8 @@ from __future__ import annotations
 from typing import Any
 
 FORMAT = 6
-# The sections a writer computes from the data and a reader computes again (ReportFile's last six).
+# The sections a writer computes from the data and a reader computes again (ReportFile's last six): the one list that
+# the migration drops and results/report.py's inconsistencies() checks, section by section.
 COMPUTED_SECTIONS = ("pairs", "rollups", "comparisons", "twin_splits", "margins", "one_pass_check")
 # Older formats that cannot be migrated without guessing, and why.
 UNMIGRATABLE = {

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Union
 
 from .baselines import BaselineOutcome
+from .bounds import versioned
 from .consistency import Inconsistency
 from .reading import ReportDocument, report_of
 from .report import Report, inconsistencies, result_to_data
@@ -177,12 +178,6 @@ def one_model_two_names(reports: list[tuple[str, Report]]) -> None:
             first, known = seen.setdefault(key, (name, model))
             if known.id != model.id:
                 raise OneModelTwoNames(first, name, known, model)
-
-
-def versioned(info: ChapterInfo) -> bool:
-    """Whether a chapter is a chapter file whose hash names its version. A chapter that Python tests record into
-    (gotchas.case(...)) is no file, so it has no hash."""
-    return info.sha256 is not None and info.path.endswith((".yaml", ".yml"))
 
 
 def check_chapters(reports: list[tuple[str, Report]]) -> None:

@@ -7,7 +7,10 @@ A report of a newer format is refused, naming both format numbers; an older one 
 guess, and refused, saying which format it is and why, where it would (results/formats.py). Nothing the file states
 is trusted to be bounded: only a regular file is read (a FIFO would block for ever, /dev/zero never end), no
 further than MAX_BYTES, its nesting is measured before anything recursive walks it, a number JSON has not (NaN)
-or one out of float range (1e400) is refused, and pydantic names the path of the first value that does not fit.
+or one out of float range (1e400) is refused, pydantic names the path of the first value that does not fit, and
+results/bounds.py the first value of the right type that no run writes (a level no interval is computed at, a
+probability past 1, a pair of three cases, a scored result of a model the report does not describe): the same
+checks for `read_report` and `gotchas merge`.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..files import TooLarge, read_regular
-
+from .bounds import out_of_bounds
 from .formats import FORMAT, migrate, refusal
 from .report import NonFiniteNumber, Report, from_data
 
@@ -110,7 +113,9 @@ def report_of(document: ReportDocument) -> Report:
     name = f"{document.name} is not a gotchas report of format {document.format}"
     try:
         report = from_data(document.data)
-        _ = report.chapters  # rolls it up: data that reads back but does not add up fails here, not later
+        problem = next(out_of_bounds(report.run, report.model_infos, report.chapter_infos, report.results), None)
+        if problem is None:  # the rollup would compute with it
+            _ = report.chapters  # rolls it up: data that reads back but does not add up fails here, not later
     except NonFiniteNumber as error:
         raise UnreadableReport(f"{document.name} is not a gotchas report: {error.path} is out of float range (a JSON "
                                "number such as 1e400 reads as infinity); a report holds finite numbers only") from None
@@ -120,6 +125,8 @@ def report_of(document: ReportDocument) -> Report:
         raise UnreadableReport(f"{name}: at {where}: {first['msg']}") from None
     except (KeyError, ValueError) as error:
         raise UnreadableReport(f"{name}: its data does not add up ({type(error).__name__}: {error})") from None
+    if problem is not None:
+        raise UnreadableReport(f"{name}: {problem}")
     return report
 
 

@@ -22,7 +22,7 @@ from pydantic.dataclasses import dataclass as typed
 
 from .baselines import BaselineOutcome
 from .consistency import Inconsistency, case_inconsistencies, first_difference, non_finite, subject_of
-from .formats import FORMAT, migrate
+from .formats import COMPUTED_SECTIONS, FORMAT, migrate
 from .onepass import OnePassCheck, check
 from .pairwise import (MarginDifference, ModelComparison, TwinSplit, compare_models, corrected, margin_differences,
                        twin_splits)
@@ -174,10 +174,6 @@ def to_json(report: Report) -> str:
     return json.dumps(to_data(report), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-# The sections a reader computes again rather than reads (ReportFile's last four).
-COMPUTED = ("pairs", "rollups", "comparisons", "one_pass_check")
-
-
 class NonFiniteNumber(ValueError):
     """JSON values holding a number that is not finite (1e400 reads as infinity): no report can hold it."""
 
@@ -208,7 +204,7 @@ def inconsistencies(data: dict[str, Any], report: Report) -> list[Inconsistency]
         for path, a, b in _computed_fields(stored, result_to_data(result)):
             found.append(Inconsistency(f"case {result.key}", result.model, f"cases[{n}].{path}", json.dumps(a),
                                        json.dumps(b)))
-    for section in COMPUTED:
+    for section in COMPUTED_SECTIONS:
         if section in data and data[section] != written[section]:
             path, stored, computed = first_difference(section, data[section], written[section])
             subject, model = subject_of(section, path, data[section])

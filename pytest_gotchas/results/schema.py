@@ -95,6 +95,9 @@ class ModelInfo:
     threads: int = 0  # torch threads of the process that loaded it (CPU kernels can round differently per count)
     bos: str = ""  # the BOS policy and what it gave: "auto: <bos>"
     backend: BackendInfo | None = None  # None: read through transformers
+    # --gotchas-allow-unfaithful-tokenizer: a tokenizer that fails the converter's round trip was scored anyway
+    # (model/load.py); False in a report written before the round trip checked every folder's tokenizer
+    allow_unfaithful_tokenizer: bool = False
 
 
 @dataclass(frozen=True)

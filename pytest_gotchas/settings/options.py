@@ -19,6 +19,7 @@ from typing import Any
 from ..files import user_cache_home
 from ..model import DTYPES
 from ..model.kernels import KERNELS
+from ..results.stats import MIN_LEVEL, level_computable
 from ..scoring.head import METRICS as PATCH_METRICS
 from ..truth.sandbox import LEVELS as ISOLATIONS
 
@@ -77,6 +78,9 @@ def level(raw: str) -> float:
     value = _number(raw, "a significance level such as 0.05")
     if not 0 < value < 1:
         raise OptionError(f"must be more than 0 and less than 1, got {raw!r}")
+    if not level_computable(value):  # an interval at 1 - 1e-320 has an infinite quantile: refused here, not mid-run
+        raise OptionError(f"must be at least {MIN_LEVEL:g}, the smallest level whose intervals can be computed in "
+                          f"double precision, got {raw!r}")
     return value
 
 
@@ -194,6 +198,9 @@ OPTIONS = (
     Option("update_baseline", "record this run's verdicts in the baseline (only what ran is changed)",
            kind="flag"),
     Option("baseline_any_model", "compare with a baseline recorded with another model or dtype", kind="flag"),
+    Option("allow_unfaithful_tokenizer", "score a model whose tokenizer fails the round trip every model folder's "
+           "must pass (its sampled vocabulary tokens tokenized back to themselves): its prompts may be cut into other "
+           "tokens than the model's own; the report names the setting", kind="flag", cli=True),
     Option("strict", "fail the run on every verdict that is not ok", kind="flag"),
     Option("layers", "also read every cut after every layer (the logit lens): from which layer the final leader "
            "stays ahead, and whether the lead changed hands", kind="flag", cli=True),
@@ -268,6 +275,7 @@ class Settings:
     baseline: Path | None = None
     update_baseline: bool = False
     baseline_any_model: bool = False
+    allow_unfaithful_tokenizer: bool = False
     strict: bool = False
     layers: bool = False
     variants: bool = False

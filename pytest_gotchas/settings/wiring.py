@@ -75,7 +75,7 @@ def scorer(settings: Settings, model_id: str, ref: ModelRef, clock: Clock, pytes
         auto = settings.device == "auto"  # device_map="auto": one model over every GPU
         spec = ModelSpec(name=ref.name, id=model_id, dtype=settings.dtype, kernels=settings.kernels,
                          device_map_auto=auto, device=None if auto else settings.device, worker_id=worker_id,
-                         workers=workers, flag=flag)
+                         workers=workers, flag=flag, allow_unfaithful_tokenizer=settings.allow_unfaithful_tokenizer)
         problems = run_refusals([ref], asked(settings, flag, workers), flag)
         if problems:
             raise ModelLoadError(problems[0])

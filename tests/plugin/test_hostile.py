@@ -23,7 +23,7 @@ from helpers.chapters import chapter_text
 from helpers.hostile import (CASE, FULL_DISK, HOSTILE_CHAPTER, IN_HOSTILE_CHAPTER, MODEL_RULES, OK_CHAPTER,
                              OLDER_BASELINE, STALE_TEMPORARY, latin1)
 from helpers.results import read_report
-from helpers.tinymodel import build_tiny_model
+from helpers.tinymodel import build_tiny_model, build_unfaithful_model
 
 from pytest_gotchas.truth import sandbox
 
@@ -35,6 +35,29 @@ def test_plugin_collects_a_latin1_chapter_as_an_error(pytester: pytest.Pytester)
     result = pytester.runpytest("--gotchas", "--collect-only")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["*ERROR collecting a.yaml*", "*a.yaml:*: the file is not UTF-8 (byte 0xe9)*"])
+
+
+@pytest.mark.parametrize(("encoding", "message"), [
+    ("utf-16-le", "*a.yaml: the file is UTF-16; save it as UTF-8*"),
+    ("utf-32", "*a.yaml: the file is UTF-32; save it as UTF-8*"),
+])
+def test_plugin_collects_a_wide_chapter_as_an_error(pytester: pytest.Pytester, encoding: str, message: str) -> None:
+    """Issue 50, item 12: UTF-16 without a BOM, or UTF-32 with one, was not collected at all (exit 5)."""
+    (pytester.path / "a.yaml").write_text(chapter_text(CASE), encoding=encoding)
+    result = pytester.runpytest("--gotchas", "--collect-only")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*ERROR collecting a.yaml*", message])
+
+
+def test_plugin_collects_a_chapter_with_a_list_key_as_an_error(pytester: pytest.Pytester) -> None:
+    """Issue 50, item 7: `? [a, b]` died in collection with TypeError: unhashable type."""
+    (pytester.path / "a.yaml").write_text(chapter_text(CASE.rstrip("\n") + "\n  ? [a, b]\n  : 1\n"),
+                                          encoding="utf-8")
+    result = pytester.runpytest("--gotchas", "--collect-only")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    output = result.stdout.str()
+    assert "TypeError" not in output and "Traceback" not in output
+    result.stdout.fnmatch_lines(["*a.yaml:*: a key is a list, not a name; write keys as names such as `id`*"])
 
 
 def test_two_chapter_files_with_one_name_are_refused(pytester: pytest.Pytester) -> None:
@@ -322,3 +345,34 @@ def test_a_chapter_file_named_with_control_characters_is_refused_and_the_junit_x
     assert "\x1b[31m" not in result.stdout.str()
     testcases = ElementTree.parse(pytester.path / "out.xml").getroot().iter("testcase")  # well-formed
     assert [(case.get("classname"), case.get("name")) for case in testcases] == [("", "cases")]
+
+
+# -- a model folder whose tokenizer fails the converter's round trip (issue 50, item 13) ----------------------------
+
+
+@pytest.fixture(scope="module")
+def unfaithful(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_unfaithful_model(tmp_path_factory.mktemp("unfaithful") / "model", MODEL_RULES)
+
+
+def test_a_model_whose_tokenizer_fails_the_round_trip_is_refused_or_named_when_allowed(
+        pytester: pytest.Pytester, unfaithful: Path) -> None:
+    """It loaded without a word, and a case whose prompt it misread was scored."""
+    (pytester.path / "a.yaml").write_text(chapter_text(CASE), encoding="utf-8")
+    args = ["--gotchas", "--gotchas-model", str(unfaithful), "--gotchas-cache-dir", str(pytester.path / "models"),
+            "-p", "no:cacheprovider"]
+    refused = pytester.runpytest_subprocess(*args)
+    assert refused.ret == pytest.ExitCode.INTERRUPTED and "Traceback" not in refused.stdout.str()
+    refused.stdout.fnmatch_lines([
+        f"*cannot use model '{unfaithful}': its tokenizer fails the round trip a converted model's must pass: only 96 "
+        "of 130 sampled vocabulary tokens tokenize back to themselves*run with --gotchas-allow-unfaithful-tokenizer*",
+        "*Interrupted: gotchas: the model could not be loaded*"])
+
+    allowed = pytester.runpytest_subprocess(*args, "--gotchas-allow-unfaithful-tokenizer", "--gotchas-json",
+                                            "out.json")
+    assert allowed.ret == pytest.ExitCode.OK, allowed.stdout.str()
+    allowed.stdout.fnmatch_lines([
+        "*its tokenizer fails the round trip a converted model's must pass (96 of 130 sampled vocabulary tokens "
+        "tokenize back to themselves); scored anyway, as --gotchas-allow-unfaithful-tokenizer asks*",
+        f"model '{unfaithful}': bfloat16*; its tokenizer's round trip not enforced (allow-unfaithful-tokenizer)"])
+    assert [m["allow_unfaithful_tokenizer"] for m in read_report(pytester.path / "out.json")["models"]] == [True]

@@ -19,6 +19,9 @@ import pytest
     (["--gotchas-kernels", "fast"], "argument --gotchas-kernels: invalid choice: 'fast' (choose from 'plain', "
                                     "'float32-matmul')"),
     (["--gotchas-level", "1"], "argument --gotchas-level: must be more than 0 and less than 1, got '1'"),
+    # issue 50, item 6: it passed, and the run died computing its first interval
+    (["--gotchas-level", "1e-320"], "argument --gotchas-level: must be at least 1e-15, the smallest level whose "
+                                    "intervals can be computed in double precision, got '1e-320'"),
 ])
 def test_a_bad_value_on_the_command_line_is_one_usage_error(pytester: pytest.Pytester, args: list[str],
                                                            message: str) -> None:
@@ -39,6 +42,8 @@ def test_a_bad_value_on_the_command_line_is_one_usage_error(pytester: pytest.Pyt
                                      "got 'half'"),
     ("gotchas_kernels = fast", "ini option gotchas_kernels must be one of plain, float32-matmul, got 'fast'"),
     ("gotchas_level = five", "ini option gotchas_level expects a significance level such as 0.05, got 'five'"),
+    ("gotchas_level = 1e-16", "ini option gotchas_level must be at least 1e-15, the smallest level whose intervals "
+                              "can be computed in double precision, got '1e-16'"),
 ])
 def test_a_bad_value_in_the_ini_file_is_one_usage_error(pytester: pytest.Pytester, ini: str, message: str) -> None:
     pytester.makeini(f"[pytest]\ngotchas = true\n{ini}\n")

@@ -64,6 +64,31 @@ def test_a_utf16_chapter_is_an_error(tmp_path) -> None:
         load_chapter(path, "a.yaml")
 
 
+@pytest.mark.parametrize(("encoding", "name"), [
+    ("utf-16-le", "UTF-16"), ("utf-16-be", "UTF-16"),  # issue 50, item 12: no BOM, and not collected at all
+    ("utf-32", "UTF-32"), ("utf-32-le", "UTF-32"), ("utf-32-be", "UTF-32"),  # with a BOM and without
+])
+def test_a_wide_chapter_with_or_without_a_bom_is_an_error(tmp_path, encoding: str, name: str) -> None:
+    path = tmp_path / "a.yaml"
+    path.write_text(chapter_text(CASE), encoding=encoding)
+    assert looks_like_chapter(path)
+    with pytest.raises(CaseFileError) as error:
+        load_chapter(path, "a.yaml")
+    assert str(error.value) == f"a.yaml: the file is {name}; save it as UTF-8"
+
+
+@pytest.mark.parametrize("key", ["? [a, b]\n  : 1", "? {a: 1}\n  : 1", "? - a\n    - b\n  : 1", "[a]: 1"])
+def test_a_key_that_is_a_list_or_a_mapping_names_its_line(tmp_path, key: str) -> None:
+    """Issue 50, item 7: `? [a, b]` died with TypeError: unhashable type; int and null keys were already refused."""
+    text = chapter_text(CASE.rstrip("\n") + "\n  " + key + "\n")
+    kind = "mapping" if "{" in key else "list"
+    assert refused(tmp_path, text) == (f"a.yaml:{ONE_LINE + 1}: a key is a {kind}, not a name; write keys as names "
+                                       "such as `id`")
+
+
+ONE_LINE = chapter_text(CASE).rstrip("\n").count("\n") + 1  # the last line of the one case
+
+
 # -- deep nesting (hostile input round two) --------------------------------------------------------------------------
 
 

@@ -283,7 +283,8 @@ def test_chapters_that_python_tests_record_into_are_not_checked_by_hash() -> Non
     """gotchas.case(...) writes each test's case into a chapter file of its own: its hash names no version."""
     def recorded(case_id: str, sha: str) -> dict[str, Any]:
         info = ChapterInfo("python", "python", "python", "tests/test_probe.py", False, [case_id], {}, {}, sha)
-        return plain(to_data(Report([make_case(case_id, "python", [make_run(0.6, 0.3)], model="m")], [info])))
+        return plain(to_data(Report([make_case(case_id, "python", [make_run(0.6, 0.3)], model=TINY_MODEL.id)], [info],
+                                    [TINY_MODEL])))
 
     merged = merge([Source("a.json", recorded("one", "a" * 64)), Source("b.json", recorded("two", "b" * 64))])
     assert [r.id for r in merged.results] == ["one", "two"]

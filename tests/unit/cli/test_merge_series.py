@@ -73,6 +73,14 @@ def test_a_level_outside_zero_and_one(files: list[str], capsys) -> None:
     assert "must be more than 0 and less than 1, got '1.5'" in capsys.readouterr().err
 
 
+def test_a_level_too_small_for_its_intervals(files: list[str], capsys) -> None:
+    """Issue 50, item 6: 1e-320 passed, and the merge died in the first interval."""
+    with pytest.raises(SystemExit):
+        main(["merge", *files, "--level", "1e-320"])
+    assert ("argument --level: must be at least 1e-15, the smallest level whose intervals can be computed in double "
+            "precision, got '1e-320'") in capsys.readouterr().err
+
+
 def test_a_merged_report_of_several_models_cannot_be_renamed(files: list[str], capsys) -> None:
     assert main(["merge", "tiny-a.json", "tiny-b.json", "--json", "ab.json"]) == 0
     assert main(["merge", "ab.json", "--rename", "ab.json=x"]) == 1

@@ -7,6 +7,7 @@ import hashlib
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.loading import RULES, spec
@@ -130,7 +131,9 @@ class Vocabulary:
     def decode(self, ids: list[int]) -> str:
         return "".join(self.pieces[i] for i in ids)
 
-    def __call__(self, text: str, add_special_tokens: bool) -> dict[str, list[int]]:
+    def __call__(self, text: str | list[str], add_special_tokens: bool) -> dict[str, list[Any]]:
+        if isinstance(text, list):  # a batch, as transformers tokenizes one
+            return {"input_ids": [self(one, add_special_tokens)["input_ids"] for one in text]}
         ids = []
         while text:
             fits = [i for i, piece in enumerate(self.pieces) if i and piece and text.startswith(piece)

@@ -18,7 +18,7 @@ import torch
 import transformers
 from helpers.loading import LOAD_SCRIPT, RULES, listing, load_error, spec
 from helpers.results import token
-from helpers.tinymodel import build_tiny_model
+from helpers.tinymodel import build_tiny_model, build_unfaithful_model
 
 from pytest_gotchas.backends.transformers import TransformersBackend
 from pytest_gotchas.model import hashes as hashes_module
@@ -146,23 +146,29 @@ class FakeTokenizer:
         self.bos_token_id = None if bos is None else 1
         self.adds_bos = adds_bos
 
+    all_special_ids: list[int] = []
+
     def __call__(self, text: str) -> dict[str, list[int]]:
         return {"input_ids": ([1] if self.adds_bos else []) + [7]}
+
+    def __len__(self) -> int:
+        return 0  # no vocabulary to sample: the round trip passes (tests below take it on real tokenizers)
 
 
 def test_tokenizer_checks() -> None:
     with pytest.raises(ModelLoadError) as error:
-        check_tokenizer(FakeTokenizer(is_fast=False), "m")
+        check_tokenizer(FakeTokenizer(is_fast=False), "m", spec("m"))
     assert str(error.value) == (
         "cannot use model 'm': its tokenizer (FakeTokenizer) is not a fast tokenizer, and character offsets "
         "are needed to check the cut. Save the model with a tokenizer.json."
     )
     # A tokenizer that adds no BOS is its model's own convention (SmolLM2's GGUF metadata says so): not refused;
     # --gotchas-bos overrides it (tests/plugin/test_models.py).
-    check_tokenizer(FakeTokenizer(adds_bos=False), "m")
-    check_tokenizer(FakeTokenizer(), "m")
-    check_tokenizer(FakeTokenizer(bos=None, adds_bos=False), "m")  # no BOS at all (Qwen style)
-    check_tokenizer(FakeTokenizer(bos="<|endoftext|>", eos="<|endoftext|>", adds_bos=False), "m")  # GPT-2 style
+    assert check_tokenizer(FakeTokenizer(adds_bos=False), "m", spec("m")) == []
+    assert check_tokenizer(FakeTokenizer(), "m", spec("m")) == []
+    assert check_tokenizer(FakeTokenizer(bos=None, adds_bos=False), "m", spec("m")) == []  # no BOS at all (Qwen style)
+    gpt2 = FakeTokenizer(bos="<|endoftext|>", eos="<|endoftext|>", adds_bos=False)
+    assert check_tokenizer(gpt2, "m", spec("m")) == []  # GPT-2 style
 
 
 def test_load_reuses_the_cached_digest(tiny_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -249,3 +255,41 @@ def test_a_read_only_cache_with_the_model_converted_loads_it(tmp_path) -> None:
     answers = [json.loads(line) for line in cold.stdout.splitlines()]
     assert [a[1:] for a in answers] == [json.loads(warm.stdout)[1:]] * 2  # the same fingerprints from both caches
     assert {cache: listing(cache) for cache in (full, bare)} == before  # no lock file, no sha256.json written
+
+
+# -- a tokenizer that fails the converter's round trip (issue 50, item 13) ------------------------------------------
+
+ROUND_TRIP = ("only 96 of 130 sampled vocabulary tokens tokenize back to themselves (a faithful tokenizer: nearly all), "
+              "so every prompt would be cut into other tokens than the model's own")
+
+
+@pytest.fixture(scope="module")
+def unfaithful_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_unfaithful_model(tmp_path_factory.mktemp("unfaithful") / "model", RULES)
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["eager", "lazy"])
+def test_a_folder_whose_tokenizer_fails_the_round_trip_is_refused(unfaithful_folder: Path, tmp_path: Path,
+                                                                   lazy: bool) -> None:
+    """It loaded without a word, and a case whose prompt it misread was scored."""
+    message = (f"cannot use model '{unfaithful_folder}': its tokenizer fails the round trip a converted model's must "
+               f"pass: {ROUND_TRIP}. Give the folder the tokenizer the model was trained with; or, to score it as it "
+               "is, run with --gotchas-allow-unfaithful-tokenizer (the report names the setting)")
+    with pytest.raises(ModelLoadError) as error:
+        _ = load_model(spec(unfaithful_folder), tmp_path, lazy_tokenizer=lazy).tokenizer
+    assert str(error.value) == message
+
+
+def test_the_setting_lets_it_through_with_a_note_and_names_it(unfaithful_folder: Path, tiny_folder: Path,
+                                                              tmp_path: Path) -> None:
+    loaded = load_model(spec(unfaithful_folder, allow_unfaithful_tokenizer=True), tmp_path, lazy_tokenizer=True)
+    assert loaded.info.allow_unfaithful_tokenizer and loaded.notes == []
+    assert loaded.tokenizer_key is not None and loaded.tokenizer_key.endswith("+unfaithful-allowed")
+    assert loaded.tokenizer("ag", add_special_tokens=False)["input_ids"] != [loaded.tokenizer.get_vocab()["ag"]]
+    assert loaded.notes == [
+        f"model '{unfaithful_folder}': its tokenizer fails the round trip a converted model's must pass (96 of 130 "
+        "sampled vocabulary tokens tokenize back to themselves); scored anyway, as "
+        "--gotchas-allow-unfaithful-tokenizer asks: its prompts may be cut into other tokens than the model's own"]
+    faithful = load_model(spec(tiny_folder, allow_unfaithful_tokenizer=True), tmp_path)
+    assert faithful.notes == [] and faithful.info.allow_unfaithful_tokenizer
+    assert not load_model(spec(tiny_folder), tmp_path).info.allow_unfaithful_tokenizer

@@ -8,8 +8,8 @@ from scipy.stats import binomtest
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
-from pytest_gotchas.results.stats import (discordant_needed, holm, mcnemar, paired_bootstrap, smallest_difference,
-                                          wilson)
+from pytest_gotchas.results.stats import (MIN_LEVEL, discordant_needed, holm, level_computable, mcnemar,
+                                          paired_bootstrap, smallest_difference, wilson)
 
 
 @pytest.mark.parametrize(("k", "n"), [(0, 6), (2, 6), (6, 6), (3, 7), (1, 1), (17, 40)])
@@ -86,3 +86,13 @@ def test_what_a_chapter_can_show() -> None:
     assert smallest_difference(7) == pytest.approx(6 / 7)
     assert smallest_difference(5) is None  # no split of 5 pairs reaches 0.05
     assert smallest_difference(60, 0.05) == pytest.approx(0.1)
+
+
+def test_every_statistic_computes_at_the_smallest_level_and_wilson_fails_below_it() -> None:
+    """Issue 50, item 6: the bound the options' range check and a report's reader hold a level to."""
+    assert level_computable(MIN_LEVEL) and not level_computable(1e-16) and not level_computable(1e-320)
+    assert wilson(3, 6, MIN_LEVEL).low is not None
+    assert paired_bootstrap([0.1, 0.2, 0.4], MIN_LEVEL).low is not None
+    assert discordant_needed(MIN_LEVEL) == 51
+    with pytest.raises(ValueError):  # why the bound: 1 - 1e-16 / 2 is 1.0, whose quantile is infinite
+        wilson(3, 6, 1e-16)
