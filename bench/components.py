@@ -31,12 +31,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-
-from pytest_gotchas.results.patching import EXACT, SCREEN
 from pytest_gotchas.results.reading import read_report
 from pytest_gotchas.results.schema import Patching
 
 from .patching import LARGER, Shape
+from pytest_gotchas.results.vocabulary import ComponentsMethod
 
 # Public configs (config.json of google/gemma-2-9b and meta-llama/Meta-Llama-3-70B).
 BIGGER = (LARGER[0],
@@ -102,7 +101,7 @@ def ratio(part: float, whole: float) -> float | None:
 
 
 def _times(r: Recorded) -> str:
-    grid = f"{r.grid:.2f}" if r.method == EXACT else "not run"
+    grid = f"{r.grid:.2f}" if r.method == ComponentsMethod.EXACT else "not run"
     share = ratio(r.screen + r.verify, r.residual)
     return (f"{r.residual:.2f} | {grid} | {r.screen:.2f} | {r.verify:.2f} | "
             + ("" if share is None else f"{share:.2f}"))
@@ -113,7 +112,7 @@ def recorded_table(costs: list[Recorded]) -> list[str]:
     lines = ["| direction | T | positions | k | residual s | component grid s | screen s | verify s | "
              "(screen + verify) / residual |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     lines += [f"| {r.direction} | {r.tokens} | {r.positions} | {r.k} | {_times(r)} |" for r in costs]
-    method = EXACT if any(r.method == EXACT for r in costs) else SCREEN  # the grid's total shown where any ran
+    method = ComponentsMethod.EXACT if any(r.method == ComponentsMethod.EXACT for r in costs) else ComponentsMethod.SCREEN  # the grid's total shown where any ran
     total = Recorded(f"all {len(costs)} directions", 0, 0, method, 0,
                      *(sum(getattr(r, f) for r in costs) for f in ("residual", "grid", "screen", "verify")))
     lines.append(f"| {total.direction} | | | | {_times(total)} |")
@@ -121,7 +120,7 @@ def recorded_table(costs: list[Recorded]) -> list[str]:
     share = ratio(total.screen + total.verify, total.residual)
     lines.append("(screen + verify) / residual over the report: " + ("no residual time recorded" if share is None
                  else f"{share:.3f} (aim: under 1/3)"))
-    grids = [r for r in costs if r.method == EXACT]
+    grids = [r for r in costs if r.method == ComponentsMethod.EXACT]
     if grids:
         grid = ratio(sum(r.grid for r in grids), sum(r.residual for r in grids))
         lines.append(f"component grid / residual over the {len(grids)} directions that ran it: "

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_gotchas.results.report import Report
-from pytest_gotchas.results.schema import TOKEN
 
 from . import scenarios
 from .child import Child, load_average, log, plugin, script
 from .figures import (Batch, BenchFigures, Comparison, ExecCheck, FeatureFigures, Growth, Machine, Memory, Ratio,
                       RunFigures, Same, Stat, TwoModels)
 from .scenarios import COLD, NONE, WARM, Group, Scenario
+from pytest_gotchas.results.vocabulary import ReadingName
 
 Runs = dict[str, list[Child]]  # by scenario name, in the order they ran
 
@@ -142,7 +142,7 @@ def same_numbers(a: Report | None, b: Report | None) -> Same:
 
 
 def prompts_of(report: Report) -> list[dict[str, object]]:
-    return [{"prompt": run.prompt, "correct": run.correct, "wrong": run.wrong, "reading": run.readings[TOKEN].kind,
+    return [{"prompt": run.prompt, "correct": run.correct, "wrong": run.wrong, "reading": run.readings[ReadingName.TOKEN].kind,
              "p_correct": run.p_correct, "p_wrong": run.p_wrong}
             for r in report.results for run in r.runs]
 

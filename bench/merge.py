@@ -25,10 +25,11 @@ from pathlib import Path
 
 from pytest_gotchas.report import json_report
 from pytest_gotchas.results.report import Report
-from pytest_gotchas.results.schema import TOKEN, CaseResult, ChapterInfo, Invocation, ModelInfo, Reading, Run
+from pytest_gotchas.results.schema import CaseResult, ChapterInfo, Invocation, ModelInfo, Reading, Run
 from pytest_gotchas.results.verdict import Status, case_verdict, run_verdict
 
 from .child import header, log, machine, run_child
+from pytest_gotchas.results.vocabulary import ReadingName
 
 GROWTH_SLACK = 1.25  # per-report cost at the largest size over the smallest's; more than this is superlinear
 LAYOUTS = ("checkpoints", "shards")
@@ -46,7 +47,7 @@ def result(case_id: str, chapter: str, model_id: str, p_correct: float) -> CaseR
     """A scored case of one run, its verdict judged from its probabilities as scoring judges it."""
     p_wrong = round(1 - p_correct - 0.0625, 4)
     reading = Reading(p_correct, p_wrong, run_verdict(p_correct, p_wrong), "plain", "bfloat16", ["1"], ["2"])
-    run = Run(primer=None, prompt=">>> x\n", correct="1", wrong="2", readings={TOKEN: reading}, main=TOKEN, top=[],
+    run = Run(primer=None, prompt=">>> x\n", correct="1", wrong="2", readings={ReadingName.TOKEN: reading}, main=ReadingName.TOKEN, top=[],
               batch_size=1, forward_passes=1)
     judged = case_verdict([run.judged()])
     return CaseResult(id=case_id, chapter=chapter, status=Status.SCORED, verdict=judged.verdict, runs=[run],

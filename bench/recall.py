@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from pytest_gotchas.results.report import Report, from_data
-from pytest_gotchas.results.patching import EXACT, Component, top_components
+from pytest_gotchas.results.patching import Component, top_components
 from pytest_gotchas.results.schema import Components, Patching
 from pytest_gotchas.scoring.screen import RECALL_LINE
+from pytest_gotchas.results.vocabulary import ComponentsMethod
 
 Cell = tuple[str, int, int, int]  # (kind, layer, head (0 unless a head), aligned pair index), as scoring/screen.py
 
@@ -128,7 +129,7 @@ def summary(entries: list[Patching], k: int) -> list[str]:
     missing: Counter[str] = Counter()
     for e in entries:
         grid = e.components
-        frac = fractions(e, grid) if grid is not None and grid.method == EXACT else {}
+        frac = fractions(e, grid) if grid is not None and grid.method == ComponentsMethod.EXACT else {}
         if grid is None or not frac:
             continue
         top = {(c.kind, c.layer, c.head, c.position) for c in grid.screened}

@@ -12,7 +12,7 @@ import importlib.util
 from collections.abc import Iterable, Sequence
 from types import ModuleType
 
-from ..model.embedded import split
+from ..model.ref import ModelRef
 from ..model.load import ModelLoadError
 from .protocol import Asked, refusals
 
@@ -35,17 +35,13 @@ def module(backend: str) -> ModuleType:
     return importlib.import_module(f"{__name__}.{backend}")
 
 
-def backend_of(name: str | None) -> str:
-    return split(name)[0]
-
-
-def run_refusals(models: Sequence[str | None], asked: Iterable[Asked], flag: str = "--gotchas-") -> list[str]:
+def run_refusals(models: Sequence[ModelRef], asked: Iterable[Asked], flag: str = "--gotchas-") -> list[str]:
     """What the backends of the run's models cannot do of what it asks, one message each; a model prefix that names
     no backend is a message too."""
     wanted = list(asked)
-    by_backend: dict[str, list[str | None]] = {}
+    by_backend: dict[str, list[str]] = {}
     for model in models:
-        by_backend.setdefault(backend_of(model), []).append(model)
+        by_backend.setdefault(model.backend, []).append(model.written)
     out = []
     for backend, named in by_backend.items():
         try:

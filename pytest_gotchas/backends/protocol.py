@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..model.embedded import TRANSFORMERS as TRANSFORMERS  # a name without a NAME: prefix
+from ..model.ref import TRANSFORMERS as TRANSFORMERS  # a name without a NAME: prefix
 from ..results.schema import ModelInfo
 
 if TYPE_CHECKING:  # model/ is the floor below: only for the types

@@ -33,7 +33,7 @@ from typing import Any
 
 from ..model import DTYPES, numerics
 from ..model.convert import one_line
-from ..model.embedded import short_name
+from ..model.ref import ModelRef
 from ..model.hashes import hub_snapshot, tokenizer_fingerprint, weight_files, weights_sha256
 from ..model.load import ModelLoadError, ModelSpec, check_tokenizer, load_tokenizer, resolve_source, shown_name
 from ..results.schema import BackendInfo, ModelInfo
@@ -254,7 +254,7 @@ def load(request: LoadRequest) -> Backend:  # mypy checks here that the class sa
                           executor=executor, batch_invariant=invariant, batch_invariant_note=why,
                           logits_dtype="float32" if loaded.inexact else spec.dtype, prefix_caching=False)
     loaded.info = ModelInfo(
-        id=spec.id or short_name(f"{NAME}:{spec.name or ''}"), name=shown, source=str(folder),
+        id=spec.id or ModelRef(NAME, spec.name).short, name=shown, source=str(folder),
         weights_sha256=weights_sha256(weight_files(folder), cache_dir), dtype=spec.dtype, device=platform,
         torch_version=str(torch.__version__), transformers_version=str(transformers.__version__),
         hardware=numerics.hardware(platform) + (f" x {world} ({executor})" if world > 1 else ""),

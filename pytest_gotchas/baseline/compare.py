@@ -12,13 +12,14 @@ import math
 from collections.abc import Iterable, Mapping
 
 from ..model.kernels import KERNELS
-from ..results.baselines import (FAIL, PASS, READ_FIELDS, CaseChange, Comparison, Entry, FactChange, Header,
-                                 MemberChange, Numerics, PairChange, PrimersChange, UpdateStats)
+from ..results.baselines import (READ_FIELDS, CaseChange, Comparison, Entry, FactChange, Header, MemberChange,
+                                 Numerics, PairChange, PrimersChange, UpdateStats)
 from ..results.hardware import PLAIN_KERNELS
 from ..results.rollup import ChapterRollup, PairResult, rollup
 from ..results.schema import BackendInfo, CaseResult, ChapterInfo, ModelInfo
 from ..results.verdict import Status, Verdict
 from .store import HEADER_FIELDS, IDENTITY_FIELDS, OPTIONAL_FIELDS, Baseline, device_kind
+from ..results.vocabulary import PairVerdict
 
 
 def header_of(result: CaseResult, model: ModelInfo | None) -> Header | None:
@@ -51,10 +52,14 @@ def run_header(results: Iterable[CaseResult], model: ModelInfo | None) -> Header
 
 
 def entry_of(result: CaseResult) -> Entry:
+    """A scored case's entry: only a scored case has a verdict to record."""
+    verdict = result.verdict
+    if verdict is None:
+        raise ValueError(f"{result.chapter}/{result.id} was not scored: it has no baseline entry")
     if len(result.runs) == 1:
-        return Entry(str(result.verdict), result.runs[0].p_correct, result.runs[0].p_wrong)
+        return Entry(verdict, result.runs[0].p_correct, result.runs[0].p_wrong)
     names = [r.label or f"run{n}" for n, r in enumerate(result.runs, start=1)]
-    return Entry(str(result.verdict), {n: r.p_correct for n, r in zip(names, result.runs)},
+    return Entry(verdict, {n: r.p_correct for n, r in zip(names, result.runs)},
                  {n: r.p_wrong for n, r in zip(names, result.runs)})
 
 
@@ -101,15 +106,15 @@ def broken_pairs(baseline: Baseline, result: CaseResult, chapter: ChapterInfo) -
     if not result.scored or result.verdict == Verdict.OK:
         return []
     return [pair_id for pair_id, members in chapter.pairs.items()
-            if result.id in members and baseline.pairs.get(f"{chapter.name}/{pair_id}") == PASS]
+            if result.id in members and baseline.pairs.get(f"{chapter.name}/{pair_id}") == PairVerdict.PASS]
 
 
-def pair_state(pair: PairResult) -> str | None:
+def pair_state(pair: PairResult) -> PairVerdict | None:
     """pass or fail; a pair with a member that did not run is still known to fail when another member is not ok
     (as the per-member gate decides under `-k`); None when it is not known."""
     if pair.passed is not None:
-        return PASS if pair.passed else FAIL
-    return FAIL if any(v is not None and v != Verdict.OK for v in pair.verdicts) else None
+        return PairVerdict.PASS if pair.passed else PairVerdict.FAIL
+    return PairVerdict.FAIL if any(v is not None and v != Verdict.OK for v in pair.verdicts) else None
 
 
 def _chapter_of(key: str) -> str:
@@ -139,11 +144,11 @@ def compare(baseline: Baseline, results: list[CaseResult], infos: Mapping[str, C
             if change.old is None:
                 out.new_pairs.append(change)
             elif change.new is None:
-                if change.old == PASS:
+                if change.old == PairVerdict.PASS:
                     out.unchecked.append(change)
-            elif change.old == PASS and change.new == FAIL:
+            elif change.old == PairVerdict.PASS and change.new == PairVerdict.FAIL:
                 out.regressions.append(change)
-            elif change.old == FAIL and change.new == PASS:
+            elif change.old == PairVerdict.FAIL and change.new == PairVerdict.PASS:
                 out.improvements.append(change)
             else:
                 out.unchanged += 1

@@ -38,6 +38,7 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from collections.abc import Callable
+from enum import StrEnum
 from typing import Any, TypeVar
 
 import yaml
@@ -45,8 +46,9 @@ import yaml
 from ..cases.chapter import CASE_ID
 from ..cases.yamlfile import MAX_DEPTH, SafeLoader, TooDeep
 from ..files import remove_stale_temporaries, write_atomic
-from ..results.baselines import FAIL, PASS, UPDATE_FLAG, Entry, Header, Probability
+from ..results.baselines import UPDATE_FLAG, Entry, Header, Probability
 from ..results.verdict import Verdict
+from ..results.vocabulary import PairVerdict
 
 FORMAT = 4  # 2: a count of the entries, so that a file cut short is told apart from one with fewer pairs. 3: the
 # header records the reading, BOS and kernels, and `kept:` what an update kept from other runs. 4: `primers:`, each
@@ -79,7 +81,7 @@ class BaselineError(Exception):
 @dataclass
 class Baseline:
     header: Header | None
-    pairs: dict[str, str] = field(default_factory=dict)  # "<chapter>/<pair id>" -> pass | fail
+    pairs: dict[str, PairVerdict] = field(default_factory=dict)  # "<chapter>/<pair id>" -> its verdict
     verdicts: dict[str, Entry] = field(default_factory=dict)  # "<chapter>/<case id>" -> Entry
     unreadable: list[str] = field(default_factory=list)  # read leniently: the entries dropped, each with why
     kept: dict[str, dict[str, str]] = field(default_factory=dict)  # chapter -> header fields it was recorded with
@@ -153,11 +155,11 @@ def loads(text: str, source: str = "<baseline>", lenient: bool = False) -> Basel
     for key, value in raw_pairs.items():
         try:
             _check_key(key, "pairs", bad_entry)
-            if value not in (PASS, FAIL):
+            if value not in (PairVerdict.PASS, PairVerdict.FAIL):
                 raise bad_entry(f"pairs: {key}", f"expected pass or fail, got {value!r}")
         except _Skip:
             continue
-        pairs[key] = value
+        pairs[key] = PairVerdict(value)
     raw_verdicts = _mapping(data.get("verdicts"), "verdicts", bad)
     verdicts = {}
     for key, value in raw_verdicts.items():
@@ -273,7 +275,7 @@ def _read_entry(value: Any, where: str, bad: Any) -> Entry:
                 isinstance(k, str) for k in p)):
             raise bad(where, f"{name} must be a probability or a mapping from primer to probability, got {p!r}")
         probabilities.append(dict(p) if isinstance(p, dict) else float(p))
-    return Entry(value["verdict"], probabilities[0], probabilities[1])
+    return Entry(Verdict(value["verdict"]), probabilities[0], probabilities[1])
 
 
 def _is_probability(x: Any) -> bool:
@@ -290,6 +292,8 @@ class _Dumper(yaml.SafeDumper):
 
 _Dumper.add_representer(_Flow, lambda dumper, data: dumper.represent_mapping(
     "tag:yaml.org,2002:map", data, flow_style=True))
+# A closed set's member is written as its value (SafeDumper knows str, not its subclasses).
+_Dumper.add_multi_representer(StrEnum, lambda dumper, data: dumper.represent_str(str(data)))
 
 
 def _sorted(value: Probability) -> Probability:

@@ -25,7 +25,7 @@ from ..cases.authoring import AuthoringError, Snippet, cut, output_start, parse_
 from ..truth.check import check
 from ..truth.interpreters import Missing
 from ..report.wording import pct
-from ..results.schema import PLAIN, TEXT, TOKEN, Run
+from ..results.schema import Run
 from ..scoring.scorer import GotchasError, ModelUnavailable, Scorer
 from ..cases.transcript import CURSOR
 from ..results.verdict import NOISE_FLOOR, Status, Verdict
@@ -34,6 +34,7 @@ from .errors import CLIError
 from .snippet import read_snippet
 from ..settings.options import integer
 from .tools import Tools, settings_of, validated
+from ..results.vocabulary import ReadingName
 
 DEFAULT_ID = "new-case"
 # A coin flip agrees with itself in 20 runs once in 2**19: collection's 3 runs let it through once in 4.
@@ -348,27 +349,28 @@ def _score(scorer: Scorer, planned: Planned, out: TextIO, nothing: str, lead_in:
     print(f"model {info.name} ({info.dtype}, {info.device}):", file=out)
     for run in result.runs:
         label = f"  [{run.primer}]" if run.primer else ""
-        for name in (TEXT, TOKEN):
+        for name in (ReadingName.TEXT, ReadingName.TOKEN):
             reading = run.readings.get(name)
             if reading is None:
                 continue
             chosen = " (the verdict)" if name == run.main else ""
-            how = READ[name] if name == TEXT else READ[reading.kind]
+            how = READ[name] if name == ReadingName.TEXT else READ[reading.kind]
             print(f"  {name} reading{label}{chosen}: {how}", file=out)
             print(f"    P(correct) {pct(reading.p_correct)}  P(wrong) {pct(reading.p_wrong)}  coverage "
                   f"{pct(reading.coverage)}  margin {pct(reading.margin)}  -> {reading.verdict}", file=out)
             for side, shown in (("correct", reading.correct_tokens), ("wrong", reading.wrong_tokens)):
                 # the text reading lists its largest contributions; the token reading its chain of tokens
-                text = ", ".join(shown) if name == TEXT else "+".join(map(repr, shown))
+                text = ", ".join(shown) if name == ReadingName.TEXT else "+".join(map(repr, shown))
                 print(f"    {side + ':':<8} {text or '-'}", file=out)
-        plain = run.readings.get(PLAIN)
+        plain = run.readings.get(ReadingName.PLAIN)
         if plain is not None:
             print(f"  plain reading at the full prompt: {pct(plain.p_correct)} / {pct(plain.p_wrong)} "
                   f"({plain.verdict})", file=out)
         print("  top: " + ", ".join(f"{top.token!r} {pct(top.p)}" for top in run.top), file=out)
-        if TEXT in run.readings and run.readings[TEXT].verdict != run.readings[TOKEN].verdict:
-            print(f"  WARNING: the text and token readings disagree ({run.readings[TEXT].verdict} against "
-                  f"{run.readings[TOKEN].verdict}): a candidate is a prefix of likelier tokens, or the cut heals; "
+        as_text, as_token = run.readings.get(ReadingName.TEXT), run.readings[ReadingName.TOKEN]
+        if as_text is not None and as_text.verdict != as_token.verdict:
+            print(f"  WARNING: the text and token readings disagree ({as_text.verdict} against "
+                  f"{as_token.verdict}): a candidate is a prefix of likelier tokens, or the cut heals; "
                   "the text reading counts every token that writes the candidate", file=out)
     print(f"  verdict: {result.verdict}", file=out)
     if result.verdict == Verdict.NOISE and result.runs:

@@ -11,7 +11,7 @@ from typing import Any
 from ..cases import environment
 from ..cases.chapter import VERSION
 from ..model import names
-from ..model.embedded import short_names
+from ..model.ref import ModelRef, short_ids
 from ..plugin import compat
 from ..settings import wiring
 from ..truth import sandbox
@@ -72,7 +72,7 @@ def shared_parser() -> argparse.ArgumentParser:
 
 def settings_of(args: argparse.Namespace) -> Settings:
     values = {option.name: getattr(args, option.name, None) for option in OPTIONS if option.cli}
-    values["models"] = [None if m == "default" else m for m in values.get("models") or []]
+    values["models"] = values.get("models") or []
     return settings(values)
 
 
@@ -90,7 +90,8 @@ class Tools:
 
     def __init__(self, settings: Settings, scratch: Path, chapter: Path | None = None) -> None:
         self.settings = settings
-        refused = [r for r in (*(names.refusal(model, flag="--") for model in settings.models),
+        refs = [ModelRef.parse(model) for model in settings.models]
+        refused = [r for r in (*(names.refusal(ref, flag="--") for ref in refs),
                                softmax_refusal(settings.softmax_dtype, settings.dtype, flag="--")) if r]
         if refused:
             raise CLIError("\n".join(refused))
@@ -99,5 +100,5 @@ class Tools:
         except sandbox.Unavailable as error:
             raise CLIError(str(error)) from None
         self.collector = wiring.collector(settings, scratch / "transcripts", self.isolation)
-        self.scorers = [wiring.scorer(settings, model_id, model, Clock(), None, flag="--")
-                        for model, model_id in zip(settings.models, short_names(list(settings.models)))]
+        self.scorers = [wiring.scorer(settings, model_id, ref, Clock(), None, flag="--")
+                        for ref, model_id in zip(refs, short_ids(refs))]

@@ -11,45 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .convert import Log, convert_gguf, converted_folder, one_line
-
-DEFAULT = "gemma-3-270m"
-TRANSFORMERS = "transformers"  # the backend of a model name without a prefix
-PREFIX = re.compile(r"([a-z][a-z0-9_]+):(.*)", re.DOTALL)  # two letters at least: "C:" begins a Windows path
-
-
-def split(name: str | None) -> tuple[str, str | None]:
-    """(backend, the model's own name): "vllm:gemma-3-270m" -> ("vllm", "gemma-3-270m"); "vllm:" alone is the
-    embedded default model (None) read through vLLM; a name without a prefix is read through transformers. Which
-    prefixes name a backend is backends/__init__.py's to say."""
-    found = PREFIX.fullmatch(name) if name is not None else None
-    if found is None:
-        return TRANSFORMERS, name
-    return found[1], found[2].strip() or None
-
-
-def short_name(model: str | None) -> str:
-    """The name a model goes by in item ids, reports and baseline file names: an embedded model's own, else the last
-    part of a hub id or path, without .gguf, made file-name-safe; a model read through another backend than
-    transformers is named after it too (vllm:gemma-3-270m -> vllm-gemma-3-270m)."""
-    backend, model = split(model)
-    if backend != TRANSFORMERS:
-        return f"{backend}-{short_name(model)}"
-    if model is None:
-        return DEFAULT
-    base = re.split(r"[/\\]+", model.strip().rstrip("/\\"))[-1]
-    base = base[: -len(".gguf")] if base.lower().endswith(".gguf") else base
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-.") or "model"
-
-
-def short_names(models: list[str | None]) -> list[str]:
-    """One short name per model of a run, made unique by a number where two would be alike."""
-    names: list[str] = []
-    for model in models:
-        name, n = short_name(model), 2
-        while name in names:
-            name, n = f"{short_name(model)}-{n}", n + 1
-        names.append(name)
-    return names
+from .ref import DEFAULT
 
 
 class EmbeddedMissing(Exception):

@@ -20,7 +20,8 @@ from ..results.schema import ModelInfo
 from . import DTYPES, companions, facts, float32_matmul, invariance, kernels, numerics
 from .convert import (ConversionError, Log, allowed_unfaithful, convert_gguf, converted_folder, no_progress_bars,
                       one_line, round_trip, unfaithful_folder)
-from .embedded import DEFAULT, MODELS, EmbeddedMissing, short_name
+from .embedded import MODELS, EmbeddedMissing
+from .ref import DEFAULT, ModelRef
 from .hashes import file_sha256, hub_snapshot, tokenizer_fingerprint, weight_files, weights_sha256
 from .invariance import INVARIANT, Invariance
 
@@ -28,7 +29,7 @@ from .invariance import INVARIANT, Invariance
 @dataclass(frozen=True)
 class ModelSpec:
     name: str | None  # an embedded model's short name, a hub id, a local folder or a .gguf file; None = the default
-    id: str = ""  # the short name the run knows it by (ModelInfo.id); "" = embedded.short_name(name)
+    id: str = ""  # the short name the run knows it by (ModelInfo.id); "": ModelRef(name=name).short
     dtype: str = "bfloat16"  # "bfloat16" | "float16" | "float32"
     device: str | None = None  # None = "cuda" if available else "cpu"; or "cpu", "cuda", "cuda:1"
     device_map_auto: bool = False  # device_map="auto", for models too large for one GPU
@@ -181,8 +182,8 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
     tokenizer_seconds = time.perf_counter() - started
     if spec.device_map_auto:
         device = _placed(model)
-    info = ModelInfo(id=spec.id or short_name(spec.name), name=shown, source=str(folder), weights_sha256=weights,
-                     dtype=spec.dtype, device=device, torch_version=str(torch.__version__),
+    info = ModelInfo(id=spec.id or ModelRef(name=spec.name).short, name=shown, source=str(folder),
+                     weights_sha256=weights, dtype=spec.dtype, device=device, torch_version=str(torch.__version__),
                      transformers_version=str(transformers.__version__), hardware=numerics.hardware(device),
                      numerics=numerics.named(known.fingerprint, spec.kernels), threads=known.threads,
                      allow_unfaithful_tokenizer=spec.allow_unfaithful_tokenizer)

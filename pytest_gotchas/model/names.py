@@ -12,7 +12,8 @@ import difflib
 import os
 from pathlib import Path
 
-from .embedded import MODELS, split
+from .embedded import MODELS
+from .ref import ModelRef
 
 # The values huggingface_hub reads as true (its utils._is_true); transformers' older switch means the same.
 OFFLINE = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
@@ -20,18 +21,18 @@ TRUE = {"1", "ON", "YES", "TRUE"}
 EXAMPLE_HUB_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
 
-def refusal(name: str | None, flag: str = "--gotchas-", hub_cache: Path | None = None) -> str | None:
-    """Why the model `name` (with its backend prefix, if any) cannot be loaded, said before anything runs; None
+def refusal(ref: ModelRef, flag: str = "--gotchas-", hub_cache: Path | None = None) -> str | None:
+    """Why the model `ref` cannot be loaded, said before anything runs; None
     where it may load. A name without `/` is an embedded model, a folder or a file here; anything else would be
     sent to the hub as a name of no owner. Offline, a hub id must be in the hub cache (`hub_cache`: None, the hub
     client's own folder)."""
-    model = split(name)[1]
+    model, name = ref.name, ref.written
     if model is None or model in MODELS or Path(model).expanduser().exists():
         return None
     if "/" not in model and "\\" not in model:
-        return _unknown(str(name), model, flag)
+        return _unknown(name, model, flag)
     if offline() and _hub_id(model):
-        return _not_cached(str(name), model, flag, hub_cache)
+        return _not_cached(name, model, flag, hub_cache)
     return None
 
 

@@ -80,9 +80,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     models = read_settings(metafunc.config).models
     if len(models) > 1:
-        from ..model.embedded import short_names
+        from ..model.ref import model_refs, short_ids
 
-        ids = short_names(list(models))
+        ids = short_ids(model_refs(models))
         metafunc.parametrize(MODEL_FIXTURE, ids, indirect=True, scope="session", ids=ids)
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from ..baseline.gate import Gate, SettingsRefused, make_gate, update_command
 from ..baseline.store import BaselineError, checks_of
-from ..model.embedded import short_names
+from ..model.ref import ModelRef, model_refs, short_ids
 from ..report import terminal, wording
 from ..results.schema import CaseResult, ChapterInfo, ModelInfo, Timings
 from ..scoring.scorer import Clock, Scorer, process_timings
@@ -38,9 +38,9 @@ class GotchasSession:
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.config, self.settings = config, settings
         self.worker_id, self.workers = worker(config)
-        names: list[str | None] = list(settings.models) or [None]
-        self.model_ids = short_names(names)
-        self.model_names = dict(zip(self.model_ids, names))
+        refs = model_refs(settings.models)
+        self.model_ids = short_ids(refs)
+        self.model_refs = dict(zip(self.model_ids, refs))
         self.clock = Clock()
         self.scorers: dict[str, Scorer] = {}
         self.chapters: list[ChapterInfo] = []  # every chapter this process collected or recorded into
@@ -60,7 +60,7 @@ class GotchasSession:
         self.run_plan: dict[str, list[Planned]] = {}  # model -> the scored cases this process will put to it
         asking = config.getoption("help", False) or config.getoption("version", False)  # pytest --help: no probe
         if settings.enabled and not asking:  # confinement is a decision: strong unless asked otherwise, else an error
-            refuse_unsupported(config, settings, names, self.workers)  # what a backend cannot do, before any probe
+            refuse_unsupported(config, settings, refs, self.workers)  # what a backend cannot do, before any probe
             self._isolation = self._choose()
         self.gate: Gate | None = make_run_gate(config, settings, self.model_ids) if settings.enabled else None
 
@@ -111,7 +111,7 @@ class GotchasSession:
     def scorer(self, model: str) -> Scorer:
         """The scorer of one model of the run (its model loads on first use)."""
         if model not in self.scorers:
-            self.scorers[model] = wiring.scorer(self.settings, model, self.model_names[model], self.clock,
+            self.scorers[model] = wiring.scorer(self.settings, model, self.model_refs[model], self.clock,
                                                 self.pytest_cache, worker_id=self.worker_id, workers=self.workers,
                                                 log=_notice, planned=lambda: self.run_plan.get(model, []),
                                                 progress=self.progress)
@@ -172,7 +172,7 @@ class GotchasSession:
         return sorted(results, key=key)
 
 
-def refuse_unsupported(config: pytest.Config, settings: Settings, names: list[str | None], workers: int) -> None:
+def refuse_unsupported(config: pytest.Config, settings: Settings, refs: list[ModelRef], workers: int) -> None:
     """A model name that can only be a typo (or a hub id offline and not cached: model/names.py), what a backend of
     the run's models cannot do, a kernel path the dtype has no use for and a softmax dtype the scorer does not
     compute is one usage error at the start, naming the flag and the backend (the capabilities each backend of
@@ -182,9 +182,9 @@ def refuse_unsupported(config: pytest.Config, settings: Settings, names: list[st
     from ..scoring.rows import softmax_refusal
 
     asked = getattr(config.option, "numprocesses", None) or 0  # the controller's -n; "auto" and "logical" count
-    refused = [r for r in (*map(model_names.refusal, names), kernels.refusal(settings.kernels, settings.dtype),
+    refused = [r for r in (*map(model_names.refusal, refs), kernels.refusal(settings.kernels, settings.dtype),
                            softmax_refusal(settings.softmax_dtype, settings.dtype)) if r]
-    problems = refused + run_refusals(names, wiring.asked(settings, workers=workers or (
+    problems = refused + run_refusals(refs, wiring.asked(settings, workers=workers or (
         asked if isinstance(asked, int) else 2)))
     if problems:
         raise pytest.UsageError("\n".join(problems))

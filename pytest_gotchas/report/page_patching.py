@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..results.patching import SCREEN
 from ..results.schema import Patching
 from .wording_patching import (SCREEN_COLUMNS, components_line, heatmap_caption, heatmap_cell_title,
                                patched_tokens, patching_line, pattern_caption, pattern_cell_title, screen_caption,
                                screen_rows)
+from ..results.vocabulary import ComponentsMethod
 
 BLUE, RED = "33,102,172", "178,24,43"  # ColorBrewer RdBu's ends: readable for red-green colour blindness
 DARK = 0.6  # above this share of full colour, the cell's text turns white
@@ -98,7 +98,7 @@ def screen_table(patching: Patching) -> ScreenTable | None:
     if grid is None or not rows:
         return None
     return ScreenTable(screen_caption(patching), SCREEN_COLUMNS, rows,
-                       components_line(patching) if grid.method == SCREEN else "")
+                       components_line(patching) if grid.method == ComponentsMethod.SCREEN else "")
 
 
 def _row(patching: Patching, layer: int, label: str, values: list[float], columns: list[str]) -> HeatRow:
@@ -116,7 +116,8 @@ def component_heatmaps(model: str, patching: Patching) -> list[Heatmap]:
     """The component grid's heatmaps: attention writes and MLP writes (layer x aligned position), then the heads
     (layer x head) at the cut and at the position of the head that restores most, if another."""
     grid = patching.components
-    if grid is None or grid.method == SCREEN:  # the screen alone has no grid: its table says what it found
+    # the screen alone has no grid: its table says what it found
+    if grid is None or grid.method == ComponentsMethod.SCREEN:
         return []
     tokens = patched_tokens(patching)
     line = components_line(patching)

@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..cases.transcript import CURSOR
-from ..results.schema import PLAIN, TEXT, TOKEN, CaseResult, Reading, Run
+from ..results.schema import CaseResult, Reading, Run
 from ..results.verdict import Verdict
 from .terminal import NEGLIGIBLE, layer_note
+from ..results.vocabulary import ReadingKind, ReadingName
 
 LABELLED = 0.16  # a bar segment this wide or wider carries its token and number
 CUT_LABELS = {"healed": "healed cut", "chain": "multi-token cut"}
@@ -221,15 +222,16 @@ def answer(run: Run, primed: bool) -> Answer:
 
 
 def cut(run: Run) -> CutNote | None:
-    token = run.readings.get(TOKEN)
-    if token is None or token.kind == "plain":
+    token = run.readings.get(ReadingName.TOKEN)
+    if token is None or token.kind == ReadingKind.PLAIN:
         return None
     return CutNote(CUT_LABELS.get(token.kind, f"{token.kind} cut"), CUT_WHY.get(token.kind, ""),
-               [repr(t) for t in token.correct_tokens], [repr(t) for t in token.wrong_tokens], run.readings.get(PLAIN))
+               [repr(t) for t in token.correct_tokens], [repr(t) for t in token.wrong_tokens],
+               run.readings.get(ReadingName.PLAIN))
 
 
 def text_reading(run: Run) -> TextReading | None:
-    text = run.readings.get(TEXT)
+    text = run.readings.get(ReadingName.TEXT)
     if text is None:
         return None
     return TextReading(", ".join(text.correct_tokens) or "\u2013", ", ".join(text.wrong_tokens) or "\u2013",
@@ -238,12 +240,12 @@ def text_reading(run: Run) -> TextReading | None:
 
 def other_readings(run: Run) -> list[OtherReading]:
     return [OtherReading(name, run.readings[name], run.readings[name].verdict != run.verdict)
-            for name in (TEXT, TOKEN) if name != run.main and name in run.readings]
+            for name in (ReadingName.TEXT, ReadingName.TOKEN) if name != run.main and name in run.readings]
 
 
 def alternatives(run: Run) -> list[Alternative]:
     """The top tokens at the cut, each marked when it is the first token of a candidate's chain."""
-    token = run.readings.get(TOKEN, run.reading)
+    token = run.readings.get(ReadingName.TOKEN, run.reading)
     first_correct = token.correct_tokens[0] if token.correct_tokens else None
     first_wrong = token.wrong_tokens[0] if token.wrong_tokens else None
     return [Alternative(repr(top.token), top.p,

@@ -12,13 +12,14 @@ from ..results.layers import lead
 from ..results.pairwise import differences
 from ..results.report import Report
 from ..results.rollup import ChapterRollup
-from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, CaseResult, Run, Invocation
+from ..results.schema import CaseResult, Run, Invocation
 from ..results.verdict import Status, Verdict, colour
 from .claims import claim_lines, log_ratio_lines
 from .escape import escape
 from .wording import (Line, backend_text, chapter_line, comparison_line, differences_text, lead_text, model_line,
                       one_pass_check_line, pct, probabilities, slow_bfloat16_line, stepped_line)
 from .wording_patching import patched_lines
+from ..results.vocabulary import ReadingKind, ReadingName
 
 _PLAIN: dict[str, bool] = {}
 NEGLIGIBLE = 5e-4  # the text reading's unfollowed mass is named from 0.05% on
@@ -47,13 +48,13 @@ def cut_note(run: Run) -> str:
     reading beside it), the other of the text and token readings when its verdict differs, and the mass the text
     reading did not follow when it is not negligible."""
     notes = []
-    token = run.readings.get(TOKEN)
-    if token is not None and token.kind != "plain":
-        label = "healed cut" if token.kind == "healed" else "multi-token cut"
-        plain = run.readings.get(PLAIN)
+    token = run.readings.get(ReadingName.TOKEN)
+    if token is not None and token.kind != ReadingKind.PLAIN:
+        label = "healed cut" if token.kind == ReadingKind.HEALED else "multi-token cut"
+        plain = run.readings.get(ReadingName.PLAIN)
         shown = f"; plain reading {pct(plain.p_correct)} / {pct(plain.p_wrong)} ({plain.verdict})" if plain else ""
         notes.append(f"{label}: {tokens(token.correct_tokens, token.wrong_tokens)}{shown}")
-    for name in (TEXT, TOKEN):
+    for name in (ReadingName.TEXT, ReadingName.TOKEN):
         if name != run.main and name in run.readings and run.readings[name].verdict != run.verdict:
             notes.append(_other_reading(run, name))
     if run.reading.neglected >= NEGLIGIBLE:
@@ -165,7 +166,7 @@ def _decided_by(results: list[CaseResult], name: str) -> tuple[list[CaseResult],
 
 def _reading_line(results: list[CaseResult]) -> Iterator[Line]:
     """Which verdicts the way of reading the cut decides: the text and token readings come from the same passes."""
-    for name in (TEXT, TOKEN):
+    for name in (ReadingName.TEXT, ReadingName.TOKEN):
         compared, changed, detail = _decided_by(results, name)
         if compared and name != compared[0].runs[0].main:
             yield (f"read as {compared[0].runs[0].main}; by the {name} reading {len(changed)} of {len(compared)} "
@@ -175,13 +176,13 @@ def _reading_line(results: list[CaseResult]) -> Iterator[Line]:
 def _softmax_line(results: list[CaseResult]) -> Iterator[Line]:
     """Which verdicts the softmax dtype decides (the same logits were read through both), and which the precision of
     the whole computation decides (--gotchas-precision-check)."""
-    compared, changed, detail = _decided_by(results, OTHER_SOFTMAX)
+    compared, changed, detail = _decided_by(results, ReadingName.OTHER_SOFTMAX)
     if compared:
         used, other = (compared[0].runs[0].reading.softmax_dtype,
-                       compared[0].runs[0].readings[OTHER_SOFTMAX].softmax_dtype)
+                       compared[0].runs[0].readings[ReadingName.OTHER_SOFTMAX].softmax_dtype)
         yield (f"softmax in {used}; in {other} {len(changed)} of {len(compared)} case verdicts would differ"
                f"{detail}"), _PLAIN
-    checked = [r for r in results if r.scored and any(PRECISION in run.readings for run in r.runs)]
+    checked = [r for r in results if r.scored and any(ReadingName.PRECISION in run.readings for run in r.runs)]
     if checked:
         dependent = [r for r in checked if Verdict.PRECISION_DEP in r.qualifiers]
         names = ", ".join(r.key for r in dependent)

@@ -16,13 +16,14 @@ from ..results.baselines import (ANY_MODEL_FLAG, READ_FIELDS, UPDATE_FLAG, Basel
                                  Header, Numerics, PairChange, PrimersChange, Probability, Refusal, Regression,
                                  UpdateStats)
 from ..results.hardware import PLAIN_KERNELS, SlowBfloat16
-from ..results.layers import TIE, Lead, Stretch
+from ..results.layers import Lead, Stretch
 from ..results.onepass import OnePassCheck, ReadingDifference, Stepped
 from ..results.pairwise import Differences, ModelComparison
 from ..results.rollup import ChapterRollup
 from ..results.schema import BackendInfo, ModelInfo
 from ..results.stats import Interval
 from .wording_claims import interval_text, p_text
+from ..results.vocabulary import Leader
 
 Line = tuple[str, dict[str, bool]]
 RED: dict[str, bool] = {"red": True}
@@ -115,7 +116,7 @@ def backend_text(backend: BackendInfo) -> str:
 
 
 def stretch_text(stretch: Stretch) -> str:
-    who = "tied" if stretch.leader == TIE else f"{stretch.leader} ahead"
+    who = "tied" if stretch.leader == Leader.TIE else f"{stretch.leader} ahead"
     where = f"layer {stretch.first}" if stretch.first == stretch.last else f"layers {stretch.first}-{stretch.last}"
     return f"{who} at {where}"
 

@@ -5,9 +5,10 @@ wording_claims.py: one fact reads the same in the terminal and on the page.
 
 from __future__ import annotations
 
-from ..results.patching import (SCREEN, Component, Verified, carried_from, strongest, top_components, top_verified,
+from ..results.patching import (Component, Verified, carried_from, strongest, top_components, top_verified,
                                 verified_cells)
 from ..results.schema import Patching
+from ..results.vocabulary import ComponentKind, ComponentsMethod
 
 
 def _span(positions: list[int]) -> str:
@@ -103,8 +104,9 @@ def prefix_drift(p: Patching) -> str:
 
 def component_name(c: Component) -> str:
     """A component as the lines name it: head 5.2 (layer 5, query head 2), MLP 3, attention 4 (its write)."""
-    return f"head {c.layer}.{c.head}" if c.kind == "head" else f"MLP {c.layer}" if c.kind == "mlp" else \
-        f"attention {c.layer}"
+    if c.kind == ComponentKind.HEAD:
+        return f"head {c.layer}.{c.head}"
+    return f"MLP {c.layer}" if c.kind == ComponentKind.MLP else f"attention {c.layer}"
 
 
 def components_line(p: Patching, shown: int = 3) -> str:
@@ -114,8 +116,8 @@ def components_line(p: Patching, shown: int = 3) -> str:
         return ""
     head = f"components {p.source} -> {p.target}{f' [{p.primer}]' if p.primer else ''}: "
     if p.source_value == p.unpatched:
-        return head + "no effect to restore" + ("; screen only" if grid.method == SCREEN else "")
-    if grid.method == SCREEN:
+        return head + "no effect to restore" + ("; screen only" if grid.method == ComponentsMethod.SCREEN else "")
+    if grid.method == ComponentsMethod.SCREEN:
         return head + screen_only_text(p, shown)
     top = [c for c in top_components(p, shown) if c.fraction > 0]
     if not top:
@@ -157,7 +159,7 @@ def screen_caption(p: Patching) -> str:
     """The caption of a direction's table of the screen's top-k."""
     grid = p.components
     k = len(grid.screened) if grid is not None else 0
-    alone = f"; {RECALL_NEEDS_GRID}" if grid is not None and grid.method == SCREEN else ""
+    alone = f"; {RECALL_NEEDS_GRID}" if grid is not None and grid.method == ComponentsMethod.SCREEN else ""
     return (f"the screen's top-{k} (attribution patching, ranked by the larger of |estimate| and GradDrop's score), "
             f"each patched exactly: the estimate and the exact fraction side by side{alone}: {heatmap_caption(p)}")
 
@@ -185,13 +187,14 @@ def screen_text(p: Patching) -> str:
     effect = p.source_value - p.unpatched
     if grid is None or not grid.screened or not effect:
         return ""
-    names = {"attn": "attention", "mlp": "MLP", "head": "heads"}
+    names = {ComponentKind.ATTN: "attention", ComponentKind.MLP: "MLP", ComponentKind.HEAD: "heads"}
     found = ", ".join(f"{names[kind]} {got}/{of}" for kind, (got, of) in grid.recall.items() if of)
     if grid.recall_plain and grid.recall_plain != grid.recall:
         plain = ", ".join(f"{names[kind]} {got}/{of}" for kind, (got, of) in grid.recall_plain.items() if of)
         found += f" (by |estimate| alone, without GradDrop: {plain})"
     first = grid.screened[0]
-    name = f"head {first.layer}.{first.head}" if first.kind == "head" else f"{names[first.kind]} {first.layer}"
+    name = (f"head {first.layer}.{first.head}" if first.kind == ComponentKind.HEAD
+            else f"{names[first.kind]} {first.layer}")
     return (f"; screen top-{len(grid.screened)}: recall {found or 'nothing of 10% or more to find'}; its first, "
             f"{name} at position {p.positions[first.position][1]}, estimated {first.estimate / effect * 100:.0f}%, "
             f"exact {(first.exact - p.unpatched) / effect * 100:.0f}%")

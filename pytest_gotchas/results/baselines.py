@@ -8,8 +8,10 @@ from dataclasses import field
 
 from pydantic.dataclasses import dataclass
 
+from .verdict import Verdict
+from .vocabulary import PairVerdict
+
 Probability = float | dict[str, float]  # one run, or {run label: probability}
-PASS, FAIL = "pass", "fail"
 UPDATE_FLAG = "--gotchas-update-baseline"
 ANY_MODEL_FLAG = "--gotchas-baseline-any-model"
 # How a baseline's numbers were read, where it records it (Header.reading, Header.bos): another reading or another BOS
@@ -45,7 +47,7 @@ class Header:
 class Entry:
     """One case's recorded verdict and probabilities."""
 
-    verdict: str
+    verdict: Verdict
     p_correct: Probability
     p_wrong: Probability
 
@@ -53,15 +55,15 @@ class Entry:
 @dataclass(frozen=True)
 class MemberChange:
     case: str
-    old: str | None  # its verdict in the baseline; None: not recorded
-    new: str | None  # its verdict now; None: not scored in this run
+    old: Verdict | None  # its verdict in the baseline; None: not recorded
+    new: Verdict | None  # its verdict now; None: not scored in this run
 
 
 @dataclass(frozen=True)
 class PairChange:
     key: str
-    old: str | None  # pass | fail | None (not in the baseline)
-    new: str | None  # pass | fail | None (not scored in this run)
+    old: PairVerdict | None  # None: not in the baseline
+    new: PairVerdict | None  # None: not scored in this run
     members: list[MemberChange]
 
 
@@ -79,7 +81,7 @@ class Comparison:
     unchecked: list[PairChange] = field(default_factory=list)  # passed in the baseline; a member not scored now
     unchanged: int = 0
     new_pairs: list[PairChange] = field(default_factory=list)
-    gone_pairs: dict[str, str] = field(default_factory=dict)  # key -> its state in the baseline; gone from its chapter
+    gone_pairs: dict[str, PairVerdict] = field(default_factory=dict)  # key -> its state in the baseline; gone from its chapter
     changed_cases: list[CaseChange] = field(default_factory=list)
     new_cases: list[str] = field(default_factory=list)
     gone_cases: list[str] = field(default_factory=list)

@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-CORRECT, WRONG, TIE = "correct", "wrong", "tie"
+from .vocabulary import Leader
 
 
 def leader(p_correct: float, p_wrong: float) -> str:
-    """CORRECT or WRONG when strictly ahead; an exact tie (equal probabilities) is nobody's lead: TIE."""
+    """Leader.CORRECT or WRONG when strictly ahead; an exact tie (equal probabilities) is nobody's lead: TIE."""
     if p_correct > p_wrong:
-        return CORRECT
+        return Leader.CORRECT
     if p_wrong > p_correct:
-        return WRONG
-    return TIE
+        return Leader.WRONG
+    return Leader.TIE
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,8 @@ def lead(readings: Sequence[tuple[float, float]], first_layer: int = 1) -> Lead:
         else:
             stretches.append(Stretch(who, layer, layer))
     final = stretches[-1].leader
-    if final == TIE:
-        return Lead(tuple(stretches), TIE, None, False)
-    other = WRONG if final == CORRECT else CORRECT
+    if final == Leader.TIE:
+        return Lead(tuple(stretches), Leader.TIE, None, False)
+    other = Leader.WRONG if final == Leader.CORRECT else Leader.CORRECT
     changed = any(s.leader == other for s in stretches)
     return Lead(tuple(stretches), final, stretches[-1].first, changed)

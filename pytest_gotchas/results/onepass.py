@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from pydantic.dataclasses import dataclass
 
-from .schema import PRECISION, CaseResult, Reading
+from .schema import CaseResult, Reading
+from .vocabulary import ReadingName
 
 SUFFIX = "/separate"
 
@@ -29,7 +30,7 @@ def is_separate(name: str) -> bool:
 
 def judged_alone(name: str) -> bool:
     """Whether a reading gives a case verdict of its own in CaseResult.reading_verdicts: not the float32 ones."""
-    return name != PRECISION and name != separate(PRECISION)
+    return name != ReadingName.PRECISION and name != separate(ReadingName.PRECISION)
 
 
 @dataclass(frozen=True)

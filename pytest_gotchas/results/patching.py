@@ -7,9 +7,9 @@ import math
 from dataclasses import dataclass
 
 from .schema import Patching
+from .vocabulary import Cell, ComponentKind
 
 MANTISSA_BITS = {"bfloat16": 7, "float16": 10, "float32": 23, "float64": 52}  # stored bits after the leading 1
-EXACT, SCREEN = "exact", "screen"  # schema.Components.method: the grid with the screen beside it, or the screen
 CARRIES = 0.5  # the last position "carries" the effect from the lowest layer after which it restores at least this
 
 
@@ -67,9 +67,9 @@ def spacing(value: float, dtype: str) -> float:
 class Component:
     """One cell of a direction's component grid (schema.Components)."""
 
-    kind: str  # "attn", "mlp" or "head"
+    kind: ComponentKind
     layer: int
-    head: int | None  # the query head (0-based), for kind "head"
+    head: int | None  # the query head (0-based), for HEAD
     position: tuple[int, int]  # (s, t)
     source_token: str | None
     token: str
@@ -83,19 +83,21 @@ def top_components(patching: Patching, count: int = 3) -> list[Component]:
     effect = patching.source_value - patching.unpatched
     if grid is None or not effect:
         return []
-    cells: list[tuple[str, int, int | None, int, float]] = []
+    cells: list[tuple[Cell, float]] = []
     for i, layer in enumerate(grid.layers):
-        for kind, row in (("attn", grid.attn[i]), ("mlp", grid.mlp[i])):
-            cells += [(kind, layer, None, j, value) for j, value in enumerate(row)]
-        cells += [("head", layer, h, j, value) for h, row in enumerate(grid.head[i]) for j, value in enumerate(row)]
-    ranked = sorted(cells, key=lambda c: -(c[4] - patching.unpatched) / effect)
-    found = []
-    for kind, layer, head, j, value in ranked[:count]:
-        s, t = patching.positions[j]
-        source = patching.source_tokens[j] if patching.source_tokens else None
-        found.append(Component(kind, layer, head, (s, t), source, patching.tokens[j],
-                               (value - patching.unpatched) / effect))
-    return found
+        for kind, row in ((ComponentKind.ATTN, grid.attn[i]), (ComponentKind.MLP, grid.mlp[i])):
+            cells += [(Cell(kind, layer, 0, j), value) for j, value in enumerate(row)]
+        cells += [(Cell(ComponentKind.HEAD, layer, h, j), value) for h, row in enumerate(grid.head[i])
+                  for j, value in enumerate(row)]
+    ranked = sorted(cells, key=lambda c: -(c[1] - patching.unpatched) / effect)
+    return [_component(patching, cell, (value - patching.unpatched) / effect) for cell, value in ranked[:count]]
+
+
+def _component(patching: Patching, cell: Cell, fraction: float) -> Component:
+    s, t = patching.positions[cell.position]
+    source = patching.source_tokens[cell.position] if patching.source_tokens else None
+    head = cell.head if cell.kind == ComponentKind.HEAD else None
+    return Component(cell.kind, cell.layer, head, (s, t), source, patching.tokens[cell.position], fraction)
 
 
 @dataclass(frozen=True)
@@ -117,10 +119,7 @@ def verified_cells(patching: Patching) -> list[Verified]:
         return []
     found = []
     for cell in grid.screened:
-        s, t = patching.positions[cell.position]
-        source = patching.source_tokens[cell.position] if patching.source_tokens else None
-        component = Component(cell.kind, cell.layer, cell.head if cell.kind == "head" else None, (s, t), source,
-                              patching.tokens[cell.position], (cell.exact - patching.unpatched) / effect)
+        component = _component(patching, cell.cell, (cell.exact - patching.unpatched) / effect)
         found.append(Verified(component, cell.estimate / effect,
                               None if cell.graddrop is None else cell.graddrop / abs(effect)))
     return found

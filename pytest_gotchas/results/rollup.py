@@ -17,7 +17,7 @@ class PairResult:
     chapter: str
     id: str
     members: list[str]
-    verdicts: list[str | None]  # None: the member did not run or was not scored
+    verdicts: list[Verdict | None]  # None: the member did not run or was not scored
     passed: bool | None  # None: incomplete, not counted
     model: str | None = None
     patching: list[Patching] = field(default_factory=list)  # --gotchas-patch: both directions, per primer
@@ -32,7 +32,7 @@ class TwinResult:
     chapter: str
     id: str
     members: list[str]
-    verdicts: list[str | None]
+    verdicts: list[Verdict | None]
     agree: bool | None
     model: str | None = None
     patching: list[Patching] = field(default_factory=list)  # --gotchas-patch: both directions, per primer
@@ -99,7 +99,7 @@ def rollup(results: list[CaseResult], chapters: Mapping[str, ChapterInfo]) -> li
         verdicts = {c.id: (c.verdict if c.scored else None) for c in cases}
         pairs = []
         for pair_id, members in info.pairs.items():
-            vs: list[str | None] = [verdicts.get(m) for m in members]
+            vs: list[Verdict | None] = [verdicts.get(m) for m in members]
             passed = None if None in vs or len(vs) < 2 else all(v == Verdict.OK for v in vs)
             pairs.append(PairResult(name, pair_id, list(members), vs, passed, model,
                                     _patching(cases, pair_id, twin=False)))

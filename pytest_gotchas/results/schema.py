@@ -30,8 +30,8 @@ from pydantic import computed_field
 from pydantic.dataclasses import dataclass
 
 from .verdict import Judged, Status, Verdict
+from .vocabulary import Cell, ComponentKind, ComponentsMethod, PatchMethod, ReadingKind, ReadingName
 
-TEXT, TOKEN, PLAIN, OTHER_SOFTMAX, PRECISION = "text", "token", "plain", "other-softmax", "precision"
 
 
 @dataclass
@@ -121,8 +121,8 @@ class Reading:
 
     p_correct: float
     p_wrong: float
-    verdict: str
-    kind: str  # how the candidates were read: "text", or the token reading's "plain" | "healed" | "chain"
+    verdict: Verdict  # a run's: ok, MISS, tie or noise
+    kind: ReadingKind  # how the candidates were read: as text, or the token reading's kind of cut
     softmax_dtype: str
     # The tokens read: the chain of each candidate; for the text reading its largest contributions, with their share.
     correct_tokens: list[str] = field(default_factory=list)
@@ -199,7 +199,7 @@ class Run:
         """The run as a case verdict sees it; read another way (`reading`), without the precision check."""
         if reading is not None:
             return Judged(self.primer, self.readings[reading].verdict, variant=self.variant)
-        precision = self.readings.get(PRECISION)
+        precision = self.readings.get(ReadingName.PRECISION)
         return Judged(self.primer, self.verdict, precision.verdict if precision else None, self.variant)
 
 
@@ -207,13 +207,17 @@ class Run:
 class Screened:
     """One cell the screen (scoring/screen.py, attribution patching) ranked in its top-k, with its exact value."""
 
-    kind: str  # "attn", "mlp" or "head"
+    kind: ComponentKind
     layer: int
     head: int  # the query head for kind "head", else 0
     position: int  # index into the direction's positions
     estimate: float  # estimated cell - unpatched (first order, from the target's gradient)
     exact: float  # the cell's exact value (the metric), by patching it
     graddrop: float | None = None  # AtP*'s GradDrop score, a magnitude (None: reports written without it)
+
+    @property
+    def cell(self) -> Cell:
+        return Cell(self.kind, self.layer, self.head, self.position)
 
 
 @dataclass
@@ -244,13 +248,13 @@ class Components:
     # The screen's top-k, by max(|estimate|, graddrop) descending (|estimate| in reports written without graddrop)
     screened: list[Screened] = field(default_factory=list)
     # Per kind: [exact cells with |fraction| >= 10% that the screen's top-k holds, how many there are]
-    recall: dict[str, list[int]] = field(default_factory=dict)
-    recall_plain: dict[str, list[int]] = field(default_factory=dict)  # the same, top-k by |estimate| alone
+    recall: dict[ComponentKind, list[int]] = field(default_factory=dict)
+    recall_plain: dict[ComponentKind, list[int]] = field(default_factory=dict)  # the same, top-k by |estimate| alone
     patterns: list[HeadPattern] = field(default_factory=list)  # the top heads' attention at the target's cut
     # "exact": the exact grid and the screen beside it (--gotchas-patch-components); "screen": the screen and its
     # verified top-k alone (--gotchas-patch-screen): the grids are empty, and so is recall, which compares the top-k
     # with the grid; the patterns are those of the verified heads at the cut.
-    method: str = "exact"
+    method: ComponentsMethod = ComponentsMethod.EXACT
     # Wall seconds of this direction's exact grid (0 where it did not run), of the screen (its backward passes and
     # estimates) and of its top-k's verification, in the process that ran them; the members' own forward passes,
     # shared with the residual grid, are in none of them. 0.0 in reports written before they were recorded.
@@ -277,7 +281,7 @@ class Patching:
     unpatched: float  # the metric on the target's own pass
     source_value: float  # the same metric (the target's two ids) on the source's own pass
     cells: list[list[float]]  # one list per layer, one value per position
-    method: str  # how the cells were computed: "from-layer", "layer-batch" or "full" (scoring/patching.py)
+    method: PatchMethod  # how the cells were computed (scoring/patching.py)
     group: str = ""  # the pair's (or twin's) id
     twin: bool = False  # a twin (PEP 289), not a pair
     # What could not be aligned (scoring/align.py): positions past the shared prefix without a counterpart.

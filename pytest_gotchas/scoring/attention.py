@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .hooks import Hooks
 from .patching import find_layers
 
 
@@ -31,16 +32,16 @@ def cut_patterns(model: Any, ids: tuple[int, ...], heads: list[tuple[int, int]])
         return hook
 
     was = model.config._attn_implementation
-    handles = [layers[k - 1].self_attn.register_forward_hook(keep(k)) for k in sorted({h[0] for h in heads})]
-    try:
-        model.set_attn_implementation("eager")
-        with torch.inference_mode():
-            model(input_ids=torch.tensor([list(ids)], device=model.device), logits_to_keep=1, use_cache=False,
-                  output_attentions=True)
-    finally:
-        for handle in handles:
-            handle.remove()
-        model.set_attn_implementation(was)
+    with Hooks() as hooks:
+        for k in sorted({h[0] for h in heads}):
+            hooks.after(layers[k - 1].self_attn, keep(k))
+        try:
+            model.set_attn_implementation("eager")
+            with torch.inference_mode():
+                model(input_ids=torch.tensor([list(ids)], device=model.device), logits_to_keep=1, use_cache=False,
+                      output_attentions=True)
+        finally:
+            model.set_attn_implementation(was)
     missing = sorted({h[0] for h in heads} - set(kept))
     if missing:
         raise RuntimeError(f"attention weights not returned by layer(s) {missing} under eager attention")

@@ -33,12 +33,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from .align import Alignment, align
-from .head import FLOAT32, MODEL, float32_head
+from .head import float32_head
+from .hooks import Hooks, counting
 from ..results.patching import spacing
 from .patching import (CheckError, Exactness, Ids, MemberPass, Reading, _forward, _hidden, _metric, _own_readings,
                        _reading, _StartedAt, _with_hidden, find_layers, member_pass)
+from ..results.vocabulary import ComponentKind, PatchMetric
 
-ATTN, MLP, HEAD = "attn", "mlp", "head"
 
 
 @dataclass(frozen=True)
@@ -90,19 +91,16 @@ def component_pass(model: Any, ids: tuple[int, ...]) -> ComponentPass:
             kept[(kind, k)] = value[0].detach().clone()
         return hook
 
-    handles = []
-    for k, b in enumerate(found):
-        handles += [b.attn.register_forward_hook(keep(ATTN, k)), b.mlp.register_forward_hook(keep(MLP, k)),
-                    b.o_proj.register_forward_pre_hook(keep(HEAD, k, pre=True))]
-    try:
+    with Hooks() as hooks:
+        for k, b in enumerate(found):
+            hooks.after(b.attn, keep(ComponentKind.ATTN, k))
+            hooks.after(b.mlp, keep(ComponentKind.MLP, k))
+            hooks.before(b.o_proj, keep(ComponentKind.HEAD, k, pre=True))
         member = member_pass(model, ids)
-    finally:
-        for handle in handles:
-            handle.remove()
     # Kept on the logits' device, as member_pass keeps the states (layers split over devices: device_map)
     stack = lambda kind: torch.stack([kept[(kind, k)].to(member.logits.device)  # noqa: E731
                                       for k in range(len(found))])
-    return ComponentPass(member, stack(ATTN), stack(MLP), stack(HEAD))
+    return ComponentPass(member, stack(ComponentKind.ATTN), stack(ComponentKind.MLP), stack(ComponentKind.HEAD))
 
 
 @dataclass(frozen=True)
@@ -118,9 +116,9 @@ class Patch:
 
 
 def _vector(source: ComponentPass, kind: str, layer: int, head: int, s: int, dim: int) -> Any:
-    if kind == ATTN:
+    if kind == ComponentKind.ATTN:
         return source.attn[layer - 1, s]
-    if kind == MLP:
+    if kind == ComponentKind.MLP:
         return source.mlp[layer - 1, s]
     row = source.heads[layer - 1, s]
     return row if head < 0 else row[head * dim:(head + 1) * dim]
@@ -129,7 +127,6 @@ def _vector(source: ComponentPass, kind: str, layer: int, head: int, s: int, dim
 @contextmanager
 def _patched(found: list[Blocks], rows: list[list[Patch]]) -> Iterator[None]:
     """Hooks that apply batch row r's patches (rows[r]) at their layers."""
-    handles = []
 
     def output_hook(patches: list[tuple[int, Patch]]) -> Any:
         def hook(module: Any, args: Any, output: Any) -> Any:
@@ -152,17 +149,14 @@ def _patched(found: list[Blocks], rows: list[list[Patch]]) -> Iterator[None]:
     for r, patches in enumerate(rows):
         for p in patches:
             by.setdefault((p.layer, p.kind), []).append((r, p))
-    for (layer, kind), at in by.items():
-        b = found[layer - 1]
-        if kind == HEAD:
-            handles.append(b.o_proj.register_forward_pre_hook(input_hook(at, b.head_dim)))
-        else:
-            handles.append((b.attn if kind == ATTN else b.mlp).register_forward_hook(output_hook(at)))
-    try:
+    with Hooks() as hooks:
+        for (layer, kind), at in by.items():
+            b = found[layer - 1]
+            if kind == ComponentKind.HEAD:
+                hooks.before(b.o_proj, input_hook(at, b.head_dim))
+            else:
+                hooks.after(b.attn if kind == ComponentKind.ATTN else b.mlp, output_hook(at))
         yield
-    finally:
-        for handle in handles:
-            handle.remove()
 
 
 def _run_layer(model: Any, target: ComponentPass, layer: int, rows: list[list[Patch]], ids: Ids,
@@ -214,15 +208,16 @@ def _rows(source: ComponentPass, target: ComponentPass, alignment: Alignment, la
         rows.append([Patch(layer, kind, head, t, _vector(member, kind, layer, head, s, b.head_dim))])
 
     for s, t in alignment.pairs:
-        for kind, head in [(ATTN, 0), (MLP, 0), *((HEAD, h) for h in range(b.heads))]:
+        cells = [(ComponentKind.ATTN, 0), (ComponentKind.MLP, 0), *((ComponentKind.HEAD, h) for h in range(b.heads))]
+        for kind, head in cells:
             add("cells", source, kind, head, s, t)
-        add("all-heads", source, HEAD, -1, s, t)
+        add("all-heads", source, ComponentKind.HEAD, -1, s, t)
     if alignment.prefix_check is not None:
         s, t = alignment.prefix_check
-        for kind, head in [(ATTN, 0), (MLP, 0), (HEAD, -1)]:
+        for kind, head in [(ComponentKind.ATTN, 0), (ComponentKind.MLP, 0), (ComponentKind.HEAD, -1)]:
             add("shared-prefix", source, kind, head, s, t)
     last = alignment.pairs[-1][1]
-    for kind, head in [(ATTN, 0), (MLP, 0), (HEAD, -1)]:
+    for kind, head in [(ComponentKind.ATTN, 0), (ComponentKind.MLP, 0), (ComponentKind.HEAD, -1)]:
         add("self-patch", target, kind, head, last, last)
     return rows, where
 
@@ -298,8 +293,8 @@ def _checks(readings: dict[int, list[Reading]], wheres: dict[int, dict[str, list
     ]
 
 
-def patch_components(model: Any, source: ComponentPass, target: ComponentPass, ids: Ids, metric: str = MODEL,
-                     batched: bool = True, strict: bool = True) -> ComponentResult:
+def patch_components(model: Any, source: ComponentPass, target: ComponentPass, ids: Ids,
+                     metric: PatchMetric = PatchMetric.MODEL, batched: bool = True, strict: bool = True) -> ComponentResult:
     """One direction, source -> target, with the target's (correct id, wrong id). Where a batch's checks fail the
     cells are computed again a pass each; a check that fails then raises CheckError (``strict``)."""
     alignment = align(source.member.ids, target.member.ids)
@@ -307,21 +302,18 @@ def patch_components(model: Any, source: ComponentPass, target: ComponentPass, i
     heads = found[0].heads
     own, theirs, dtype = _own_readings(model, source.member, target.member, ids, metric)
     apart = _premise(source, target, alignment)
-    calls = [0]
-    counter = model.register_forward_pre_hook(lambda module, args: calls.__setitem__(0, calls[0] + 1))
-    started = time.perf_counter()
-    try:
-        import torch
+    import torch
 
-        with torch.inference_mode(), float32_head(model, ids) if metric == FLOAT32 else nullcontext():
+    started = time.perf_counter()
+    with Hooks() as hooks:
+        calls = counting(hooks, model)
+        with torch.inference_mode(), float32_head(model, ids) if metric == PatchMetric.FLOAT32 else nullcontext():
             readings, wheres = _compute(model, source, target, alignment, ids, batched)
             checks = _checks(readings, wheres, own, heads, apart, alignment)
             if batched and not all(c.passed for c in checks):
                 batched = False
                 readings, wheres = _compute(model, source, target, alignment, ids, batched)
                 checks = _checks(readings, wheres, own, heads, apart, alignment)
-    finally:
-        counter.remove()
     failures = [f for c in checks for f in c.failures]
     if strict and failures:
         more = f"; and {len(failures) - 3} more" if len(failures) > 3 else ""

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..results.vocabulary import ReadingKind
+
 MAX_CHAIN = 8  # tokens per side; longer chains mean the cut is nowhere near a token boundary
 TAIL_TOKENS = 4  # prompt tokens shown in a CutError
 REGION_TOKENS = 12  # candidate-side tokens shown in a CutError
@@ -23,7 +25,7 @@ REGION_TOKENS = 12  # candidate-side tokens shown in a CutError
 class CutPlan:
     """Which ids to read where. Pure data, computed from the tokenizer only."""
 
-    kind: str  # "plain" | "healed" | "chain"
+    kind: ReadingKind  # PLAIN, HEALED or CHAIN
     context_ids: tuple[int, ...]  # fed to the model (with BOS); ends at a clean token boundary
     correct_ids: tuple[int, ...]  # 1 token for plain/healed; the chain for "chain"
     wrong_ids: tuple[int, ...]
@@ -146,12 +148,12 @@ def _first_token(tokenizer: Any, candidate: str, label: str) -> int:
 
 
 def _kind(context: Sequence[int], correct_ids: Sequence[int], wrong_ids: Sequence[int],
-          prompt_ids: Sequence[int]) -> str:
+          prompt_ids: Sequence[int]) -> ReadingKind:
     """plain: one token a side after the prompt's own tokens; healed: one token a side after a shorter context;
     chain: a side needs more than one token."""
     if len(correct_ids) == 1 and len(wrong_ids) == 1:
-        return "plain" if context == prompt_ids else "healed"
-    return "chain"
+        return ReadingKind.PLAIN if context == prompt_ids else ReadingKind.HEALED
+    return ReadingKind.CHAIN
 
 
 def plan_cut(tokenizer: Any, prompt: str, correct: str, wrong: str, bos: str = "auto") -> CutPlan:

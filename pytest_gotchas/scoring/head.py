@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
+from ..results.vocabulary import PatchMetric
+from .hooks import Hooks
 
-MODEL, FLOAT32 = "model", "float32"
-METRICS = (MODEL, FLOAT32)
+METRICS = (PatchMetric.MODEL, PatchMetric.FLOAT32)
 
 
 def head_of(model: Any) -> Any:
@@ -63,8 +64,6 @@ def float32_head(model: Any, ids: Sequence[int]) -> Iterator[Float32Head]:
             rows[r, float32.ids] = float32.product(flat[r]).to(out.device)
         return out
 
-    handle = head_of(model).register_forward_hook(hook)
-    try:
+    with Hooks() as hooks:
+        hooks.after(head_of(model), hook)
         yield float32
-    finally:
-        handle.remove()

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..results.patching import SCREEN
 from ..results.schema import Components, HeadPattern, Patching, Screened
 from ..truth.collect import Planned
 from .cut import CutPlan
+from ..results.vocabulary import Cell, ComponentKind, ComponentsMethod, PatchMethod, PatchMetric, PatchMode
 
 
 @dataclass(frozen=True)
@@ -33,15 +33,15 @@ def _by_primer(planned: Planned, cuts: list[CutPlan]) -> dict[str | None, CutPla
 
 
 def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str, CutPlan],
-               target: tuple[str, CutPlan], decode: Callable[[int], str], method: str, metric: str,
-               components: int = 0, screen_only: bool = False) -> tuple[Any, Patching]:
+               target: tuple[str, CutPlan], decode: Callable[[int], str], method: PatchMethod, metric: PatchMetric,
+               mode: PatchMode, k: int) -> tuple[Any, Patching]:
     from .components import component_pass
     from .patching import member_pass, patch_exact
 
     for _, cut in (source, target):
         if cut.context_ids not in passes:
-            passes[cut.context_ids] = (component_pass(model, cut.context_ids) if components
-                                       else member_pass(model, cut.context_ids))
+            passes[cut.context_ids] = (member_pass(model, cut.context_ids) if mode == PatchMode.RESIDUAL
+                                       else component_pass(model, cut.context_ids))
     ids = (target[1].correct_ids[0], target[1].wrong_ids[0])
     mine, theirs = passes[source[1].context_ids], passes[target[1].context_ids]
     started = time.perf_counter()
@@ -57,13 +57,13 @@ def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str
         unaligned_source=list(a.unaligned_source), unaligned_target=list(a.unaligned_target), prefix=a.prefix,
         prefix_apart=result.prefix_apart, prefix_shift=result.prefix_shift, metric_dtype=result.metric_dtype,
         step=result.step, seconds=seconds,
-        components=_components(model, mine, theirs, ids, metric, components, decode, screen_only) if components
-        else None)
+        components=None if mode == PatchMode.RESIDUAL else _components(model, mine, theirs, ids, metric, k, decode,
+                                                                       mode))
 
 
-def _components(model: Any, source: Any, target: Any, ids: tuple[int, int], metric: str, k: int,
-                decode: Callable[[int], str], screen_only: bool = False) -> Components:
-    """The exact component grid of one direction (not with ``screen_only``), the screen's top-k with their exact
+def _components(model: Any, source: Any, target: Any, ids: tuple[int, int], metric: PatchMetric, k: int,
+                decode: Callable[[int], str], mode: PatchMode = PatchMode.COMPONENTS) -> Components:
+    """The exact component grid of one direction (not with PatchMode.SCREEN), the screen's top-k with their exact
     values beside them, and where the heads that restore most at the cut read from; with the seconds each took."""
     from dataclasses import replace
 
@@ -71,7 +71,7 @@ def _components(model: Any, source: Any, target: Any, ids: tuple[int, int], metr
     from .screen import screen
 
     started = time.perf_counter()
-    grid = None if screen_only else patch_components(model, source, target, ids, metric)
+    grid = None if mode == PatchMode.SCREEN else patch_components(model, source, target, ids, metric)
     grid_seconds = time.perf_counter() - started if grid is not None else 0.0
     started = time.perf_counter()
     screened = screen(model, source, target, ids, k, metric=metric)
@@ -93,11 +93,11 @@ def screen_entry(model: Any, target: Any, screened: Any, k: int, decode: Callabl
     from .components import layer_blocks
 
     found = layer_blocks(model)
-    top = [Screened(kind=c[0], layer=c[1], head=c[2], position=c[3], estimate=screened.estimates[c],
+    top = [Screened(kind=c.kind, layer=c.layer, head=c.head, position=c.position, estimate=screened.estimates[c],
                     exact=screened.verified[c], graddrop=screened.graddrop.get(c)) for c in screened.top(k)]
-    cut = max(c[3] for c in screened.estimates)  # the last aligned pair: the target's cut
+    cut = max(c.position for c in screened.estimates)  # the last aligned pair: the target's cut
     return Components(layers=[], heads=found[0].heads, attn=[], mlp=[], head=[], post_norms=found[0].post_norms,
-                      batched=False, checks=[SCREEN_ONLY], screened=top, method=SCREEN,
+                      batched=False, checks=[SCREEN_ONLY], screened=top, method=ComponentsMethod.SCREEN,
                       patterns=_patterns(model, target, top_heads_at_cut(screened.verified, screened.unpatched, cut),
                                          decode))
 
@@ -120,10 +120,11 @@ def components_entry(model: Any, target: Any, grid: Any, screened: Any, k: int, 
     exact = {}
     for i, layer in enumerate(grid.layers):
         for j in range(len(grid.positions)):
-            exact[("attn", layer, 0, j)], exact[("mlp", layer, 0, j)] = grid.attn[i][j], grid.mlp[i][j]
-            exact.update((("head", layer, h, j), grid.head[i][h][j]) for h in range(grid.heads))
-    top = [Screened(kind=c[0], layer=c[1], head=c[2], position=c[3], estimate=screened.estimates[c], exact=exact[c],
-                    graddrop=screened.graddrop.get(c)) for c in screened.top(k)]
+            exact[Cell(ComponentKind.ATTN, layer, 0, j)] = grid.attn[i][j]
+            exact[Cell(ComponentKind.MLP, layer, 0, j)] = grid.mlp[i][j]
+            exact.update((Cell(ComponentKind.HEAD, layer, h, j), grid.head[i][h][j]) for h in range(grid.heads))
+    top = [Screened(kind=c.kind, layer=c.layer, head=c.head, position=c.position, estimate=screened.estimates[c],
+                    exact=exact[c], graddrop=screened.graddrop.get(c)) for c in screened.top(k)]
     effect = grid.source_value - grid.unpatched
     found, plain = (recall(screened, exact, effect, k, graddrop=g) for g in (True, False))
     heads = top_heads_at_cut(exact, grid.unpatched, len(grid.positions) - 1) if effect else []
@@ -138,23 +139,23 @@ def components_entry(model: Any, target: Any, grid: Any, screened: Any, k: int, 
 PATTERNS = 3  # heads whose attention at the cut the report shows
 
 
-def top_heads_at_cut(exact: dict[tuple[str, int, int, int], float], unpatched: float, cut: int,
+def top_heads_at_cut(exact: dict[Cell, float], unpatched: float, cut: int,
                      count: int = PATTERNS) -> list[tuple[int, int]]:
     """The (layer, head) of the ``count`` heads whose patch at the cut moves the metric furthest (either way), those
     that move it at all."""
-    moved = [(abs(v - unpatched), c[1], c[2]) for c, v in exact.items() if c[0] == "head" and c[3] == cut
+    moved = [(abs(v - unpatched), c.layer, c.head) for c, v in exact.items() if c.kind == ComponentKind.HEAD
+             and c.position == cut
              and v != unpatched]
     return [(layer, head) for _, layer, head in sorted(moved, key=lambda m: (-m[0], m[1], m[2]))[:count]]
 
 
 def patch_partners(model: Any, planned: Planned, cuts: list[CutPlan], partners: list[Partner],
                    cuts_of: Callable[[Planned], list[CutPlan]], decode: Callable[[int], str],
-                   method: str, metric: str = "model", components: int = 0, screen_only: bool = False
-                   ) -> list[Patching]:
+                   method: PatchMethod, metric: PatchMetric, mode: PatchMode, k: int) -> list[Patching]:
     """Every partner's pair in both directions (first member -> last, then last -> first), per shared primer, by
     patching.py's `method` (``full`` again where its checks fail: patch_exact), the metric's logits by head.py's
-    `metric`; with ``components`` (the screen's k; 0: none) also components.py's exact grid of each direction and
-    screen.py's top-k beside it (``screen_only``: the screen's verified top-k without the grid). A failed check of
+    `metric`; with PatchMode.COMPONENTS also components.py's exact grid of each direction and screen.py's top ``k``
+    beside it, with PatchMode.SCREEN the screen's verified top ``k`` without the grid. A failed check of
     ``full`` (or of the component grid) raises CheckError, a model without decoder layers PatchingError."""
     from dataclasses import replace
 
@@ -169,8 +170,7 @@ def patch_partners(model: Any, planned: Planned, cuts: list[CutPlan], partners: 
             first, last = (partner.other.case.id, theirs[primer]), (planned.case.id, mine[primer])
             for source, target in ((first, last), (last, first)):
                 try:
-                    _, entry = _direction(model, passes, source, target, decode, method, metric, components,
-                                          screen_only)
+                    _, entry = _direction(model, passes, source, target, decode, method, metric, mode, k)
                 except CheckError as error:
                     under = f" under primer {primer!r}" if primer else ""
                     kind = "twin" if partner.twin else "pair"

@@ -48,12 +48,13 @@ from typing import Any
 
 from ..results.patching import spacing
 from .align import Alignment, align
-from .head import FLOAT32, MODEL, Float32Head, float32_head, head_of
+from .head import Float32Head, float32_head, head_of
+from .hooks import Hooks, counting
 from .lens import attribute
+from ..results.vocabulary import PatchMethod, PatchMetric
 
-FULL, LAYER_BATCH, FROM_LAYER = "full", "layer-batch", "from-layer"
-METHODS = (FULL, LAYER_BATCH, FROM_LAYER)
-DEFAULT = FROM_LAYER
+METHODS = (PatchMethod.FULL, PatchMethod.LAYER_BATCH, PatchMethod.FROM_LAYER)
+DEFAULT = PatchMethod.FROM_LAYER
 # Llama, Gemma, Mistral, Qwen and their kind; GPT-2; multimodal wrappers that keep the text model one level down.
 LAYER_PATHS = ("model.layers", "transformer.h", "model.language_model.layers")
 
@@ -113,17 +114,14 @@ def member_pass(model: Any, ids: Sequence[int]) -> MemberPass:
             kept[k] = _hidden(output)[0].detach().clone()  # None returned: the output stays as it was
         return hook
 
-    handles = [layer.register_forward_hook(keeper(k)) for k, layer in enumerate(layers)]
     head_input: list[Any] = [None]
-    handles.append(head_of(model).register_forward_hook(
-        lambda module, args, output: head_input.__setitem__(0, args[0][0, -1].detach().clone())))
-    try:
-        with torch.inference_mode():
-            logits = model(input_ids=torch.tensor([list(ids)], device=model.device), logits_to_keep=1,
-                           use_cache=False).logits[0, -1]
-    finally:
-        for handle in handles:
-            handle.remove()
+    with Hooks() as hooks, torch.inference_mode():
+        for k, layer in enumerate(layers):
+            hooks.after(layer, keeper(k))
+        hooks.after(head_of(model),
+                    lambda module, args, output: head_input.__setitem__(0, args[0][0, -1].detach().clone()))
+        logits = model(input_ids=torch.tensor([list(ids)], device=model.device), logits_to_keep=1,
+                       use_cache=False).logits[0, -1]
     return MemberPass(tuple(ids), torch.stack([k.to(logits.device) for k in kept]), logits, tupled[0], head_input[0])
 
 
@@ -151,16 +149,15 @@ def _patcher(rows: list[int], vectors: Any, position: int) -> Any:
     return hook
 
 
-def _hooked(layers: list[Any], job: Job, batched: bool) -> list[Any]:
+def _hooked(hooks: Hooks, layers: list[Any], job: Job, batched: bool) -> None:
     """Hooks for a batch that holds the job's rows in order (batched) or for its single row (not batched)."""
     import torch
 
     by_layer: dict[int, list[tuple[int, Any]]] = {}
     for r, (layer, vector) in enumerate(job.rows):
         by_layer.setdefault(layer, []).append((r if batched else 0, vector))
-    return [layers[layer - 1].register_forward_hook(
-                _patcher([r for r, _ in rows], torch.stack([v for _, v in rows]), job.position))
-            for layer, rows in by_layer.items()]
+    for layer, rows in by_layer.items():
+        hooks.after(layers[layer - 1], _patcher([r for r, _ in rows], torch.stack([v for _, v in rows]), job.position))
 
 
 def _forward(model: Any, ids: Sequence[int], rows: int) -> Any:
@@ -176,12 +173,9 @@ def _run(model: Any, target: Sequence[int], job: Job, ids: Ids, batched: bool) -
     singles = [job] if batched else [Job(job.position, (row,)) for row in job.rows]
     readings = []
     for single in singles:
-        handles = _hooked(layers, single, batched)
-        try:
+        with Hooks() as hooks:
+            _hooked(hooks, layers, single, batched)
             readings += [_reading(row, ids) for row in _forward(model, target, len(single.rows))]
-        finally:
-            for handle in handles:
-                handle.remove()
     return readings
 
 
@@ -231,16 +225,16 @@ def _run_from_layer(model: Any, target: MemberPass, jobs: list[Job], ids: Ids) -
     return readings
 
 
-def run_jobs(model: Any, method: str, target: MemberPass, jobs: list[Job], ids: Ids) -> list[list[Reading]]:
+def run_jobs(model: Any, method: PatchMethod, target: MemberPass, jobs: list[Job], ids: Ids) -> list[list[Reading]]:
     """The (correct, wrong) logits of every row of every job, by ``method``."""
     import torch
 
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
     with torch.inference_mode():
-        if method == FROM_LAYER:
+        if method == PatchMethod.FROM_LAYER:
             return _run_from_layer(model, target, jobs, ids)
-        return [_run(model, target.ids, job, ids, batched=method == LAYER_BATCH) for job in jobs]
+        return [_run(model, target.ids, job, ids, batched=method == PatchMethod.LAYER_BATCH) for job in jobs]
 
 
 @dataclass(frozen=True)
@@ -264,7 +258,7 @@ class PatchResult:
     cells: list[list[float]]
     unpatched: float  # the metric on the target's own pass
     source_value: float  # the same metric (the target's two ids) on the source's own pass
-    method: str
+    method: PatchMethod
     alignment: Alignment
     checks: list[Exactness]
     seconds: float  # wall time of the patched passes and the checks (the members' own passes not included)
@@ -362,26 +356,26 @@ def _prefix_premise(check: Exactness, source: MemberPass, target: MemberPass, al
                      f"metric by up to {moved:g}"), apart
 
 
-def _raise_failed(checks: list[Exactness], method: str) -> None:
+def _raise_failed(checks: list[Exactness], method: PatchMethod) -> None:
     failed = [f for check in checks for f in check.failures]
     if failed:
         more = f"; and {len(failed) - 3} more" if len(failed) > 3 else ""
         raise CheckError(f"patching check failed (method {method}): " + "; ".join(failed[:3]) + more)
 
 
-def _own_readings(model: Any, source: MemberPass, target: MemberPass, ids: Ids, metric: str
+def _own_readings(model: Any, source: MemberPass, target: MemberPass, ids: Ids, metric: PatchMetric
                   ) -> tuple[Reading, Reading, str]:
     """The target's and the source's own (correct, wrong) logits, and the dtype they are in, by ``metric``."""
-    if metric == MODEL:
+    if metric == PatchMetric.MODEL:
         return _reading(target.logits, ids), _reading(source.logits, ids), str(target.logits.dtype).split(".")[-1]
-    if metric != FLOAT32:
-        raise ValueError(f"metric must be {MODEL} or {FLOAT32}, not {metric!r}")
+    if metric != PatchMetric.FLOAT32:
+        raise ValueError(f"metric must be {PatchMetric.MODEL} or {PatchMetric.FLOAT32}, not {metric!r}")
     head = Float32Head(model, ids)
-    return head.reading(target.head_input), head.reading(source.head_input), FLOAT32
+    return head.reading(target.head_input), head.reading(source.head_input), PatchMetric.FLOAT32
 
 
-def patch(model: Any, source: MemberPass, target: MemberPass, ids: Ids, method: str = DEFAULT,
-          strict: bool = True, metric: str = MODEL) -> PatchResult:
+def patch(model: Any, source: MemberPass, target: MemberPass, ids: Ids, method: PatchMethod = DEFAULT,
+          strict: bool = True, metric: PatchMetric = PatchMetric.MODEL) -> PatchResult:
     """One direction, source -> target, with the target's (correct id, wrong id), the metric's logits in the model's
     dtype or in float32 (``metric``, head.py). A failed check raises CheckError; with ``strict=False`` the result is
     returned with the failures in its checks (for measuring a method)."""
@@ -391,14 +385,10 @@ def patch(model: Any, source: MemberPass, target: MemberPass, ids: Ids, method: 
     count = len(find_layers(model)[1])
     jobs, where = _jobs(source, target, alignment, count)
     own, theirs, dtype = _own_readings(model, source, target, ids, metric)
-    calls = [0]
-    counter = model.register_forward_pre_hook(lambda module, args: calls.__setitem__(0, calls[0] + 1))
     started = time.perf_counter()
-    try:
-        with float32_head(model, ids) if metric == FLOAT32 else nullcontext():
-            readings = run_jobs(model, method, target, jobs, ids)
-    finally:
-        counter.remove()
+    with Hooks() as hooks, float32_head(model, ids) if metric == PatchMetric.FLOAT32 else nullcontext():
+        calls = counting(hooks, model)
+        readings = run_jobs(model, method, target, jobs, ids)
     seconds = time.perf_counter() - started
     checks = _checks(jobs, readings, where, alignment, own, theirs)
     moved = max((abs(_metric(r) - _metric(own)) for n in where["shared-prefix"] for r in readings[n]), default=0.0)
@@ -413,14 +403,14 @@ def patch(model: Any, source: MemberPass, target: MemberPass, ids: Ids, method: 
                        dtype, step)
 
 
-def patch_exact(model: Any, source: MemberPass, target: MemberPass, ids: Ids, method: str = DEFAULT,
-                metric: str = MODEL) -> PatchResult:
+def patch_exact(model: Any, source: MemberPass, target: MemberPass, ids: Ids, method: PatchMethod = DEFAULT,
+                metric: PatchMetric = PatchMetric.MODEL) -> PatchResult:
     """patch() by `method`, and by ``full`` again where a batched method's checks fail: kernels that round a batch's
     row otherwise than the row alone (model/invariance.py) in shapes the load's probe did not try. The result's
     ``method`` says which computed it; a failed check of ``full`` raises CheckError."""
-    if method != FULL:
+    if method != PatchMethod.FULL:
         try:
             return patch(model, source, target, ids, method, metric=metric)
         except CheckError:
             pass
-    return patch(model, source, target, ids, FULL, metric=metric)
+    return patch(model, source, target, ids, PatchMethod.FULL, metric=metric)

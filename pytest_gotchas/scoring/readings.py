@@ -27,11 +27,12 @@ from typing import Any
 
 from ..backends.protocol import Backend
 from .cut import CutPlan
-from ..results.schema import OTHER_SOFTMAX, PLAIN, PRECISION, TEXT, TOKEN, Reading, TopToken
+from ..results.schema import Reading, TopToken
 from ..results.verdict import run_verdict
 from .rows import (MAX_DEPTH, REFEED, Context, OnePassRows, Probabilities, Rows, model_dtype, needs_plain,
                    resolve_softmax_dtype, round_to, token_contexts)
 from .vocab import Vocab
+from ..results.vocabulary import ReadingKind, ReadingName
 
 MIN_BRANCH = 1e-4  # a chain through a shorter token is followed while its probability so far is at least this
 MAX_PASSES = 32  # contexts (incremental steps, or passes of the check) the text reading may add per run
@@ -64,7 +65,7 @@ def token_reading(plan: CutPlan, rows: Probabilities, dtype: str, other: bool = 
 
 def _plain_reading(plan: CutPlan, rows: Rows, dtype: str, decode: Callable[[int], str]) -> Reading:
     pc, pw = rows.p(plan.prompt_ids, plan.plain_correct_id), rows.p(plan.prompt_ids, plan.plain_wrong_id)
-    return Reading(pc, pw, run_verdict(pc, pw), "plain", dtype, [decode(plan.plain_correct_id)],
+    return Reading(pc, pw, run_verdict(pc, pw), ReadingKind.PLAIN, dtype, [decode(plan.plain_correct_id)],
                    [decode(plan.plain_wrong_id)])
 
 
@@ -113,7 +114,7 @@ def text_reading(plan: CutPlan, prompt: str, correct: str, wrong: str, rows: Pro
         return [f"{'+'.join(repr(decode(t)) for t in path)} {p * 100:.2f}%" for p, path in best[:SHOWN]]
 
     pc, pw = (round_to(side.total, dtype) for side in sides)
-    return Reading(pc, pw, run_verdict(pc, pw), "text", dtype, shown(sides[0]), shown(sides[1]),
+    return Reading(pc, pw, run_verdict(pc, pw), ReadingKind.TEXT, dtype, shown(sides[0]), shown(sides[1]),
                    neglected=sides[0].neglected + sides[1].neglected)
 
 
@@ -142,7 +143,8 @@ class Batch(list):  # type: ignore[type-arg]
 
 
 def read_cut(cut: Cut, rows: Probabilities, dtype: str, other_dtype: str | None, table: Vocab | None,
-             decode: Callable[[int], str], main: str = TOKEN, exact: Probabilities | None = None) -> dict[str, Reading]:
+             decode: Callable[[int], str], main: str = ReadingName.TOKEN,
+             exact: Probabilities | None = None) -> dict[str, Reading]:
     """Every reading of one cut from `rows` (and the float32 copy's `exact`): the same code whichever way the rows
     are computed, so that one pass and separate passes can only differ by their numbers."""
     plan = cut.plan
@@ -150,23 +152,23 @@ def read_cut(cut: Cut, rows: Probabilities, dtype: str, other_dtype: str | None,
     readings: dict[str, Reading] = {}
     texts = (plan, cut.prompt, cut.correct, cut.wrong)
     if table is not None:
-        readings[TEXT] = text_reading(*texts, rows, table, dtype, decode)
-    readings[TOKEN] = token_reading(plan, rows, dtype)
+        readings[ReadingName.TEXT] = text_reading(*texts, rows, table, dtype, decode)
+    readings[ReadingName.TOKEN] = token_reading(plan, rows, dtype)
     if needs_plain(plan):
-        readings[PLAIN] = _plain_reading(plan, rows, dtype, decode)  # type: ignore[arg-type]
+        readings[ReadingName.PLAIN] = _plain_reading(plan, rows, dtype, decode)  # type: ignore[arg-type]
     if other_dtype is not None:
-        readings[OTHER_SOFTMAX] = (text_reading(*texts, rows, table, other_dtype, decode, other=True)  # type: ignore
-                                   if main == TEXT else token_reading(plan, rows, other_dtype, other=True))
+        readings[ReadingName.OTHER_SOFTMAX] = (text_reading(*texts, rows, table, other_dtype, decode, other=True)  # type: ignore
+                                   if main == ReadingName.TEXT else token_reading(plan, rows, other_dtype, other=True))
     if exact is not None:
         exact.need(token_contexts(plan))
-        readings[PRECISION] = (text_reading(*texts, exact, table, "float32", decode)  # type: ignore[arg-type]
-                               if main == TEXT else token_reading(plan, exact, "float32"))
+        readings[ReadingName.PRECISION] = (text_reading(*texts, exact, table, "float32", decode)  # type: ignore[arg-type]
+                               if main == ReadingName.TEXT else token_reading(plan, exact, "float32"))
     return readings
 
 
 def score_batch(loaded: Backend, cuts: list[Cut] | list[CutPlan], softmax_dtype: str | None = None, top_k: int = 5,
                 batch_size: int = 1, decoded: dict[int, str] | None = None, vocab: Callable[[], Vocab] | None = None,
-                main: str = TOKEN, precision: Any = None, check: bool = False, refeed: int = REFEED,
+                main: str = ReadingName.TOKEN, precision: Any = None, check: bool = False, refeed: int = REFEED,
                 rows_of: Callable[[str, int, int, int], Any] | None = None) -> Batch:
     """Every reading of several cuts: one full pass per distinct prompt, every other context read from it (an
     earlier position, or an incremental step on its KV cache; see OnePassRows).

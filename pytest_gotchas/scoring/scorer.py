@@ -25,6 +25,7 @@ from ..backends.protocol import Backend
 from ..results.onepass import judged_alone, separate
 from ..results.schema import CacheUse, CaseResult, Cost, LayerReading, ModelInfo, Run, Timings
 from ..results.verdict import NonFiniteProbability, case_verdict
+from ..results.vocabulary import PatchMethod, PatchMetric, PatchMode
 from ..truth.collect import Planned
 from .engine_rows import Fetcher
 
@@ -51,10 +52,10 @@ class ScoringConfig:
     precision_check: bool = False
     layers: bool = False
     one_pass_check: bool = False  # also every reading with separate full passes, kept as "<name>/separate"
-    patch: bool = False  # activation patching of the pairs (and twins) a case is the last member of (pairpatch.py)
-    patch_metric: str = "model"  # the dtype of patching's two logits: the model's or float32 (head.py)
-    patch_components: bool = False  # also the attention, MLP and head grid of each direction (components.py)
-    patch_screen: bool = False  # the screen and its verified top-k alone, without the component grid
+    # activation patching of the pairs (and twins) a case is the last member of (pairpatch.py), and how far down:
+    # the residual grid, with the component grid and the screen, or with the screen alone; None: no patching
+    patch: PatchMode | None = None
+    patch_metric: PatchMetric = PatchMetric.MODEL  # the dtype of patching's two logits: the model's or float32 (head.py)
     patch_screen_k: int = 20  # the screen's top-k verified exactly (screen.py), with the component grid or alone
     # this plugin's folder in pytest's cache, for cut plans and token texts (not the model cache); None: none kept,
     # and the tokenizer loads eagerly
@@ -84,10 +85,10 @@ def effective_batch_size(backend: Backend, config: ScoringConfig) -> int:
     return config.batch_size if backend.batch_invariant else 1
 
 
-def patch_method(backend: Backend) -> str:
-    from .patching import DEFAULT, FULL
+def patch_method(backend: Backend) -> PatchMethod:
+    from .patching import DEFAULT
 
-    return DEFAULT if backend.batch_invariant else FULL
+    return DEFAULT if backend.batch_invariant else PatchMethod.FULL
 
 
 class ModelSlot:
@@ -208,7 +209,8 @@ class Scorer:
         # which verdicts the way of reading decides (and, with the one-pass check, the way of computing it).
         alternatives = {name: case_verdict([r.judged(name) for r in runs]).verdict
                         for name in runs[0].readings if judged_alone(name) and all(name in r.readings for r in runs)}
-        patching = self._patch(loaded, planned, cuts, list(partners)) if self.config.patch and partners else []
+        patching = (self._patch(loaded, planned, cuts, list(partners)) if self.config.patch is not None and partners
+                    else [])
         return planned.result(verdict=judgement.verdict, qualifiers=list(judgement.qualifiers), runs=runs,
                            reading_verdicts=alternatives, model=self.model_id, patching=patching)
 
@@ -231,9 +233,8 @@ class Scorer:
         try:
             with self.clock.phase("patching", exclude=self.slot.tokenizer_seconds):
                 entries = patch_partners(loaded.model, planned, cuts, partners, cuts_of, decode, method,
-                                         self.config.patch_metric,
-                                         self.config.patch_screen_k if self.config.patch_components
-                                         or self.config.patch_screen else 0, screen_only=self.config.patch_screen)
+                                         self.config.patch_metric, self.config.patch or PatchMode.RESIDUAL,
+                                         self.config.patch_screen_k)
             fell_back = (f"patching: the {method} method's exactness checks failed on this machine's kernels for "
                          "some directions (a batch's rows rounded otherwise than a row alone), so those were computed "
                          "again with full, one pass per cell; the JSON names the method of each")
@@ -458,5 +459,6 @@ def _batch_note(loaded: Backend, config: ScoringConfig) -> list[str]:
     """Kernels that round a batch otherwise: said only where the run asked for what they change."""
     from ..model.invariance import batch_note
 
-    note = None if loaded.batch_invariant else batch_note(loaded.dtype, config.batch_size > 1, config.patch)
+    note = (None if loaded.batch_invariant
+            else batch_note(loaded.dtype, config.batch_size > 1, config.patch is not None))
     return [note] if note else []

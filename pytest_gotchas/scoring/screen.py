@@ -36,15 +36,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .align import align
-from .components import ATTN, HEAD, MLP, ComponentPass, Patch, _run_layer, _vector, layer_blocks
-from .head import FLOAT32, MODEL, float32_head
+from .components import ComponentPass, Patch, _run_layer, _vector, layer_blocks
+from .head import float32_head
+from .hooks import Hooks
 from .patching import Ids, _hidden, _metric, _own_readings, _with_hidden
+from ..results.vocabulary import Cell, ComponentKind, PatchMetric
 
 DEFAULT_K = 20
 RECALL_LINE = 0.1  # recall counts the exact cells that restore at least this |fraction| of the effect
-
-Cell = tuple[str, int, int, int]  # (kind, layer, head (0 unless a head), aligned pair index)
-
 
 @dataclass(frozen=True)
 class Screened:
@@ -83,7 +82,7 @@ def _gate(drop: list[int], k: int) -> Any:
     return Gate.apply
 
 
-def _gradients(model: Any, target: ComponentPass, ids: Ids, graddrop: bool = False) -> list[dict[str, Any]]:
+def _gradients(model: Any, target: ComponentPass, ids: Ids, graddrop: bool = False) -> list[dict[ComponentKind, Any]]:
     """d metric / d activation for every component kind, on the target's own pass: [layers, positions, width]; with
     ``graddrop``, then the same with layer l's writes held constant, for l = 2..layers (one forward pass for all)."""
     import torch
@@ -102,16 +101,18 @@ def _gradients(model: Any, target: ComponentPass, ids: Ids, graddrop: bool = Fal
         return hook
 
     # Where the weights do not require gradients (a loaded model), the embeddings' output is made to.
-    handles = [model.get_input_embeddings().register_forward_hook(
-        lambda module, args, output: None if output.requires_grad else output.requires_grad_())]
-    for k, b in enumerate(found):  # the gates first: the kept writes are the gates' outputs
-        handles += [b.attn.register_forward_hook(gate(k + 1)), b.mlp.register_forward_hook(gate(k + 1)),
-                    b.attn.register_forward_hook(keep(ATTN, k)), b.mlp.register_forward_hook(keep(MLP, k)),
-                    b.o_proj.register_forward_pre_hook(keep(HEAD, k, pre=True))]
-    order = [(kind, k) for kind in (ATTN, MLP, HEAD) for k in range(len(found))]
+    order = [(kind, k) for kind in tuple(ComponentKind) for k in range(len(found))]
     passes = []
     try:
-        with torch.enable_grad():
+        with Hooks() as hooks, torch.enable_grad():
+            hooks.after(model.get_input_embeddings(),
+                        lambda module, args, output: None if output.requires_grad else output.requires_grad_())
+            for k, b in enumerate(found):  # the gates first: the kept writes are the gates' outputs
+                hooks.after(b.attn, gate(k + 1))
+                hooks.after(b.mlp, gate(k + 1))
+                hooks.after(b.attn, keep(ComponentKind.ATTN, k))
+                hooks.after(b.mlp, keep(ComponentKind.MLP, k))
+                hooks.before(b.o_proj, keep(ComponentKind.HEAD, k, pre=True))
             logits = model(input_ids=torch.tensor([list(target.member.ids)], device=model.device), logits_to_keep=1,
                            use_cache=False).logits[0, -1]
             metric = logits[ids[0]].float() - logits[ids[1]].float()
@@ -121,43 +122,43 @@ def _gradients(model: Any, target: ComponentPass, ids: Ids, graddrop: bool = Fal
                                             allow_unused=True)
                 by = {key: (torch.zeros_like(kept[key]) if g is None else g) for key, g in zip(order, grads)}
                 passes.append({kind: torch.stack([by[(kind, k)][0].detach().to(logits.device)
-                                                  for k in range(len(found))]) for kind in (ATTN, MLP, HEAD)})
+                                                  for k in range(len(found))]) for kind in tuple(ComponentKind)})
     finally:
-        for handle in handles:
-            handle.remove()
         model.zero_grad(set_to_none=True)
     return passes
 
 
 def _estimates(found: list[Any], source: ComponentPass, target: ComponentPass, pairs: list[tuple[int, int]],
-               grads: dict[str, Any]) -> dict[str, Any]:
+               grads: dict[ComponentKind, Any]) -> dict[ComponentKind, Any]:
     """Per kind, (source - target activation) . gradient: [layers, pairs] ([layers, pairs, heads] for heads)."""
     import torch
 
-    activations = {ATTN: (source.attn, target.attn), MLP: (source.mlp, target.mlp), HEAD: (source.heads, target.heads)}
+    activations = {ComponentKind.ATTN: (source.attn, target.attn), ComponentKind.MLP: (source.mlp, target.mlp),
+                   ComponentKind.HEAD: (source.heads, target.heads)}
     out = {}
     for kind, (mine, theirs) in activations.items():
         delta = torch.stack([(mine[:, s] - theirs[:, t]).float() for s, t in pairs], dim=1)
         grad = torch.stack([grads[kind][:, t].float() for _, t in pairs], dim=1)
         product = delta * grad
-        out[kind] = (product.reshape(*delta.shape[:2], found[0].heads, found[0].head_dim).sum(-1) if kind == HEAD
+        per_head = kind == ComponentKind.HEAD
+        out[kind] = (product.reshape(*delta.shape[:2], found[0].heads, found[0].head_dim).sum(-1) if per_head
                      else product.sum(-1))
     return out
 
 
-def _cells(per: dict[str, Any]) -> dict[Cell, float]:
+def _cells(per: dict[ComponentKind, Any]) -> dict[Cell, float]:
     cells: dict[Cell, float] = {}
     for kind, values in per.items():
-        if kind == HEAD:
-            cells.update(((kind, layer + 1, h, j), float(values[layer, j, h])) for layer in range(values.shape[0])
+        if kind == ComponentKind.HEAD:
+            cells.update((Cell(kind, layer + 1, h, j), float(values[layer, j, h])) for layer in range(values.shape[0])
                          for j in range(values.shape[1]) for h in range(values.shape[2]))
         else:
-            cells.update(((kind, layer + 1, 0, j), float(values[layer, j])) for layer in range(values.shape[0])
+            cells.update((Cell(kind, layer + 1, 0, j), float(values[layer, j])) for layer in range(values.shape[0])
                          for j in range(values.shape[1]))
     return cells
 
 
-def _graddrop(plain: dict[str, Any], dropped: list[dict[str, Any]]) -> dict[Cell, float]:
+def _graddrop(plain: dict[ComponentKind, Any], dropped: list[dict[ComponentKind, Any]]) -> dict[Cell, float]:
     """AtP*'s GradDrop score of every cell: for a cell of layer m, the mean over l != m of |its estimate with layer
     l's writes held constant|; dropped[i] holds the estimates with layer i + 2 dropped (for l < m, the plain one)."""
     layers = next(iter(plain.values())).shape[0]
@@ -174,7 +175,7 @@ def _graddrop(plain: dict[str, Any], dropped: list[dict[str, Any]]) -> dict[Cell
 
 
 def screen(model: Any, source: ComponentPass, target: ComponentPass, ids: Ids, k: int = DEFAULT_K,
-           graddrop: bool = True, metric: str = MODEL) -> Screened:
+           graddrop: bool = True, metric: PatchMetric = PatchMetric.MODEL) -> Screened:
     """Estimates of every component cell of one direction (with ``graddrop``, their GradDrop scores, and the ranking
     by the larger of the two), and the exact value of the top ``k`` with head.py's ``metric`` (``unpatched`` too, so
     that fractions compare with components.py's grid of the same metric; the gradient is the model's own)."""
@@ -197,26 +198,27 @@ def screen(model: Any, source: ComponentPass, target: ComponentPass, ids: Ids, k
     top = ranked.top(k, graddrop)
     started = time.perf_counter()
     verified: dict[Cell, float] = {}
-    with torch.inference_mode(), float32_head(model, ids) if metric == FLOAT32 else nullcontext():
-        for layer in sorted({c[1] for c in top}):
-            cells = [c for c in top if c[1] == layer]
-            rows = [[Patch(layer, kind, head, alignment.pairs[j][1],
-                           _vector(source, kind, layer, head, alignment.pairs[j][0], found[layer - 1].head_dim))]
-                    for kind, _, head, j in cells]
+    with torch.inference_mode(), float32_head(model, ids) if metric == PatchMetric.FLOAT32 else nullcontext():
+        for layer in sorted({c.layer for c in top}):
+            cells = [c for c in top if c.layer == layer]
+            rows = [[Patch(layer, c.kind, c.head, alignment.pairs[c.position][1],
+                           _vector(source, c.kind, layer, c.head, alignment.pairs[c.position][0],
+                                   found[layer - 1].head_dim))]
+                    for c in cells]
             readings = _run_layer(model, target, layer, rows, ids, batched=False)
             verified.update((cell, _metric(r)) for cell, r in zip(cells, readings))
     return Screened(estimates, verified, unpatched, seconds, time.perf_counter() - started, scores)
 
 
 def recall(screened: Screened, exact: dict[Cell, float], effect: float, k: int, at_least: float = RECALL_LINE,
-           graddrop: bool = True) -> dict[str, tuple[int, int]]:
+           graddrop: bool = True) -> dict[ComponentKind, tuple[int, int]]:
     """Per component kind: (exact cells whose |fraction| >= at_least that the screen's top-k holds, how many there
     are). ``exact`` maps each cell to its exact metric value; ``graddrop``: the top-k by the ranking with GradDrop,
     else by |estimate| alone."""
     top = set(screened.top(k, graddrop))
-    out: dict[str, tuple[int, int]] = {}
-    for kind in (ATTN, MLP, HEAD):
-        big = [c for c, v in exact.items() if c[0] == kind and effect and abs((v - screened.unpatched) / effect)
+    out: dict[ComponentKind, tuple[int, int]] = {}
+    for kind in tuple(ComponentKind):
+        big = [c for c, v in exact.items() if c.kind == kind and effect and abs((v - screened.unpatched) / effect)
                >= at_least]
         out[kind] = (sum(c in top for c in big), len(big))
     return out

@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Protocol
 
 from ..backends.protocol import Asked, Backend, EngineOptions, Feature, LoadRequest
+from ..model.ref import ModelRef
 from ..results.hardware import PLAIN_KERNELS
+from ..results.vocabulary import PatchMetric, PatchMode
 from ..scoring.scorer import Clock, ModelSlot, Scorer, ScoringConfig
 from ..truth.collect import Collector, Planned
 from ..truth.execute import Cache, Limits
@@ -29,13 +31,21 @@ class Progress(Protocol):
     def around(self) -> AbstractContextManager[None]: ...
 
 
+def patch_mode(settings: Settings) -> PatchMode | None:
+    """The three patching flags as one mode: the component grid (with the screen beside it) wins over the screen
+    alone, and either implies the residual grid; None: no patching."""
+    if settings.patch_components:
+        return PatchMode.COMPONENTS
+    if settings.patch_screen:
+        return PatchMode.SCREEN
+    return PatchMode.RESIDUAL if settings.patch else None
+
+
 def scoring_config(settings: Settings, pytest_cache: Path | None) -> ScoringConfig:
     return ScoringConfig(softmax_dtype=settings.softmax_dtype, top_k=settings.top_k, batch_size=settings.batch_size,
                          reading=settings.reading, bos=settings.bos, precision_check=settings.precision_check,
                          layers=settings.layers, one_pass_check=settings.one_pass_check,
-                         patch=settings.patch or settings.patch_components or settings.patch_screen,
-                         patch_metric=settings.patch_metric, patch_components=settings.patch_components,
-                         patch_screen=settings.patch_screen and not settings.patch_components,
+                         patch=patch_mode(settings), patch_metric=PatchMetric(settings.patch_metric),
                          patch_screen_k=settings.patch_screen_k,
                          pytest_cache=pytest_cache)
 
@@ -47,7 +57,7 @@ def collector(settings: Settings, transcripts: Path | None, isolation: Isolation
                      settings.runs, settings.variants)
 
 
-def scorer(settings: Settings, model_id: str, name: str | None, clock: Clock, pytest_cache: Path | None, *,
+def scorer(settings: Settings, model_id: str, ref: ModelRef, clock: Clock, pytest_cache: Path | None, *,
            worker_id: str | None = None, workers: int = 0, log: Callable[[str], None] | None = None,
            flag: str = "--gotchas-", planned: Callable[[], list[Planned]] | None = None,
            progress: Progress | None = None) -> Scorer:
@@ -58,16 +68,15 @@ def scorer(settings: Settings, model_id: str, name: str | None, clock: Clock, py
     ends."""
 
     def load() -> Backend:
-        from ..backends import backend_of, module, run_refusals
+        from ..backends import module, run_refusals
         from ..model.convert import STEPS
-        from ..model.embedded import split
         from ..model.load import ModelLoadError, ModelSpec
 
         auto = settings.device == "auto"  # device_map="auto": one model over every GPU
-        spec = ModelSpec(name=split(name)[1], id=model_id, dtype=settings.dtype, kernels=settings.kernels,
+        spec = ModelSpec(name=ref.name, id=model_id, dtype=settings.dtype, kernels=settings.kernels,
                          device_map_auto=auto, device=None if auto else settings.device, worker_id=worker_id,
                          workers=workers, flag=flag, allow_unfaithful_tokenizer=settings.allow_unfaithful_tokenizer)
-        problems = run_refusals([name], asked(settings, flag, workers), flag)
+        problems = run_refusals([ref], asked(settings, flag, workers), flag)
         if problems:
             raise ModelLoadError(problems[0])
         request = LoadRequest(spec=spec, model_cache=settings.model_cache, log=log,
@@ -76,7 +85,7 @@ def scorer(settings: Settings, model_id: str, name: str | None, clock: Clock, py
         token = STEPS.set(progress.show if progress is not None and progress.active else None)
         try:
             with progress.around() if progress is not None else nullcontext():
-                loaded: Backend = module(backend_of(name)).load(request)
+                loaded: Backend = module(ref.backend).load(request)
                 return loaded
         finally:
             STEPS.reset(token)

@@ -12,13 +12,13 @@ pytest.importorskip("accelerate")
 
 from pytest_gotchas.scoring import components as C  # noqa: E402
 from pytest_gotchas.scoring import patching as P  # noqa: E402
-from pytest_gotchas.scoring.head import FLOAT32, MODEL  # noqa: E402
 from pytest_gotchas.scoring.screen import screen  # noqa: E402
 
 from helpers.tinycomponents import component_model  # noqa: E402
 from helpers.tinypatch import BOS, EQ, NO, YES, A, B, X, Y, Z, answer_model  # noqa: E402
 from helpers.tinypatch import C as TC  # noqa: E402
 from helpers.tinypatch import D as TD  # noqa: E402
+from pytest_gotchas.results.vocabulary import Cell, ComponentKind, PatchMetric  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU to split a model over two devices")
 
@@ -58,7 +58,7 @@ def test_the_residual_grid_over_two_devices_finds_the_key_token(order: str, meth
 
 
 @pytest.mark.parametrize("order", ORDERS)
-@pytest.mark.parametrize("metric", [MODEL, FLOAT32])
+@pytest.mark.parametrize("metric", [PatchMetric.MODEL, PatchMetric.FLOAT32])
 def test_the_component_grid_and_the_screen_over_two_devices_find_the_head_and_the_mlp(order: str, metric: str) -> None:
     model = split(component_model(), *ORDERS[order])
     source, target = C.component_pass(model, SOURCE), C.component_pass(model, TARGET)
@@ -72,4 +72,4 @@ def test_the_component_grid_and_the_screen_over_two_devices_find_the_head_and_th
         ("shared-prefix", True), ("self-patch", True), ("all-heads", True)]
     screened = screen(model, source, target, IDS, k=4, metric=metric)
     cut = len(result.positions) - 1
-    assert {("head", 1, 0, cut), ("mlp", 2, 0, cut)} <= set(screened.top(4))
+    assert {Cell(ComponentKind.HEAD, 1, 0, cut), Cell(ComponentKind.MLP, 2, 0, cut)} <= set(screened.top(4))

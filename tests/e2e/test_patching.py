@@ -15,6 +15,7 @@ from pytest_gotchas.scoring import patching as P
 from pytest_gotchas.scoring.align import align
 from pytest_gotchas.scoring.cut import plan_cut
 from pytest_gotchas.scoring.scorer import patch_method
+from pytest_gotchas.results.vocabulary import PatchMethod
 
 USER_CACHE = Path.home() / ".cache" / "pytest-gotchas"
 PRIMER = ">>> 1 == 2\nFalse\n>>> 1 == 1\nTrue\n"
@@ -56,11 +57,11 @@ def test_gemma_3_270m_batched_methods_equal_full_passes_and_an_independent_probe
     target = plan_cut(tokenizer, target_text, *target_answers)
     ps, pt = (P.member_pass(model, c.context_ids) for c in (source, target))
     ids = (target.correct_ids[0], target.wrong_ids[0])
-    full = P.patch(model, ps, pt, ids, P.FULL)
+    full = P.patch(model, ps, pt, ids, PatchMethod.FULL)
     assert full.layers == list(range(1, 19)) and full.positions == positions
     # Scoring's way, bit for bit: a batched method, or full where the kernels round a batch otherwise (measured at
     # load, or found by the method's own checks: model/invariance.py, patching.patch_exact).
-    methods = (P.LAYER_BATCH, P.FROM_LAYER) if loaded.invariance.batch else (patch_method(TransformersBackend(loaded)),)
+    methods = (PatchMethod.LAYER_BATCH, PatchMethod.FROM_LAYER) if loaded.invariance.batch else (patch_method(TransformersBackend(loaded)),)
     for method in methods:
         assert P.patch_exact(model, ps, pt, ids, method).cells == full.cells, method  # floats compared exactly
     pairs = align(source.context_ids, target.context_ids).pairs

@@ -9,17 +9,18 @@ from typing import Any
 
 import jsonschema
 
-from pytest_gotchas.results import schema as results
 from pytest_gotchas.results.report import SCHEMA_FILE, Report
-from pytest_gotchas.results.schema import TOKEN, CaseResult, ChapterInfo, ModelInfo, Reading, Run, Invocation
+from pytest_gotchas.results.schema import CaseResult, ChapterInfo, ModelInfo, Reading, Run, Invocation
 from pytest_gotchas.results.verdict import Status, case_verdict, run_verdict
 from pytest_gotchas.scoring.readings import Scored
+from pytest_gotchas.results.vocabulary import ReadingName
 
 
 def make_run(p_correct: float, p_wrong: float, primer: str | None = None, kind: str = "plain") -> Run:
     """A run whose token reading is (p_correct, p_wrong), as scoring builds it."""
     reading = Reading(p_correct, p_wrong, run_verdict(p_correct, p_wrong), kind, "bfloat16", ["1"], ["2"])
-    return Run(primer=primer, prompt=">>> x\n", correct="1", wrong="2", readings={TOKEN: reading}, main=TOKEN,
+    return Run(primer=primer, prompt=">>> x\n", correct="1", wrong="2", readings={ReadingName.TOKEN: reading},
+               main=ReadingName.TOKEN,
                top=[], batch_size=1, forward_passes=1)
 
 
@@ -35,11 +36,11 @@ def make_case(case_id: str, chapter: str, runs: list[Run], status: str = Status.
 
 
 def token(scored: Scored) -> Reading:
-    return scored.readings[results.TOKEN]
+    return scored.readings[ReadingName.TOKEN]
 
 
 def plain(scored: Scored) -> Reading | None:
-    return scored.readings.get(results.PLAIN)
+    return scored.readings.get(ReadingName.PLAIN)
 
 
 def comparable_report(path: Path) -> dict:

@@ -13,7 +13,7 @@ from helpers.results import read_report
 from helpers.tinymodel import build_tiny_model, build_tokenizer
 
 from pytest_gotchas.results import onepass
-from pytest_gotchas.results.schema import TOKEN
+from pytest_gotchas.results.vocabulary import ReadingName
 
 pytest.importorskip("transformers")
 
@@ -73,7 +73,7 @@ def test_the_plugin_lists_what_the_check_finds(pytester: pytest.Pytester, tiny_f
     pytester.makeconftest(NUDGE % seven)
     result, data = run_plugin(pytester, tiny_folder, "--gotchas-one-pass-check")
     differ = data["one_pass_check"]["readings_differ"]
-    assert [(d["case"], d["reading"]) for d in differ] == [("demo/plain", TOKEN)]
+    assert [(d["case"], d["reading"]) for d in differ] == [("demo/plain", ReadingName.TOKEN)]
     assert differ[0]["separate"]["p_correct"] == differ[0]["one_pass"]["p_correct"] + 2 ** -8
     result.stdout.fnmatch_lines(["one pass checked against separate full passes: 1 of 7 readings differ (token 1: "
                                  "demo/plain token); 0 of 2 case verdicts would differ"])

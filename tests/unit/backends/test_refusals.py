@@ -1,4 +1,4 @@
-"""Which backend a model name chooses (model/embedded.split, backends/), its short name, and what the vLLM backend
+"""Which backend a model name chooses (model/ref.ModelRef, backends/), its short name, and what the vLLM backend
 refuses from the capabilities it declares (backends/vllm.CAPABILITIES through settings/wiring.asked). Runs without vLLM
 installed."""
 
@@ -8,7 +8,7 @@ import pytest
 
 from pytest_gotchas.backends import names, run_refusals
 from pytest_gotchas.backends.protocol import TRANSFORMERS
-from pytest_gotchas.model.embedded import DEFAULT, short_name, short_names, split
+from pytest_gotchas.model.ref import DEFAULT, ModelRef, model_refs, short_ids
 from pytest_gotchas.settings.options import Settings
 from pytest_gotchas.settings.wiring import asked
 
@@ -24,19 +24,24 @@ VLLM = "vllm"
     ("/models/vllm:odd", (TRANSFORMERS, "/models/vllm:odd")),  # only a leading vllm: chooses the backend
     ("C:\\models\\m.gguf", (TRANSFORMERS, "C:\\models\\m.gguf")),  # a drive letter is no backend
 ])
-def test_split(name: str | None, expected: tuple[str, str | None]) -> None:
-    assert split(name) == expected
+def test_parse(name: str | None, expected: tuple[str, str | None]) -> None:
+    assert ModelRef.parse(name) == ModelRef(*expected)
+
+
+def test_the_word_default_is_the_embedded_default_wherever_it_is_written() -> None:
+    assert ModelRef.parse("default") == ModelRef() and ModelRef.parse("vllm:default") == ModelRef(VLLM)
+    assert model_refs([]) == [ModelRef()] and ModelRef().written == DEFAULT
 
 
 def test_a_vllm_model_is_a_model_of_its_own() -> None:
-    assert short_name("vllm:gemma-3-270m") == "vllm-gemma-3-270m"
-    assert short_name("vllm:") == f"vllm-{DEFAULT}"
-    assert short_name("vllm:org/Some-Model.gguf") == f"vllm-{short_name('org/Some-Model.gguf')}"
-    assert short_names(["gemma-3-270m", "vllm:gemma-3-270m"]) == ["gemma-3-270m", "vllm-gemma-3-270m"]
+    assert ModelRef.parse("vllm:gemma-3-270m").short == "vllm-gemma-3-270m"
+    assert ModelRef.parse("vllm:").short == f"vllm-{DEFAULT}"
+    assert ModelRef.parse("vllm:org/Some-Model.gguf").short == f"vllm-{ModelRef.parse('org/Some-Model.gguf').short}"
+    assert short_ids(model_refs(["gemma-3-270m", "vllm:gemma-3-270m"])) == ["gemma-3-270m", "vllm-gemma-3-270m"]
 
 
 def refusals(settings: Settings, models: list[str | None], flag: str = "--gotchas-", workers: int = 0) -> list[str]:
-    return run_refusals(models, asked(settings, flag, workers), flag)
+    return run_refusals(model_refs(models), asked(settings, flag, workers), flag)
 
 
 def settings(**values: object) -> Settings:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_gotchas.model.embedded import short_name, short_names
+from pytest_gotchas.model.ref import ModelRef, model_refs, short_ids
 from helpers.loading import load_error
 
 
@@ -17,11 +17,11 @@ from helpers.loading import load_error
     ("~/w/gemma-3-270m-Q4_K_M.gguf", "gemma-3-270m-Q4_K_M"), ("C:\\m\\llama", "llama"), ("///", "model"),
 ])
 def test_short_name(model: str | None, slug: str) -> None:
-    assert short_name(model) == slug
+    assert ModelRef.parse(model).short == slug
 
 
 def test_short_names_of_a_run_are_unique() -> None:
-    assert short_names(["a/m", "b/m", None, "smollm2-135m"]) == ["m", "m-2", "gemma-3-270m", "smollm2-135m"]
+    assert short_ids(model_refs(["a/m", "b/m", None, "smollm2-135m"])) == ["m", "m-2", "gemma-3-270m", "smollm2-135m"]
 
 
 def test_embedded_package_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,7 +17,8 @@ from pytest_gotchas.model import invariance, numerics, row_readout
 from pytest_gotchas.model.invariance import INVARIANT, Invariance
 from pytest_gotchas.model.load import LoadedModel, ModelLoadError, load_model
 from pytest_gotchas.scoring import scorer
-from pytest_gotchas.scoring.patching import DEFAULT, FULL
+from pytest_gotchas.scoring.patching import DEFAULT
+from pytest_gotchas.results.vocabulary import PatchMethod
 
 ROWS_NOTE = ("on this CPU the head's bfloat16 product rounds a row otherwise among several rows than alone (measured "
              "at load): each row of the head was computed alone, as the reference pass computes it")
@@ -85,7 +86,7 @@ def test_a_batch_that_rounds_otherwise_is_not_used(folder: Path, tmp_path: Path,
     assert loaded.notes == []  # the load knows no batch size: the scorer says what the run asked for
     config = scorer.ScoringConfig(batch_size=8)
     backend = TransformersBackend(loaded)
-    assert (scorer.effective_batch_size(backend, config), scorer.patch_method(backend)) == (1, FULL)
+    assert (scorer.effective_batch_size(backend, config), scorer.patch_method(backend)) == (1, PatchMethod.FULL)
 
 
 def test_the_batch_note_says_only_what_the_run_asked_for() -> None:

@@ -7,11 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from pytest_gotchas.model.names import refusal
+from pytest_gotchas.model import names
+from pytest_gotchas.model.ref import ModelRef
 
 TAIL = ("The embedded models are gemma-3-270m, smollm2-135m. A model on the Hugging Face hub is named by its owner "
         "too (owner/name, e.g. HuggingFaceTB/SmolLM2-135M-Instruct) and is downloaded once, which needs the network; "
         "a folder or a .gguf file must exist")
+
+
+def refusal(name: str, flag: str = "--gotchas-", hub_cache: Path | None = None) -> str | None:
+    return names.refusal(ModelRef.parse(name), flag, hub_cache)
 
 
 @pytest.fixture(autouse=True)

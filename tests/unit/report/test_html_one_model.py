@@ -29,7 +29,8 @@ from pytest_gotchas.report.wording import chapter_line
 from pytest_gotchas.results.baselines import BaselineOutcome, Comparison, PairChange
 from pytest_gotchas.results.report import Report, from_data, to_data
 from pytest_gotchas.results.rollup import rollup
-from pytest_gotchas.results.schema import TEXT, ChapterInfo, LayerReading, Reading, SeedOutput, TopToken
+from pytest_gotchas.results.schema import ChapterInfo, LayerReading, Reading, SeedOutput, TopToken
+from pytest_gotchas.results.vocabulary import ReadingName
 
 
 @pytest.fixture(scope="module")
@@ -282,8 +283,8 @@ def test_the_answer_of_a_run() -> None:
     healed.readings["plain"] = Reading(0.01, 0.0, "noise", "plain", "bfloat16")
     cut = answer(healed, primed=False).cut
     assert cut is not None and cut.label == "healed cut" and cut.correct == ["'1'"] and cut.plain is not None
-    healed.readings[TEXT] = Reading(0.4, 0.3, "ok", "text", "bfloat16", ["'1' 40%"], [], neglected=0.01)
-    healed.main = TEXT
+    healed.readings[ReadingName.TEXT] = Reading(0.4, 0.3, "ok", "text", "bfloat16", ["'1' 40%"], [], neglected=0.01)
+    healed.main = ReadingName.TEXT
     read = answer(healed, primed=False)
     assert read.text is not None
     assert (read.text.correct, read.text.wrong, read.text.neglected) == ("'1' 40%", "–", 0.01)

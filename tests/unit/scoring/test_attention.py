@@ -48,6 +48,7 @@ def test_the_screen_alone_verifies_the_same_cells_as_beside_the_grid_and_says_wh
     screen beside the exact grid, without the grid; recall is left empty (it needs the grid) and the top heads'
     patterns come from the verified cells."""
     from pytest_gotchas.scoring import components as C
+    from pytest_gotchas.results.vocabulary import PatchMetric, PatchMode
     from pytest_gotchas.scoring.pairpatch import SCREEN_ONLY, _components
 
     from helpers.tinypatch import NO, YES, B
@@ -55,8 +56,9 @@ def test_the_screen_alone_verifies_the_same_cells_as_beside_the_grid_and_says_wh
     model = component_model()
     source = C.component_pass(model, (BOS, 4, X, A, Y, Z, EQ))
     target = C.component_pass(model, (BOS, 5, X, B, Y, Z, EQ))
-    both = _components(model, source, target, (NO, YES), "model", 4, lambda i: f"t{i}")
-    alone = _components(model, source, target, (NO, YES), "model", 4, lambda i: f"t{i}", screen_only=True)
+    both = _components(model, source, target, (NO, YES), PatchMetric.MODEL, 4, lambda i: f"t{i}",
+                       PatchMode.COMPONENTS)
+    alone = _components(model, source, target, (NO, YES), PatchMetric.MODEL, 4, lambda i: f"t{i}", PatchMode.SCREEN)
     assert (both.method, alone.method) == ("exact", "screen")
     assert alone.screened == both.screened and len(alone.screened) == 4  # cells, estimates, exact values, GradDrop
     assert alone.layers == alone.attn == alone.mlp == alone.head == []

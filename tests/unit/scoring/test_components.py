@@ -9,13 +9,13 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from pytest_gotchas.scoring import components as C  # noqa: E402
-from pytest_gotchas.scoring.head import FLOAT32  # noqa: E402
 from pytest_gotchas.scoring.patching import CheckError  # noqa: E402
 
 from helpers.tinycomponents import component_model  # noqa: E402
 from helpers.tinypatch import BOS, EQ, NO, YES, A, B, X, Y, Z  # noqa: E402
 from helpers.tinypatch import C as TC  # noqa: E402
 from helpers.tinypatch import D as TD  # noqa: E402
+from pytest_gotchas.results.vocabulary import PatchMetric  # noqa: E402
 
 SOURCE = (BOS, TC, X, A, Y, Z, EQ)  # answers YES
 TARGET = (BOS, TD, X, B, Y, Z, EQ)  # answers NO
@@ -74,7 +74,7 @@ def test_unequal_lengths_align_and_find_the_cut(model) -> None:
 
 
 def test_the_float32_metric_keeps_the_checks(model) -> None:
-    result = run(model, metric=FLOAT32)
+    result = run(model, metric=PatchMetric.FLOAT32)
     assert result.metric_dtype == "float32" and all(c.passed for c in result.checks)
 
 

@@ -16,12 +16,12 @@ from helpers.tinymodel import DEFAULT_MERGES, build_tiny_model
 
 from pytest_gotchas.backends.transformers import TransformersBackend
 from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model
-from pytest_gotchas.results.schema import TEXT, TOKEN
 from pytest_gotchas.scoring.cut import plan_cut
 from pytest_gotchas.scoring.readings import Cut, score_batch
 from pytest_gotchas.scoring.rows import OnePassRows
 from pytest_gotchas.scoring.engine_rows import EngineRows, Fetcher, NotFetched, one_pass_contexts, prefetch, rows_of
 from pytest_gotchas.scoring.vocab import build
+from pytest_gotchas.results.vocabulary import ReadingName
 
 MERGES = (*DEFAULT_MERGES, "Tr", "Tru", "True", "Fa", "Fal", "Fals", "False")
 RULES = {
@@ -76,7 +76,7 @@ def test_the_contexts_are_the_one_pass_paths(tiny: LoadedModel) -> None:
     assert len(engine.fetched) == 1 and rows.calls == 1 and rows.full == len(rows.main)
 
 
-@pytest.mark.parametrize("main", [TEXT, TOKEN])
+@pytest.mark.parametrize("main", [ReadingName.TEXT, ReadingName.TOKEN])
 @pytest.mark.parametrize("softmax", [None, "float32"])
 def test_the_readings_are_the_separate_passes(tiny: LoadedModel, main: str, softmax: str | None) -> None:
     """Both readings, both softmax dtypes: what the engine rows give equals the check's separate full passes (the
@@ -92,7 +92,7 @@ def test_the_readings_are_the_separate_passes(tiny: LoadedModel, main: str, soft
         assert a.readings == b.checked == b.readings
         assert a.top == b.top
         assert a.incremental_steps == 0
-    assert TEXT in through[-1].readings and through[-1].readings[TEXT].p_correct > 0
+    assert ReadingName.TEXT in through[-1].readings and through[-1].readings[ReadingName.TEXT].p_correct > 0
 
 
 def test_prefetch_reads_a_whole_run_in_one_call_per_level(tiny: LoadedModel) -> None:
@@ -104,14 +104,14 @@ def test_prefetch_reads_a_whole_run_in_one_call_per_level(tiny: LoadedModel) -> 
     table = build(tiny.tokenizer)
 
     def job(cut: Cut):
-        return lambda: score_batch(loaded, [cut], vocab=lambda: table, main=TEXT, rows_of=rows_of(fetcher))
+        return lambda: score_batch(loaded, [cut], vocab=lambda: table, main=ReadingName.TEXT, rows_of=rows_of(fetcher))
 
     calls, ran = prefetch(fetcher, [job(c) for c in cuts(tiny)], lambda: torch.inference_mode())
     assert calls == len(engine.fetched) >= 2 and ran == len(engine.logits)
     assert engine.fetched[0] == sorted(one_pass_contexts([c.plan for c in cuts(tiny)]))
     before = len(engine.fetched)
     for cut in cuts(tiny):
-        score_batch(loaded, [cut], vocab=lambda: table, main=TEXT, rows_of=rows_of(fetcher))
+        score_batch(loaded, [cut], vocab=lambda: table, main=ReadingName.TEXT, rows_of=rows_of(fetcher))
     assert len(engine.fetched) == before
 
 

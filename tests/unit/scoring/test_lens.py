@@ -14,9 +14,10 @@ from helpers.lens import assert_last_layer_is_the_models, model_logits, random_c
 from helpers.tinymodel import build_tiny_model, layer_writing_llama
 
 from pytest_gotchas.report.wording import lead_text
-from pytest_gotchas.results.layers import CORRECT, TIE, WRONG, Stretch, lead
+from pytest_gotchas.results.layers import Stretch, lead
 from pytest_gotchas.scoring.lens import LayerLogits, LensError, find_readout, layer_logits, layer_probabilities
 from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model
+from pytest_gotchas.results.vocabulary import Leader
 
 
 def truncated(model, layers: int):
@@ -256,8 +257,8 @@ def test_the_lead_changes_hands_at_the_layer_built_for_it() -> None:
     readings = [(probs[k][CORRECT_ID], probs[k][WRONG_ID]) for k in read.layers]
     assert readings[0][0] == readings[0][1]  # the embeddings: an exact tie
     story = lead(readings, first_layer=read.first_layer)
-    assert story.stretches == (Stretch(TIE, 0, 0), Stretch(CORRECT, 1, 2), Stretch(WRONG, 3, 3))
-    assert (story.final, story.decided_at, story.changed_hands) == (WRONG, 3, True)
+    assert story.stretches == (Stretch(Leader.TIE, 0, 0), Stretch(Leader.CORRECT, 1, 2), Stretch(Leader.WRONG, 3, 3))
+    assert (story.final, story.decided_at, story.changed_hands) == (Leader.WRONG, 3, True)
     assert lead_text(story) == "tied at layer 0, correct ahead at layers 1-2, then wrong from layer 3 of 3"
     # The last layer's probabilities are the softmax score.py takes (in the model's dtype).
     plain = torch.softmax(model_logits(model, [context])[0], dim=-1)

@@ -19,12 +19,13 @@ from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model
 from pytest_gotchas.results import onepass
 from pytest_gotchas.report.wording import one_pass_check_line, stepped_line
 from pytest_gotchas.results.report import Report, result_from_data, to_data
-from pytest_gotchas.results.schema import PLAIN, TEXT, TOKEN, CaseResult, ChapterInfo, Reading, Run
+from pytest_gotchas.results.schema import CaseResult, ChapterInfo, Reading, Run
 from pytest_gotchas.scoring import readings as readings_mod
 from pytest_gotchas.scoring.cut import plan_cut
 from pytest_gotchas.scoring.readings import Cut, score_batch
 from pytest_gotchas.scoring.rows import OnePassRows, Rows, main_positions
 from pytest_gotchas.scoring.vocab import build
+from pytest_gotchas.results.vocabulary import ReadingName
 
 MERGES = (*DEFAULT_MERGES, "Tr", "Tru", "True", "Fa", "Fal", "Fals", "False")
 RULES = {
@@ -86,7 +87,7 @@ def cuts(loaded: LoadedModel, *texts: tuple[str, str, str]) -> list[Cut]:
 
 
 def scored(loaded: LoadedModel, chosen: list[Cut], **kwargs):
-    return score_batch(TransformersBackend(loaded), chosen, vocab=lambda: build(loaded.tokenizer), main=TEXT, check=True,
+    return score_batch(TransformersBackend(loaded), chosen, vocab=lambda: build(loaded.tokenizer), main=ReadingName.TEXT, check=True,
                        **kwargs)
 
 
@@ -170,8 +171,8 @@ def test_the_token_reading_never_reads_an_earlier_position(tiny: LoadedModel, ki
     differing = LoadedModel(EarlierRowsDiffer(tiny.model), tiny.tokenizer, tiny.info)
     (result,) = scored(differing, cuts(differing, CUTS[kind]))
     (separate,) = scored(tiny, cuts(tiny, CUTS[kind]))
-    assert result.readings[TOKEN] == result.checked[TOKEN] == separate.readings[TOKEN]
-    assert result.readings.get(PLAIN) == separate.readings.get(PLAIN)
+    assert result.readings[ReadingName.TOKEN] == result.checked[ReadingName.TOKEN] == separate.readings[ReadingName.TOKEN]
+    assert result.readings.get(ReadingName.PLAIN) == separate.readings.get(ReadingName.PLAIN)
 
 
 # -- counting ---------------------------------------------------------------------------------------------------
@@ -180,7 +181,7 @@ def test_the_token_reading_never_reads_an_earlier_position(tiny: LoadedModel, ki
 @pytest.mark.parametrize(("kind", "passes"), [("plain", 1), ("healed", 2), ("chain", 2)])
 def test_one_full_pass_per_run_and_one_per_back_off(tiny: LoadedModel, kind: str, passes: int) -> None:
     (result,) = scored(tiny, cuts(tiny, CUTS[kind]))
-    assert result.readings[TOKEN].kind == kind
+    assert result.readings[ReadingName.TOKEN].kind == kind
     assert (result.forward_passes, result.incremental_steps) == (passes, 0)
 
 
@@ -191,7 +192,7 @@ def test_chains_past_the_prompt_are_steps_not_passes(tiny: LoadedModel) -> None:
     assert (batch.passes, batch.steps) == (1, result.incremental_steps)
     # the check's separate passes: one per context, counted apart
     assert batch.check_passes == 1 + result.incremental_steps
-    assert result.readings[TEXT].correct_tokens[:2] == result.checked[TEXT].correct_tokens[:2]
+    assert result.readings[ReadingName.TEXT].correct_tokens[:2] == result.checked[ReadingName.TEXT].correct_tokens[:2]
 
 
 def test_two_runs_of_a_case_each_count_their_own_pass(tiny: LoadedModel) -> None:
@@ -213,7 +214,7 @@ def test_a_token_chain_past_the_prompt_is_a_full_pass_not_a_step(tmp_path: Path)
     (result,) = batch
     assert (result.forward_passes, result.incremental_steps) == (3, 0)  # the prompt, its back-off, "{" past it
     assert result.readings == result.checked
-    assert result.readings[TOKEN].p_wrong == (separate_probs(loaded.model, plan.context_ids)[plan.wrong_ids[0]].item()
+    assert result.readings[ReadingName.TOKEN].p_wrong == (separate_probs(loaded.model, plan.context_ids)[plan.wrong_ids[0]].item()
                                               * separate_probs(loaded.model, plan.context_ids + plan.wrong_ids[:1])[
                                                   plan.wrong_ids[1]].item())
 
@@ -267,12 +268,12 @@ def test_the_check_lists_a_reading_that_differs(tiny: LoadedModel, monkeypatch: 
     monkeypatch.setattr(Nudged, "token", plan.correct_ids[0])
     monkeypatch.setattr(readings_mod, "Rows", Nudged)
     (result,) = scored(tiny, cuts(tiny, CUTS["plain"]))
-    assert result.readings[TOKEN] != result.checked[TOKEN]
-    assert result.checked[TOKEN].p_correct == result.readings[TOKEN].p_correct + 2 ** -8
+    assert result.readings[ReadingName.TOKEN] != result.checked[ReadingName.TOKEN]
+    assert result.checked[ReadingName.TOKEN].p_correct == result.readings[ReadingName.TOKEN].p_correct + 2 ** -8
 
 
 def run_of(readings: dict[str, Reading], primer: str | None = None) -> Run:
-    return Run(primer=primer, prompt=">>> x\n", correct="1", wrong="2", readings=readings, main=TOKEN, top=[],
+    return Run(primer=primer, prompt=">>> x\n", correct="1", wrong="2", readings=readings, main=ReadingName.TOKEN, top=[],
                batch_size=1, forward_passes=1, incremental_steps=2)
 
 
@@ -283,24 +284,24 @@ def reading(pc: float, pw: float, verdict: str) -> Reading:
 def test_the_check_counts_readings_and_case_verdicts() -> None:
     chapter = ChapterInfo("demo", "ch.0 demo", "demo", "cases/demo.yaml", False, ["a", "b"], {}, {})
     same = reading(0.5, 0.25, "ok")
-    a = CaseResult("a", "demo", "scored", "ok", runs=[run_of({TOKEN: same, onepass.separate(TOKEN): same})],
-                   reading_verdicts={TOKEN: "ok", onepass.separate(TOKEN): "ok"}, model="tiny")
+    a = CaseResult("a", "demo", "scored", "ok", runs=[run_of({ReadingName.TOKEN: same, onepass.separate(ReadingName.TOKEN): same})],
+                   reading_verdicts={ReadingName.TOKEN: "ok", onepass.separate(ReadingName.TOKEN): "ok"}, model="tiny")
     tie = reading(0.375, 0.375, "tie")
-    b = CaseResult("b", "demo", "scored", "ok", runs=[run_of({TOKEN: reading(0.5, 0.375, "ok"),
-                                                             onepass.separate(TOKEN): tie,
-                                                             PLAIN: same, onepass.separate(PLAIN): same})],
-                   reading_verdicts={TOKEN: "ok", onepass.separate(TOKEN): "tie"}, model="tiny")
+    b = CaseResult("b", "demo", "scored", "ok", runs=[run_of({ReadingName.TOKEN: reading(0.5, 0.375, "ok"),
+                                                             onepass.separate(ReadingName.TOKEN): tie,
+                                                             ReadingName.PLAIN: same, onepass.separate(ReadingName.PLAIN): same})],
+                   reading_verdicts={ReadingName.TOKEN: "ok", onepass.separate(ReadingName.TOKEN): "tie"}, model="tiny")
     checked = onepass.check([a, b])
     assert checked is not None
     assert (checked.readings, checked.case_verdicts) == (3, 2)
     assert [(d.case, d.reading, d.one_pass, d.separate) for d in checked.readings_differ] == [
-        ("demo/b", TOKEN, reading(0.5, 0.375, "ok"), tie)]
+        ("demo/b", ReadingName.TOKEN, reading(0.5, 0.375, "ok"), tie)]
     assert checked.case_verdicts_differ == [onepass.VerdictDifference("demo/b", "tiny", "ok", "tie")]
     assert one_pass_check_line(checked) == (
         "one pass checked against separate full passes: 1 of 3 readings differ (token 1: demo/b token ok -> tie); "
         "1 of 2 case verdicts would differ: demo/b ok -> tie")
     assert one_pass_check_line(checked, several_models=True).endswith("would differ: tiny:demo/b ok -> tie")
-    assert onepass.check([CaseResult("c", "demo", "scored", "ok", runs=[run_of({TOKEN: same})])]) is None
+    assert onepass.check([CaseResult("c", "demo", "scored", "ok", runs=[run_of({ReadingName.TOKEN: same})])]) is None
     stepped = onepass.stepped([a, b])
     assert stepped is not None
     assert stepped_line(stepped) == (
@@ -312,7 +313,7 @@ def test_the_check_counts_readings_and_case_verdicts() -> None:
     assert data["one_pass_check"]["case_verdicts_differ"] == [
         {"case": "demo/b", "model": "tiny", "one_pass": "ok", "separate": "tie"}]
     assert data["one_pass_check"]["readings_differ"][0]["separate"]["p_correct"] == 0.375
-    assert to_data(Report([CaseResult("c", "demo", "scored", "ok", runs=[run_of({TOKEN: same})])],
+    assert to_data(Report([CaseResult("c", "demo", "scored", "ok", runs=[run_of({ReadingName.TOKEN: same})])],
                           [chapter]))["one_pass_check"] is None
     # the JSON of a run keeps its steps, and an older one without them reads as none
     case = data["cases"][1]

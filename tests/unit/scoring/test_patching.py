@@ -15,6 +15,7 @@ from pytest_gotchas.scoring.align import align  # noqa: E402
 from pytest_gotchas.results.patching import spacing  # noqa: E402
 
 from helpers.tinypatch import BOS, EQ, NO, YES, A, B, C, D, X, Y, Z, answer_model
+from pytest_gotchas.results.vocabulary import PatchMethod, PatchMetric  # noqa: E402
 
 SOURCE = (BOS, C, X, A, Y, Z, EQ)  # answers YES: token A is there
 TARGET = (BOS, D, X, B, Y, Z, EQ)  # answers NO; also differs at position 1, which the model ignores
@@ -242,9 +243,9 @@ def test_batched_methods_equal_full_passes_bit_for_bit(computing, unequal: bool)
     a, b = random_pair(unequal)
     pa, pb = passes(model, a, b)
     for source, target in ((pa, pb), (pb, pa)):
-        full = P.patch(model, source, target, (5, 6), P.FULL)
+        full = P.patch(model, source, target, (5, 6), PatchMethod.FULL)
         assert full.effect != 0
-        for method in (P.LAYER_BATCH, P.FROM_LAYER):
+        for method in (PatchMethod.LAYER_BATCH, PatchMethod.FROM_LAYER):
             fast = P.patch(model, source, target, (5, 6), method)
             assert fast.cells == full.cells, method  # floats compared exactly
             assert (fast.unpatched, fast.source_value) == (full.unpatched, full.source_value)
@@ -257,7 +258,7 @@ def test_a_batched_method_whose_checks_fail_is_computed_again_one_pass_per_cell(
     _, model = computing
     a, b = random_pair(False)
     pa, pb = passes(model, a, b)
-    full = P.patch(model, pa, pb, (5, 6), P.FULL)
+    full = P.patch(model, pa, pb, (5, 6), PatchMethod.FULL)
     assert P.patch_exact(model, pa, pb, (5, 6)).method == P.DEFAULT  # invariant kernels: the method asked for
     real = torch.nn.functional.linear
 
@@ -267,9 +268,9 @@ def test_a_batched_method_whose_checks_fail_is_computed_again_one_pass_per_cell(
 
     monkeypatch.setattr(torch.nn.functional, "linear", batch_dependent)
     with pytest.raises(P.CheckError, match=r"^patching check failed \(method from-layer\): "):
-        P.patch(model, pa, pb, (5, 6), P.FROM_LAYER)
-    exact = P.patch_exact(model, pa, pb, (5, 6), P.FROM_LAYER)
-    assert (exact.method, exact.cells) == (P.FULL, full.cells)
+        P.patch(model, pa, pb, (5, 6), PatchMethod.FROM_LAYER)
+    exact = P.patch_exact(model, pa, pb, (5, 6), PatchMethod.FROM_LAYER)
+    assert (exact.method, exact.cells) == (PatchMethod.FULL, full.cells)
 
 
 # -- (e) an independent probe: one hook, one full pass, two logits --------------------------------------------------
@@ -391,11 +392,9 @@ def test_importing_patching_does_not_import_torch() -> None:
 
 
 def test_the_metric_says_its_dtype_and_step_and_float32_keeps_the_checks(answer) -> None:
-    from pytest_gotchas.scoring.head import FLOAT32
-
     source, target = passes(answer, SOURCE, TARGET)
     plain = P.patch(answer, source, target, TARGET_IDS)
-    wide = P.patch(answer, source, target, TARGET_IDS, metric=FLOAT32)  # a failed check would raise
+    wide = P.patch(answer, source, target, TARGET_IDS, metric=PatchMetric.FLOAT32)  # a failed check would raise
     assert (plain.metric_dtype, wide.metric_dtype) == ("bfloat16", "float32")
     top = max(abs(v) for v in (*P._reading(target.logits, TARGET_IDS), *P._reading(source.logits, TARGET_IDS)))
     assert plain.step == spacing(top, "bfloat16") and wide.step == spacing(top, "float32")

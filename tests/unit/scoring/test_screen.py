@@ -15,15 +15,16 @@ from pytest_gotchas.scoring.screen import recall, screen  # noqa: E402
 from helpers.lineartoy import linear_toy  # noqa: E402
 from helpers.tinycomponents import component_model  # noqa: E402
 from helpers.tinypatch import BOS, EQ, NO, YES, A, B, X, Y, Z  # noqa: E402
+from pytest_gotchas.results.vocabulary import Cell, ComponentKind  # noqa: E402
 
 
 def exact_cells(result):
     cells = {}
     for i, layer in enumerate(result.layers):
         for j in range(len(result.positions)):
-            cells[("attn", layer, 0, j)] = result.attn[i][j]
-            cells[("mlp", layer, 0, j)] = result.mlp[i][j]
-            cells.update((("head", layer, h, j), result.head[i][h][j]) for h in range(result.heads))
+            cells[Cell(ComponentKind.ATTN, layer, 0, j)] = result.attn[i][j]
+            cells[Cell(ComponentKind.MLP, layer, 0, j)] = result.mlp[i][j]
+            cells.update((Cell(ComponentKind.HEAD, layer, h, j), result.head[i][h][j]) for h in range(result.heads))
     return cells
 
 
@@ -47,7 +48,7 @@ def test_the_screen_ranks_the_built_in_head_and_mlp_and_verifies_them() -> None:
     exact = C.patch_components(model, source, target, ids)
     screened = screen(model, source, target, ids, k=4)
     cut = len(exact.positions) - 1
-    assert {("head", 1, 0, cut), ("mlp", 2, 0, cut)} <= set(screened.top(4))
+    assert {Cell(ComponentKind.HEAD, 1, 0, cut), Cell(ComponentKind.MLP, 2, 0, cut)} <= set(screened.top(4))
     cells = exact_cells(exact)
     assert all(screened.verified[c] == cells[c] for c in screened.verified)  # the verification is exact patching
     effect = exact.source_value - exact.unpatched
@@ -64,15 +65,15 @@ def test_graddrop_finds_the_component_whose_paths_cancel_where_attribution_patch
     cells = exact_cells(grid)
     effect = grid.source_value - grid.unpatched
     cut = len(grid.positions) - 1
-    key = ("attn", 1, 0, cut)
+    key = Cell(ComponentKind.ATTN, 1, 0, cut)
     assert effect == pytest.approx(3 - math.tanh(3), abs=1e-6)
     assert cells[key] - grid.unpatched == pytest.approx(effect, abs=1e-6)  # the write at the cut carries all of it
-    assert cells[("head", 1, 0, cut)] == cells[key]
+    assert cells[Cell(ComponentKind.HEAD, 1, 0, cut)] == cells[key]
     screened = screen(model, source, target, ids, k=2)
     assert screened.estimates[key] == 0.0  # its direct and its tanh path cancel in the gradient at the target's 0
     assert screened.graddrop[key] == pytest.approx(3.0)  # layer 2 held constant: the direct path alone, 3 x 1
     assert key not in screened.top(2, graddrop=False)  # attribution patching alone ranks it among the zeros
-    assert {key, ("head", 1, 0, cut)} == set(screened.top(2))  # GradDrop ranks the write and its head first
+    assert {key, Cell(ComponentKind.HEAD, 1, 0, cut)} == set(screened.top(2))  # GradDrop ranks the write and its head first
     assert screened.verified[key] == cells[key]  # and the verification gives the exact value
     assert recall(screened, cells, effect, 2, graddrop=False)["attn"] == (0, 1)
     assert recall(screened, cells, effect, 2)["attn"] == (1, 1)

@@ -1,0 +1,101 @@
+"""The closed sets of values that travel between the floors, each one type on the ground floor. Pure.
+
+Each is a `StrEnum`: a member is its string (so the JSON a report writes is byte for byte what the bare strings
+wrote, and a report read back validates each value against its set), the committed JSON Schema lists every set's
+values, and the type checker sees a misspelt value where a bare string would pass. The verdicts and statuses live
+with their rules in verdict.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class ReadingName(StrEnum):
+    """The name a run keeps a reading under (schema.Run.readings; a one-pass check adds ``<name>/separate``)."""
+
+    TEXT = "text"  # the probability that the output, as text, continues with each candidate
+    TOKEN = "token"  # the write-up's reading at the cut
+    PLAIN = "plain"  # the naive single-token reading at the full prompt, when the token reading is not plain
+    OTHER_SOFTMAX = "other-softmax"  # the same logits through the other softmax dtype
+    PRECISION = "precision"  # the verdict's reading in float32 (--gotchas-precision-check)
+
+
+class ReadingKind(StrEnum):
+    """How a reading read the candidates: as text, or the token reading's kind of cut (scoring/cut.py)."""
+
+    TEXT = "text"
+    PLAIN = "plain"  # one token each, at the prompt's own tokens
+    HEALED = "healed"  # one token each, backed off to a clean token boundary
+    CHAIN = "chain"  # a chain of tokens up to the first that reaches past the cut
+
+
+class ComponentKind(StrEnum):
+    """A component of a decoder layer that patching reads and replaces (scoring/components.py)."""
+
+    ATTN = "attn"  # the attention block's write to the residual stream
+    MLP = "mlp"  # the MLP block's write
+    HEAD = "head"  # one query head's output, its slice of o_proj's input
+
+
+class ComponentsMethod(StrEnum):
+    """schema.Components.method: the exact grid with the screen beside it, or the screen with its top-k verified."""
+
+    EXACT = "exact"
+    SCREEN = "screen"
+
+
+class PatchMethod(StrEnum):
+    """How a patching grid's cells were computed (scoring/patching.py): one pass per cell, a batch per layer, or a
+    batch per layer that starts from the layer's own input."""
+
+    FULL = "full"
+    LAYER_BATCH = "layer-batch"
+    FROM_LAYER = "from-layer"
+
+
+class PatchMetric(StrEnum):
+    """Where patching's logit difference is computed: the model's head in its dtype, or a float32 head over the
+    same hidden states (scoring/head.py)."""
+
+    MODEL = "model"
+    FLOAT32 = "float32"
+
+
+class PairVerdict(StrEnum):
+    """A pair's verdict in a baseline: both members ok, or not."""
+
+    PASS = "pass"
+    FAIL = "fail"
+
+
+class Leader(StrEnum):
+    """Who leads after a layer (results/layers.py); an exact tie is nobody's lead."""
+
+    CORRECT = "correct"
+    WRONG = "wrong"
+    TIE = "tie"
+
+
+@dataclass(frozen=True, order=True)
+class Cell:
+    """One component at one aligned position of a patched direction: the unit patching reads, replaces and ranks
+    (the exact grid, the screen, its verification). ``head`` is the query head for HEAD, else 0; ``position``
+    indexes the direction's aligned positions. Ordered as its fields, so that a sort of cells is a sort by kind,
+    layer, head and position."""
+
+    kind: ComponentKind
+    layer: int
+    head: int
+    position: int
+
+
+class PatchMode(StrEnum):
+    """What patching a run asked for (--gotchas-patch, -patch-components, -patch-screen; settings/wiring.py makes
+    one from the three flags): the residual grid alone, with the exact component grid and the screen beside it, or
+    with the screen's verified top-k alone. A direction's components record which ran as ComponentsMethod."""
+
+    RESIDUAL = "residual"
+    COMPONENTS = "components"
+    SCREEN = "screen"
