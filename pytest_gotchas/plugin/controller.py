@@ -36,8 +36,26 @@ class Controller:
         self.errors: list[str] = []  # reports that could not be written, said after the summary
         self.obtained: dict[str, wording.Line] = {}  # model -> where its regressed run's baseline was written
         self.hook_failures: dict[tuple[str, str], newhooks.HookFailure] = {}  # (hook, plugin) -> its first failure
+        # How the run ends (the report's run.not_run, interrupted, stopped_by): the node ids selected to run, in this
+        # process or (xdist) in the workers, and those whose run finished (a teardown report).
+        self.selected: list[str] = []
+        self.finished: set[str] = set()
+        self.stopped_by: str | None = None
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.selected = [item.nodeid for item in session.items]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self.selected = list(ids)  # every worker collects the same items (xdist checks it)
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        """Ctrl-C, pytest.exit(), or a stop asked for (session.shouldstop): what pytest says stopped the run."""
+        self.stopped_by = str(excinfo.value) or excinfo.typename
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "teardown":
+            self.finished.add(report.nodeid)
         if report.when != "call":
             return
         for data in getattr(report, RESULTS, []):
@@ -112,6 +130,7 @@ class Controller:
                                  self.outcomes)
             _ = self.report.chapters
         self.report.run.timings = self.gotchas.timings()
+        self.ended(session, self.report.run)
         self.write(session)
         if self.report.results:
             self.failed(newhooks.call_each(session.config.hook.pytest_gotchas_report, "the report",
@@ -134,6 +153,15 @@ class Controller:
             xdist_workers=getattr(config.option, "numprocesses", None) or 0,
             isolation=self.gotchas.isolation.description, level=self.gotchas.settings.level,
             workers={name: data.timings for name, data in sorted(self.workers.items()) if data.timings})
+
+    def ended(self, session: pytest.Session, run: Invocation) -> None:
+        """How the run ended, as the report records it: pytest's exit status so far, and the selected items that
+        never ran (after Ctrl-C, -x, --maxfail or a stop), with what stopped it."""
+        run.exit_status = int(session.exitstatus)
+        run.not_run = [nodeid for nodeid in self.selected if nodeid not in self.finished]
+        run.interrupted = bool(run.not_run)
+        stop = self.stopped_by or session.shouldfail or session.shouldstop
+        run.stopped_by = str(stop) if stop else None
 
     def write(self, session: pytest.Session) -> None:
         """The JSON and HTML reports, each written whole or not at all; a path that cannot be written is said after

@@ -70,7 +70,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     if not looks_like_chapter(file_path):
         return None
     refuse_unsafe_name(file_path, parent.config.rootpath)
-    ensure(parent.config).chapter_files_found.add(file_path)  # a folder's files are all listed before any is collected
+    ensure(parent.config)
     return ChapterFile.from_parent(parent, path=file_path)
 
 
@@ -106,6 +106,16 @@ def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.It
     from .nodes import chapter_order
 
     chapter_order(items)
+
+
+# After pytest's deselection (-k, -m, --deselect, --lf): only the ground truth of what runs is executed.
+@pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")
+def pytest_collection_modifyitems_verify(session: pytest.Session, items: list[pytest.Item]) -> None:
+    if SESSION not in session.config.stash:
+        return
+    from .nodes import verify_selected
+
+    verify_selected(session, items)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -17,11 +17,12 @@ import pytest
 from ..cases.chapter import CaseFileError
 from ..report import wording
 from ..report.escape import escape
-from ..results.schema import CaseResult
+from ..results.schema import CaseResult, ChapterInfo
 from ..results.verdict import Status
 from ..scoring.pairpatch import Partner
 from ..scoring.scorer import GotchasError
-from ..truth.collect import Planned
+from ..cases.chapter import Chapter, load_chapter
+from ..truth.collect import Planned, chapter_info
 from ..truth.execute import ExecutionError
 from . import compat
 from .state import MODEL_FIXTURE, SESSION
@@ -33,49 +34,98 @@ class ChapterFile(pytest.File):
         super().__init__(**kwargs)
         # By model: the case order and the selected cases that GotchaItem.partners reads (--gotchas-patch).
         self.views: dict[str, tuple[dict[str, int], dict[str, Planned]]] = {}
+        self.chapter: Chapter | None = None  # set by collect, with what every result records of the chapter
+        self.info: ChapterInfo | None = None
 
     def collect(self) -> list[pytest.Item]:
+        """One item per case and model, from the file alone: nothing is executed here. The ground truth of the
+        items left after pytest's deselection (-k, -m, --deselect) is executed by `verify_selected`, still within
+        collection, so that `-k sets` costs the sets chapter only."""
         gotchas = self.config.stash[SESSION]
         shown = _relative(self.path, self.config.rootpath)
-        gotchas.progress.show("executing ground truth of chapter file", gotchas.chapter_files_done,
-                              len(gotchas.chapter_files_found), shown)  # a cold cache runs every snippet here: minutes
-        gotchas.chapter_files_done += 1
         try:
-            chapter_plan = gotchas.collector.plan_chapter(self.path, shown)
-        except (CaseFileError, ExecutionError) as error:
+            chapter = load_chapter(self.path, shown)
+        except CaseFileError as error:
             raise self.CollectError(escape(str(error), lines=True)) from None
+        self.chapter, self.info = chapter, chapter_info(chapter, shown)
+        first = gotchas.chapter_files.setdefault(chapter.name, self.path)
+        if first != self.path:
+            raise self.CollectError(escape(
+                f"{chapter.path.name}: chapter name {chapter.name!r} is already the name of "
+                f"{_relative(first, self.config.rootpath)}; give each chapter file its own `chapter:` name (pairs, "
+                "reports and baselines are keyed by it)"))
+        # `-m gotchas_<chapter>` selects this chapter exactly, where `-k` matches substrings of every id.
+        marker = chapter_marker(chapter.name)
+        self.config.addinivalue_line("markers", f"{marker}: the cases of chapter {chapter.name} (pytest-gotchas)")
+        self.add_marker(getattr(pytest.mark, marker))
+        gotchas.know(self.info)
+        items: list[pytest.Item] = []
+        several = len(gotchas.model_ids) > 1
+        planned_cases = gotchas.collector.prepare(chapter, self.info)  # shared by the models' items
+        for index, model in enumerate(gotchas.model_ids):
+            for planned in planned_cases:
+                name = f"{planned.case.id}[{model}]" if several else planned.case.id
+                item = GotchaItem.from_parent(self, name=name, planned=planned, model=model,
+                                              index=index if several else None)
+                item.extra_keyword_matches.update({chapter.name, model})
+                items.append(item)
+        return items
+
+    def verify(self, items: list[GotchaItem]) -> None:
+        """Execute and check the ground truth of this chapter's selected items (`verify_selected`)."""
+        gotchas = self.config.stash[SESSION]
+        assert self.chapter is not None and self.info is not None  # collected
+        planned = list({id(item.planned): item.planned for item in items}.values())  # a case once, whatever models
+        chapter_plan = gotchas.collector.verify(self.chapter, self.info, planned)
         lost = gotchas.collector.cache.take_lost()
         if lost is not None:  # said once, where it happened: a run without the cache goes on
             warnings.warn_explicit(GotchasWarning(escape(wording.transcript_cache_lost(lost.directory, lost.reason))),
                                    category=None, filename=str(self.path), lineno=0)
-        first = gotchas.chapter_files.setdefault(chapter_plan.chapter.name, self.path)
-        if first != self.path:
-            raise self.CollectError(escape(
-                f"{chapter_plan.chapter.path.name}: chapter name {chapter_plan.chapter.name!r} is already the name of "
-                f"{_relative(first, self.config.rootpath)}; give each chapter file its own `chapter:` name (pairs, "
-                "reports and baselines are keyed by it)"))
         for line, message in chapter_plan.warnings:
             warnings.warn_explicit(GotchasWarning(escape(message, lines=True)), category=None, filename=str(self.path),
                                    lineno=line)
-        gotchas.know(chapter_plan.info)
-        items: list[pytest.Item] = []
-        several = len(gotchas.model_ids) > 1
-        for index, model in enumerate(gotchas.model_ids):
-            for planned in chapter_plan.planned:
-                if planned.refusals:
-                    # One failing item in its place, whatever the models (its ground truth is theirs alike); the
-                    # chapter's other cases are collected and run. Only what breaks the whole file stops collection.
-                    if index == 0:
-                        refused = RefusedItem.from_parent(self, name=planned.case.id, planned=planned)
-                        refused.extra_keyword_matches.update({planned.chapter.name, *gotchas.model_ids})
-                        items.append(refused)
-                    continue
-                name = f"{planned.case.id}[{model}]" if several else planned.case.id
-                item = GotchaItem.from_parent(self, name=name, planned=planned, model=model,
-                                              index=index if several else None)
-                item.extra_keyword_matches.update({planned.chapter.name, model})
-                items.append(item)
-        return items
+
+
+def chapter_marker(name: str) -> str:
+    """The marker every case of a chapter carries (`-m gotchas_sets`), registered as the chapter is collected."""
+    return f"gotchas_{name}"
+
+
+def verify_selected(session: pytest.Session, items: list[pytest.Item]) -> None:
+    """After pytest's deselection, still in collection: execute the ground truth of the selected cases only, chapter
+    by chapter, in place. A refused case becomes one failing item in the place of its first selected item, whatever
+    the models (its ground truth is theirs alike); a chapter whose snippets cannot be executed at all is reported as
+    that file's collection error, as when it was executed while collecting, and its items leave the run."""
+    gotchas = session.config.stash[SESSION]
+    by_chapter: dict[ChapterFile, list[GotchaItem]] = {}
+    for item in items:
+        if isinstance(item, GotchaItem) and isinstance(item.parent, ChapterFile):
+            by_chapter.setdefault(item.parent, []).append(item)
+    failed: set[ChapterFile] = set()
+    for done, (chapter, selected) in enumerate(by_chapter.items()):
+        gotchas.progress.show("executing ground truth of chapter file", done, len(by_chapter),
+                              _relative(chapter.path, session.config.rootpath))  # a cold cache: minutes for all
+        try:
+            chapter.verify(selected)
+        except ExecutionError as error:
+            failed.add(chapter)
+            report = pytest.CollectReport(chapter.nodeid, "failed", escape(str(error), lines=True), [])
+            session.ihook.pytest_collectreport(report=report)
+    kept: list[pytest.Item] = []
+    refused: set[int] = set()
+    for item in items:
+        if not isinstance(item, GotchaItem) or not isinstance(item.parent, ChapterFile):
+            kept.append(item)
+        elif item.parent in failed:
+            continue
+        elif not item.planned.refusals:
+            kept.append(item)
+        elif id(item.planned) not in refused:
+            refused.add(id(item.planned))
+            refusal = RefusedItem.from_parent(item.parent, name=item.planned.case.id, planned=item.planned)
+            refusal.extra_keyword_matches.update(item.extra_keyword_matches)
+            kept.append(refusal)
+    items[:] = kept
 
 
 class GotchaItem(pytest.Item):

@@ -51,10 +51,6 @@ class GotchasSession:
         self._collector: Collector | None = None
         self._isolation: sandbox.Isolation | None = None
         self._progress: Progress | None = None
-        # The chapter files pytest found so far (named files are offered twice) and how many it collected: the count
-        # of the ground truth's progress line.
-        self.chapter_files_found: set[Path] = set()
-        self.chapter_files_done = 0
         self.patch_total: int | None = None  # --gotchas-patch: the pairs this process patches, once known
         self.patch_done = 0
         self.run_plan: dict[str, list[Planned]] = {}  # model -> the scored cases this process will put to it

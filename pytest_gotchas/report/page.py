@@ -9,7 +9,7 @@ from wording.py. The templates compute nothing: no verdict, count, coordinate or
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import __version__
 from ..results.baselines import BaselineOutcome, Comparison
@@ -21,6 +21,7 @@ from .page_chapters import (KEYS, ChapterSection, Chip, Marks, Model, ModelRollu
                             model_label)
 from .page_claims import Claims, build_claims
 from .page_runs import CURSOR
+from .wording_run import partial_run
 from .wording import backend_layout, batch_invariant_text, comparison_outcome, outcome_lines
 
 MCNEMAR = ("Exact McNemar test on the units one model gets right and the other does not: pairs (passed or not) and "
@@ -63,6 +64,8 @@ class PageHeader:
     run: list[Fact]
     command: str | None
     merged: list[Source]
+    partial: str | None = None  # the banner of a run (or merge) that stopped before every selected item ran
+    not_run: list[str] = field(default_factory=list)  # its items that never ran
 
 
 @dataclass(frozen=True)
@@ -177,7 +180,8 @@ def header(report: Report, models: list[Model]) -> PageHeader:
     title = f"{len(ids)} model{'s' if len(ids) != 1 else ''}: {', '.join(ids)}" if ids else "no model was loaded"
     cards = [model_card(m, report.models.get(m)) for m in ids]
     merged = [Source(r.file, r.date.replace("T", " ") or None, r.command or None) for r in report.run.merged_from]
-    return PageHeader(title, cards, run_facts(report.run, report.cases), report.run.command or None, merged)
+    return PageHeader(title, cards, run_facts(report.run, report.cases), report.run.command or None, merged,
+                      partial_run(report.run), report.run.not_run)
 
 
 def model_card(model: str, info: ModelInfo | None) -> ModelCard:

@@ -20,6 +20,7 @@ from .wording import (Line, backend_text, chapter_line, comparison_line, differe
                       one_pass_check_line, pct, probabilities, slow_bfloat16_line, stepped_line)
 from .wording_patching import patched_lines
 from ..results.vocabulary import ReadingKind, ReadingName
+from .wording_run import partial_run
 
 _PLAIN: dict[str, bool] = {}
 NEGLIGIBLE = 5e-4  # the text reading's unfollowed mass is named from 0.05% on
@@ -109,6 +110,9 @@ def summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
 
 
 def _summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
+    partial = partial_run(report.run)
+    if partial is not None:  # first: every number below is of the items that ran
+        yield partial, {"red": True, "bold": True}
     yield from _model_lines(report)
     slow = slow_bfloat16(report.model_infos)
     if slow is not None:

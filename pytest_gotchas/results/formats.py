@@ -19,7 +19,13 @@ What each format is, from the history of results/schema.py and report.schema.jso
    `verdict` now listed as enums (the same strings);
 6. the screen alone and what patching cost: a direction's components say which `method` ran ("exact": the grid with
    the screen beside it; "screen": the screen and its verified top-k alone, empty grids), and the wall seconds of
-   each method per direction (`seconds` of the residual grid; `grid_seconds`, `screen_seconds`, `verify_seconds`).
+   each method per direction (`seconds` of the residual grid; `grid_seconds`, `screen_seconds`, `verify_seconds`);
+7. how the run ended, in its `run`: pytest's `exit_status`, whether it was `interrupted` before every selected item
+   ran, what `stopped_by` it, and the items that never ran (`not_run`); the models' differences in nats renamed
+   `log_ratios` (was `margins`), each a t interval with the `cases_needed` for a direction; whether a model's
+   tokenizer was let through its round trip (`allow_unfaithful_tokenizer`); and the closed sets (a reading's
+   `kind`, a component's `kind`, the patching `method`s, a baseline pair's state) listed as enums (the same
+   strings).
 
 Format 3 migrates: its data sections read as they are (every field added during format 3 has a default that says
 "not recorded": `incremental_steps` 0, patching's `source_tokens` empty and `step` 0.0, a baseline header's `reading`
@@ -27,14 +33,16 @@ Format 3 migrates: its data sections read as they are (every field added during 
 them (comparisons without Holm's correction, rollups without intervals) and a reader computes them again from the
 data. Format 4 migrates as it is: format 5 only added fields whose defaults say "not recorded" (no primers, no
 GradDrop score, no patterns), and changed no rule a computed section follows; so does format 5 (its components were
-all "exact", its seconds are not recorded: 0.0). Formats 1 and 2 are refused (UNMIGRATABLE says why): a migration would have to guess what they do not record.
+all "exact", its seconds are not recorded: 0.0), and so does format 6 (how it ended is not recorded: `exit_status`
+None, not `interrupted`, nothing listed as not run; a partial run of format 6 cannot be told from a whole one; its
+`margins` section is a former one, dropped and computed again as `log_ratios`). Formats 1 and 2 are refused (UNMIGRATABLE says why): a migration would have to guess what they do not record.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-FORMAT = 6
+FORMAT = 7
 # The sections a writer computes from the data and a reader computes again (ReportFile's last six): the one list
 # that the migration drops and results/report.py's inconsistencies() checks, section by section.
 COMPUTED_SECTIONS = ("pairs", "rollups", "comparisons", "twin_splits", "log_ratios", "one_pass_check")
@@ -87,9 +95,13 @@ def _from_5(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "format": 6}
 
 
+def _from_6(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "format": 7}
+
+
 # format -> the function that turns a document of it into one of the next format. Every format below FORMAT is here
 # or in UNMIGRATABLE (tests/unit/results/test_reading.py): the commit that bumps FORMAT says which.
-MIGRATIONS = {3: _from_3, 4: _from_4, 5: _from_5}
+MIGRATIONS = {3: _from_3, 4: _from_4, 5: _from_5, 6: _from_6}
 
 
 def _migrated() -> str:

@@ -239,12 +239,16 @@ def merged_results(reports: list[tuple[str, Report]]) -> list[CaseResult]:
 
 
 def merged_run(reports: list[tuple[str, Report]], command: str, date: str) -> Invocation:
-    """The merged run: its command and date, the facts every input agrees on, and each input's own run."""
+    """The merged run: its command and date, the facts every input agrees on, each input's own run, and whether
+    any input was interrupted (with the items they did not run)."""
     runs = [report.run for _, report in reports]
     shared = {fact: getattr(runs[0], fact) for fact in SHARED_RUN_FACTS
               if getattr(runs[0], fact) is not None and all(getattr(r, fact) == getattr(runs[0], fact) for r in runs)}
+    # A partial input marks the merge partial (docs/report.md): its results are real, and the page says what is
+    # missing instead of refusing them.
     return Invocation(command=command, date=date, **shared,
-                      merged_from=[replace(report.run, file=name) for name, report in reports])
+                      merged_from=[replace(report.run, file=name) for name, report in reports],
+                      interrupted=any(r.interrupted for r in runs), not_run=[n for r in runs for n in r.not_run])
 
 
 def merged_baselines(reports: list[tuple[str, Report]]) -> list[BaselineOutcome]:

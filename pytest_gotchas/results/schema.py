@@ -425,3 +425,11 @@ class Invocation:
     level: float = 0.05
     # `gotchas merge --order MODEL=LABEL`: the models placed along an order (training steps, checkpoints), in it
     order: list[ModelLabel] = field(default_factory=list)
+    # How the run ended (format 7): pytest's exit status as the report was written (None: not recorded, an older
+    # report or a merge), whether it stopped before every selected item ran (Ctrl-C, -x, --maxfail, a stop the
+    # plugin asked for), why, as pytest said it, and the node ids of the selected items that never ran. A merge is
+    # interrupted where an input was, and lists their items that never ran.
+    exit_status: int | None = None
+    interrupted: bool = False
+    stopped_by: str | None = None
+    not_run: list[str] = field(default_factory=list)

@@ -123,8 +123,12 @@ class Collector:
 
     def plan(self, chapter: Chapter, info: ChapterInfo) -> ChapterPlan:
         """Every case of a chapter executed and checked; `info` is what its results record of it."""
+        return self.verify(chapter, info, self.prepare(chapter, info))
+
+    def prepare(self, chapter: Chapter, info: ChapterInfo) -> list[Planned]:
+        """Every case of a chapter as planned before anything is executed: its prompts, its interpreter (or why it
+        is skipped), scored or not. The plugin makes its items from these, and executes only the selected ones."""
         every_planned: list[Planned] = []
-        requests: list[tuple[Planned, Prompt, Request]] = []
         for case in chapter.cases:
             found = self.finder.find(case.interpreter)
             prompts = chapter.prompts(case, variants=self.variants)
@@ -132,9 +136,17 @@ class Collector:
                 every_planned.append(Planned(case, chapter, info, prompts, Status.SKIPPED, found.reason()))
                 continue
             status = Status.SCORED if case.scored else Status.UNSCORED
-            planned = Planned(case, chapter, info, prompts, status, case.unscored, interpreter=found)
-            every_planned.append(planned)
-            requests.extend((planned, prompt, request_for(found, prompt.transcript, case.env)) for prompt in prompts)
+            every_planned.append(Planned(case, chapter, info, prompts, status, case.unscored, interpreter=found))
+        return every_planned
+
+    def verify(self, chapter: Chapter, info: ChapterInfo, every_planned: list[Planned]) -> ChapterPlan:
+        """The prompts of `every_planned` (cases of one chapter, from `prepare`) executed and checked, in place: a
+        case's status, message, outputs and refusals are set here. A twin is checked where both members are given."""
+        requests: list[tuple[Planned, Prompt, Request]] = []
+        for planned in every_planned:
+            if planned.interpreter is not None:
+                requests.extend((planned, prompt, request_for(planned.interpreter, prompt.transcript, planned.case.env))
+                                for prompt in planned.prompts)
         executed = self.cache.execute_all([r for _, _, r in requests], self.runs, self.limits)
         refused, warnings = [], []
         after: dict[tuple[str, str | None], str] = {}  # (case, primer) -> what its own transcript printed after the cut

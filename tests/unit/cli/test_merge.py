@@ -475,7 +475,7 @@ def test_a_report_of_a_format_that_cannot_be_migrated_is_refused_by_name(tmp_pat
 def test_a_report_of_a_newer_format_is_refused_by_name(tmp_path, monkeypatch, capsys, models) -> None:
     newer = {**one_model(models, "tiny-a"), "format": FORMAT + 1}
     message = (f"a.json is JSON format {FORMAT + 1}, newer than format {FORMAT} that this pytest-gotchas reads (it "
-               f"migrates format 3, format 4, format 5): read it with a version that reads format {FORMAT + 1}")
+               f"migrates format 3, format 4, format 5, format 6): read it with a version that reads format {FORMAT + 1}")
     assert refused(tmp_path, monkeypatch, capsys, newer, newer) == message
     with pytest.raises(CLIError) as refusal:  # a document built by hand, not read from a file, is checked too
         merge([Source("a.json", newer)])
@@ -609,3 +609,29 @@ def test_names_from_a_report_are_printed_escaped(tmp_path, capsys) -> None:
     assert "\x1b" not in out and "\u202e" not in out and "\x07" not in out
     assert out.startswith("merged 2 results (tiny\\x1b]0;pwned\\x07) from 1 reports\n")
     assert "\nch sets \\x1b[2J\\u202e\n" in out
+
+
+# -- a partial input (issue 51, item 3): the merge is marked, not refused ---------------------------------------------
+
+
+def test_a_partial_input_marks_the_merge_partial(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str], models: Scored) -> None:
+    monkeypatch.chdir(tmp_path)
+    stopped = {**RUNS["tiny-a"], "exit_status": 2, "interrupted": True, "stopped_by": "KeyboardInterrupt",
+               "not_run": ["cases/2-sets.yaml::b"]}
+    json_report.write(Path("tiny-a.json"), models.report(["tiny-a"], stopped))
+    json_report.write(Path("tiny-b.json"), models.report(["tiny-b"], RUNS["tiny-b"]))
+    assert main(["merge", "tiny-a.json", "tiny-b.json", "--json", "all.json", "--html", "all.html"]) == 0
+    said = ("partial merge: tiny-a.json stopped (KeyboardInterrupt) before 1 selected item ran, exit status 2; its "
+            "counts, rollups and claims are of the items that ran only")
+    assert capsys.readouterr().out.splitlines()[3] == said  # the summary's first line
+    run = json.loads(Path("all.json").read_text(encoding="utf-8"))["run"]
+    assert (run["interrupted"], run["not_run"], run["exit_status"]) == (True, ["cases/2-sets.yaml::b"], None)
+    assert [source["interrupted"] for source in run["merged_from"]] == [True, False]
+    assert f"<strong>{said}</strong>" in Path("all.html").read_text(encoding="utf-8")
+
+
+def test_whole_inputs_make_a_whole_merge(models: Scored) -> None:
+    merged = merge([Source(f"{m}.json", one_model(models, m)) for m in MODELS], "gotchas merge", DATE)
+    assert (merged.run.interrupted, merged.run.not_run) == (False, [])
+    assert not any(text.startswith("partial") for text, _ in summary_lines(merged, []))
