@@ -108,3 +108,27 @@ cases:
 pairs:
   both: [one, two]
 """
+
+# `one` (after "[") and `plus` (after a newline) are ok for REFUSED_BETWEEN_RULES' tiny model; `bad`'s candidates
+# are not what Python prints: ground truth refuses it, between two cases that score.
+REFUSED_BETWEEN = """
+- id: one
+  transcript: |-
+    >>> [1, 2]
+    [█
+  correct: "1"
+  wrong: "2"
+- id: bad
+  transcript: |-
+    >>> 2 + 2
+    █
+  correct: "5"
+  wrong: "3"
+- id: plus
+  transcript: |-
+    >>> 1 + 1
+    █
+  correct: "2"
+  wrong: "3"
+"""
+REFUSED_BETWEEN_RULES = {"[": {"1": 2.0, "2": 1.0}, "\n": {"2": 2.0, "3": 1.0}}

@@ -7,31 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.chapters import REFUSED_BETWEEN, REFUSED_BETWEEN_RULES
 from helpers.results import read_report
 from helpers.tinymodel import build_tiny_model
 
-# `one` and `plus` are ok for the tiny model; `bad`'s candidates are not what Python prints: ground truth refuses it.
-CASES = """
-- id: one
-  transcript: |-
-    >>> [1, 2]
-    [█
-  correct: "1"
-  wrong: "2"
-- id: bad
-  transcript: |-
-    >>> 2 + 2
-    █
-  correct: "5"
-  wrong: "3"
-- id: plus
-  transcript: |-
-    >>> 1 + 1
-    █
-  correct: "2"
-  wrong: "3"
-"""
-RULES = {"[": {"1": 2.0, "2": 1.0}, "\n": {"2": 2.0, "3": 1.0}}
+CASES, RULES = REFUSED_BETWEEN, REFUSED_BETWEEN_RULES
 # Ctrl-C as the first item finishes, the way a user's would land between two cases.
 CTRL_C = """
 def pytest_runtest_logfinish(nodeid, location):
