@@ -16,6 +16,7 @@ from pytest_gotchas.results.patching import spacing  # noqa: E402
 
 from helpers.tinypatch import BOS, EQ, NO, YES, A, B, C, D, X, Y, Z, answer_model
 from pytest_gotchas.results.vocabulary import PatchMethod, PatchMetric  # noqa: E402
+from pytest_gotchas.scoring.hooks import Hooks  # noqa: E402
 
 SOURCE = (BOS, C, X, A, Y, Z, EQ)  # answers YES: token A is there
 TARGET = (BOS, D, X, B, Y, Z, EQ)  # answers NO; also differs at position 1, which the model ignores
@@ -342,10 +343,10 @@ def test_a_layer_that_returns_a_tuple_is_patched_in_its_first_element() -> None:
     layer = Old()
     vector = torch.full((3,), 7.0)
     job = P.Job(1, ((1, vector),))
-    handles = P._hooked([layer], job, batched=True)
-    out = layer(torch.ones(1, 2, 3))
-    for handle in handles:
-        handle.remove()
+    with Hooks() as hooks:
+        P._hooked(hooks, [layer], job, batched=True)
+        out = layer(torch.ones(1, 2, 3))
+    assert not layer._forward_hooks
     assert out[1] == "attention weights"
     assert torch.equal(out[0], torch.tensor([[[2.0, 2.0, 2.0], [7.0, 7.0, 7.0]]]))
     assert P._hidden(out) is out[0] and P._hidden(out[0]) is out[0]
