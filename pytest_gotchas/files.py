@@ -83,16 +83,25 @@ def _kind(mode: int) -> str:
     return next((words for test, words in _KINDS if test(mode)), "not a regular file")
 
 
+def open_regular(path: Path | str) -> int:
+    """A read-only descriptor of the regular file at `path` (links followed), or NotARegularFile: opened without
+    blocking, so that a FIFO with no writer is refused instead of waited on."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise NotARegularFile(errno.EINVAL, f"it is {_kind(mode)}, not a regular file", str(path))
+    return fd
+
+
 def read_regular(path: Path | str, most: int | None = None) -> bytes:
     """The content of the regular file at `path` (links followed), or NotARegularFile, or TooLarge past `most`
     bytes. Opened without blocking, so that a FIFO is refused instead of waited on; a file larger than `most` is
     refused by its size before any read, and one whose size is not known (/proc) after `most` + 1 bytes, never
     read whole."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    fd = open_regular(path)
     try:
         status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode):
-            raise NotARegularFile(errno.EINVAL, f"it is {_kind(status.st_mode)}, not a regular file", str(path))
         if most is not None and status.st_size > most:
             raise TooLarge(str(path), status.st_size, most)
         chunks: list[bytes] = []

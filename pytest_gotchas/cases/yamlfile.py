@@ -14,6 +14,8 @@ from yaml.composer import Composer
 from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
+from ..files import open_regular
+
 try:  # libyaml's scanner and parser, where PyYAML was built with it (its wheels are)
     from yaml.cyaml import CParser as _CParser  # type: ignore[attr-defined]
 
@@ -34,8 +36,9 @@ class YamlFileError(Exception):
 
 def read_bytes(path: Path, most: int = MAX_BYTES) -> tuple[bytes, int]:
     """(at most `most` + 1 bytes of the file, its size as far as known): a link to an 8 GiB file, or to
-    /proc/kcore, costs one read of `most` bytes, never the whole file."""
-    with open(path, "rb") as stream:
+    /proc/kcore, costs one read of `most` bytes, never the whole file; a FIFO or a device is refused by its kind
+    (files.NotARegularFile), not read."""
+    with open(open_regular(path), "rb") as stream:
         data = stream.read(most + 1)
         return data, max(len(data), os.fstat(stream.fileno()).st_size)
 

@@ -13,6 +13,8 @@ import yaml
 from helpers.baselines import (DROPPED, HEADER, MISS_, PARTLY_UNREADABLE, SHA, case, recorded, run, sets_chapter,
                                sets_results)
 
+from helpers.fifo import fifo, within
+
 from pytest_gotchas.baseline import compare, store
 from pytest_gotchas.cases.chapter import looks_like_chapter
 from pytest_gotchas.report import wording
@@ -227,3 +229,19 @@ def test_a_killed_write_leaves_a_temporary_file_that_only_its_own_name_matches(t
     left = list(tmp_path.iterdir())
     assert len(left) == 1 and left[0].name.startswith(".b.yaml.") and left[0].name.endswith(".tmp")
     assert files.remove_stale_temporaries(path) == left and not list(tmp_path.iterdir())
+
+
+def test_a_baseline_that_is_a_fifo_or_a_device_is_refused_by_its_kind(tmp_path: Path) -> None:
+    """A FIFO blocked the run for ever; a link to /dev/zero would have read without end."""
+    pipe = fifo(tmp_path / "b.yaml")
+
+    def read() -> str:
+        with pytest.raises(store.BaselineError) as error:
+            store.read(pipe)
+        return str(error.value)
+
+    assert within(read, pipe) == f"cannot read baseline {pipe}: it is a named pipe (FIFO), not a regular file"
+    zero = tmp_path / "z.yaml"
+    zero.symlink_to("/dev/zero")
+    with pytest.raises(store.BaselineError, match=r": it is a character device, not a regular file$"):
+        store.read(zero)

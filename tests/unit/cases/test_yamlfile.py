@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from helpers.chapters import ONE_CASE, chapter_text, line_of
+from helpers.fifo import fifo, within
 from helpers.hostile import CASE, latin1, refused
 
 from pytest_gotchas.cases import yamlfile
@@ -62,6 +63,19 @@ def test_a_utf16_chapter_is_an_error(tmp_path) -> None:
     assert looks_like_chapter(path)
     with pytest.raises(CaseFileError, match=r"^a\.yaml: the file is UTF-16; save it as UTF-8$"):
         load_chapter(path, "a.yaml")
+
+
+def test_a_chapter_that_is_a_fifo_is_refused_by_its_kind_not_waited_on(tmp_path: Path) -> None:
+    """Named on the command line, a FIFO was opened for reading and blocked collection for ever."""
+    pipe = fifo(tmp_path / "a.yaml")
+
+    def load() -> str:
+        with pytest.raises(CaseFileError) as error:
+            load_chapter(pipe, "a.yaml")
+        return str(error.value)
+
+    assert within(load, pipe) == "a.yaml: cannot read the file: it is a named pipe (FIFO), not a regular file"
+    assert within(lambda: looks_like_chapter(pipe), pipe) is False
 
 
 @pytest.mark.parametrize(("encoding", "name"), [
