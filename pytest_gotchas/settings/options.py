@@ -21,7 +21,7 @@ from ..model import DTYPES
 from ..model.kernels import KERNELS
 from ..results.stats import MIN_LEVEL, level_computable
 from ..scoring.head import METRICS as PATCH_METRICS
-from ..truth.sandbox import LEVELS as ISOLATIONS
+from ..truth.sandbox import IsolationLevel
 
 READINGS = ("text", "token")
 BOS = ("auto", "always", "never")
@@ -113,6 +113,11 @@ class Option:
     shown_default: str = ""  # docs/options.md's default column, when it is not the default's own text
     flag_name: str = ""  # the flag's and ini option's name, when it is not the Settings attribute's
 
+    def __post_init__(self) -> None:
+        # A closed set's members are offered as their plain strings: argparse names each choice by its repr.
+        if self.choices is not None:
+            object.__setattr__(self, "choices", tuple(str(choice) for choice in self.choices))
+
     @property
     def flag(self) -> str:
         name = self.flag_name or self.name
@@ -186,7 +191,7 @@ OPTIONS = (
     Option("isolation", "how snippets are confined: strong (bubblewrap, else namespaces made with util-linux "
            "unshare: read-only root; credentials, home folders and the project hidden; private /tmp; no network; the "
            "run stops with a usage error when neither works here) or weak (a PID namespace only: snippets can write "
-           "to /tmp, read the host's files and reach its network)", choices=ISOLATIONS, cli=True),
+           "to /tmp, read the host's files and reach its network)", choices=tuple(IsolationLevel), cli=True),
     Option("cache_dir", "where converted models are kept (default: $XDG_CACHE_HOME/pytest-gotchas or "
            "~/.cache/pytest-gotchas)", path, metavar="DIR", cli=True,
            shown_default="~/.cache/pytest-gotchas"),

@@ -44,16 +44,32 @@ import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 from . import memory as cgroup  # the module; `memory` is a run's limit in bytes
 from .confinement import (DEVICES, HIDDEN, PRIVATE, TMPFS_SIZE, bubblewrap_mounts, hidden_paths, plan,  # noqa: F401
                           supervisor_plan)
 
-STRONG, WEAK = "strong", "weak"
-LEVELS = (STRONG, WEAK)
-BUBBLEWRAP, NAMESPACES, PID_NAMESPACE, PROCESS_GROUP = "bubblewrap", "namespaces", "pid-namespace", "process-group"
-STRONG_KINDS = (BUBBLEWRAP, NAMESPACES)
+
+
+class IsolationLevel(StrEnum):
+    """What --gotchas-isolation asks for (the module's docstring says what each confines)."""
+
+    STRONG = "strong"
+    WEAK = "weak"
+
+
+class IsolationKind(StrEnum):
+    """How a level is built on this machine: the strong kinds hide the home and the project, the weak ones do not."""
+
+    BUBBLEWRAP = "bubblewrap"
+    NAMESPACES = "namespaces"
+    PID_NAMESPACE = "pid-namespace"
+    PROCESS_GROUP = "process-group"
+
+
+STRONG_KINDS = (IsolationKind.BUBBLEWRAP, IsolationKind.NAMESPACES)
 GRACE = 1.0  # seconds to collect the last output once the sandbox is dead or its snippet has exited
 
 SUPERVISOR = Path(__file__).with_name("supervisor.py").read_text(encoding="utf-8")
@@ -63,14 +79,14 @@ SUPERVISOR = Path(__file__).with_name("supervisor.py").read_text(encoding="utf-8
 class Isolation:
     """How runs are confined."""
 
-    kind: str  # BUBBLEWRAP | NAMESPACES | PID_NAMESPACE | PROCESS_GROUP
+    kind: IsolationKind
     description: str  # what it confines, for reports and the cache key; starts with its level
     launcher: tuple[str, ...] = ()  # the bwrap or unshare command line, without the per-run part
     hidden: tuple[str, ...] = ()  # the paths hidden (strong kinds): hidden_paths()
 
     @property
-    def level(self) -> str:
-        return STRONG if self.kind in STRONG_KINDS else WEAK
+    def level(self) -> IsolationLevel:
+        return IsolationLevel.STRONG if self.kind in STRONG_KINDS else IsolationLevel.WEAK
 
     def launch(self, inner: list[str], workdir: str, support: Iterable[str] = (), readable: Iterable[str] = (),
                empty: str = "") -> tuple[list[str], dict[str, str]]:
@@ -82,7 +98,7 @@ class Isolation:
         if self.kind not in STRONG_KINDS:
             return [*self.launcher, *inner], {}
         steps = plan(workdir, support, readable, self.hidden)
-        if self.kind == NAMESPACES:
+        if self.kind == IsolationKind.NAMESPACES:
             return [*self.launcher, *inner], {"GOTCHAS_SANDBOX": supervisor_plan(steps, workdir, empty)}
         return [*self.launcher, *bubblewrap_mounts(steps, empty), "--chdir", workdir, "--", *inner], {}
 
@@ -99,7 +115,8 @@ _WHAT = ("read-only root; credentials, home folders and the project hidden; priv
 def _bubblewrap(bwrap: str) -> Isolation:
     flags = (bwrap, "--ro-bind", "/", "/", "--unshare-all", "--cap-drop", "ALL", "--die-with-parent",
              "--new-session", "--as-pid-1")
-    return Isolation(BUBBLEWRAP, f"strong isolation: bubblewrap (own PID namespace; {_WHAT}); {cgroup.described()}",
+    return Isolation(IsolationKind.BUBBLEWRAP,
+                     f"strong isolation: bubblewrap (own PID namespace; {_WHAT}); {cgroup.described()}",
                      flags)
 
 
@@ -114,20 +131,23 @@ def _namespaces(unshare: str, setpriv: str | None) -> Isolation:
     flags = (*_death(setpriv), unshare, *user, "--mount", "--net", "--pid", "--ipc", "--uts", "--cgroup", "--fork",
              "--kill-child", "--")
     spaces = "mount, network, PID, IPC, UTS and cgroup namespaces" + ("" if root else ", in a user namespace")
-    return Isolation(NAMESPACES, f"strong isolation: namespaces by util-linux unshare ({spaces}; {_WHAT}); "
+    return Isolation(IsolationKind.NAMESPACES,
+                     f"strong isolation: namespaces by util-linux unshare ({spaces}; {_WHAT}); "
                                  f"{cgroup.described()}", flags)
 
 
 def _pid_namespace(unshare: str, setpriv: str | None) -> Isolation:
     user = () if os.geteuid() == 0 else ("--user", "--map-root-user")
     flags = (*_death(setpriv), unshare, *user, "--pid", "--fork", "--kill-child", "--mount-proc")
-    return Isolation(PID_NAMESPACE, "weak isolation (--gotchas-isolation=weak): a PID namespace only (util-linux "
+    return Isolation(IsolationKind.PID_NAMESPACE,
+                     "weak isolation (--gotchas-isolation=weak): a PID namespace only (util-linux "
                                     "unshare); the filesystem, the network and the host's secrets are not confined; "
                                     f"{cgroup.described()}", flags)
 
 
 def _process_group() -> Isolation:
-    return Isolation(PROCESS_GROUP, "weak isolation (--gotchas-isolation=weak): a process group only (unshare does "
+    return Isolation(IsolationKind.PROCESS_GROUP,
+                     "weak isolation (--gotchas-isolation=weak): a process group only (unshare does "
                                     "not work here); the filesystem, the network and the host's secrets are not "
                                     "confined, and a descendant that leaves the group may survive the run; "
                                     f"{cgroup.described()}")
@@ -159,17 +179,17 @@ def which(tool: str) -> str | None:
     return shutil.which(tool)
 
 
-def probe(level: str = STRONG, *, bwrap: str | None = None, unshare: str | None = None, setpriv: str | None = None
-          ) -> Isolation:
+def probe(level: str = IsolationLevel.STRONG, *, bwrap: str | None = None, unshare: str | None = None,
+          setpriv: str | None = None) -> Isolation:
     """The isolation of `level` that actually works here, tried by running `true` under it (a few milliseconds):
     strong, bubblewrap else the namespaces (raises Unavailable when neither works); weak, a PID namespace else a
     process group. The arguments name the tools; None: look them up on PATH (pass "" to pretend one is missing).
     Nothing is hidden yet: `choose` adds the paths."""
-    if level not in LEVELS:
-        raise ValueError(f"isolation level must be one of {', '.join(LEVELS)}, got {level!r}")
+    if level not in tuple(IsolationLevel):
+        raise ValueError(f"isolation level must be one of {', '.join(IsolationLevel)}, got {level!r}")
     unshare = which("unshare") if unshare is None else unshare
     setpriv = (which("setpriv") if setpriv is None else setpriv) or None
-    if level == WEAK:
+    if level == IsolationLevel.WEAK:
         if unshare and _attempt(_pid_namespace(unshare, setpriv)) is None:
             return _pid_namespace(unshare, setpriv)
         return _process_group()
@@ -206,12 +226,14 @@ def _attempt(candidate: Isolation) -> str | None:
     return f"{said[-1]} ({how})" if said else f"it ended with {how} and said nothing"
 
 
-def choose(level: str = STRONG, project: str | os.PathLike[str] | None = None, **tools: str | None) -> Isolation:
+def choose(level: str = IsolationLevel.STRONG, project: str | os.PathLike[str] | None = None,
+           **tools: str | None) -> Isolation:
     """Probe the isolation of `level` for a run (the run keeps it and gives it to every snippet run: there is no
     process-wide choice, so a pytest run inside a test process leaves nothing behind); under a strong one, HIDDEN
     and the folder `project` are hidden. Raises Unavailable (strong, and nothing strong works here)."""
     found = probe(level, **tools)
-    return dataclasses.replace(found, hidden=hidden_paths(project)) if found.level == STRONG else found
+    strong = found.level == IsolationLevel.STRONG
+    return dataclasses.replace(found, hidden=hidden_paths(project)) if strong else found
 
 
 @dataclass(frozen=True)
@@ -230,7 +252,7 @@ def run(argv: list[str], env: dict[str, str], stdin: bytes, workdir: str, *, und
     be written."""
     readable = [*readable, sys.base_prefix, str(Path(os.path.realpath(sys.executable)).parent.parent)]  # supervisor's
     empty = ""
-    if under.level == STRONG:  # the empty file bound over each hidden one: out of the sandbox's sight
+    if under.level == IsolationLevel.STRONG:  # the empty file bound over each hidden one: out of the sandbox's sight
         handle, empty = tempfile.mkstemp(prefix=".gotchas-hidden-", dir=workdir)
         os.close(handle)
         os.chmod(empty, 0)
@@ -396,7 +418,7 @@ class _Watch:
         """Kill the sandbox: its launcher's process group (a namespace dies with its PID 1), and the snippet's own
         session where there is no namespace."""
         groups = [self.proc.pid]
-        if "pid" in reports and self.chosen.kind == PROCESS_GROUP:
+        if "pid" in reports and self.chosen.kind == IsolationKind.PROCESS_GROUP:
             groups.append(reports["pid"])
         for group in groups:
             try:

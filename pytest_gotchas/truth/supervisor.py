@@ -11,9 +11,9 @@ when it exits, the kernel kills whatever the snippet left behind. The snippet ge
 dict, marshal in hex): they are never this program's environment, nor its launchers', so that no variable a case
 names can change how the confinement itself starts.
 
-Under the namespace confinement (sandbox.NAMESPACES) util-linux `unshare` starts it as root of fresh mount, network,
-PID, IPC, UTS and cgroup namespaces, and the variable GOTCHAS_SANDBOX holds the plan (built by sandbox.py, never a
-shell string; marshal in hex, which costs no import). Before the snippet starts, it builds what bubblewrap builds
+Under the namespace confinement (IsolationKind.NAMESPACES, sandbox.py) util-linux `unshare` starts it as root of
+fresh mount, network, PID, IPC, UTS and cgroup namespaces, and the variable GOTCHAS_SANDBOX holds the plan (built by
+sandbox.py, never a shell string; marshal in hex, which costs no import). Before the snippet starts, it builds what bubblewrap builds
 from the same plan:
 
 - every mount read-only (each one remounted, keeping its nosuid/nodev/noexec flags);

@@ -25,7 +25,7 @@ def shell(py: Interpreter, text: str, *args: str, env: tuple[tuple[str, str], ..
 def strong() -> sandbox.Isolation:
     """The isolation a run chooses by default (strong, hiding what it hides without a project), probed once per test
     process: a test that does not ask for another kind runs its snippets under it."""
-    return sandbox.choose(sandbox.STRONG)
+    return sandbox.choose(sandbox.IsolationLevel.STRONG)
 
 
 def text_of(request: Request, seed: str = "0", limits: Limits = Limits(),

@@ -100,16 +100,16 @@ def test_without_torch_the_session_stops_at_one_clear_error(pytester: pytest.Pyt
 @pytest.mark.parametrize("kind, args", [
     (ISOLATION.kind, ()),
     (ISOLATION.kind, ("-n", "2")),  # under xdist the workers collect, and died
-    (sandbox.PROCESS_GROUP, ()),  # no namespace: the snippet kills its supervisor, the case says so
+    (sandbox.IsolationKind.PROCESS_GROUP, ()),  # no namespace: the snippet kills its supervisor, the case says so
 ])
 def test_collection_survives_a_snippet_that_kills_its_parent(pytester: pytest.Pytester, kind: str,
                                                              args: tuple[str, ...]) -> None:
     if args:
         pytest.importorskip("xdist")
-    if kind == sandbox.PROCESS_GROUP:  # weak, and unshare pretended missing
+    if kind == sandbox.IsolationKind.PROCESS_GROUP:  # weak, and unshare pretended missing
         pytester.makeconftest("from pytest_gotchas.truth import sandbox\n"
                               "sandbox.which = lambda tool: None\n")
-    weak = ("--gotchas-isolation=weak",) if kind == sandbox.PROCESS_GROUP else ()
+    weak = ("--gotchas-isolation=weak",) if kind == sandbox.IsolationKind.PROCESS_GROUP else ()
     pytester.makefile(".yaml", killer=textwrap.dedent("""\
         chapter: killer
         title: hostile snippets
@@ -134,7 +134,7 @@ def test_collection_survives_a_snippet_that_kills_its_parent(pytester: pytest.Py
     assert result.ret == 0, result.outlines + result.errlines
     if not args:
         result.stdout.fnmatch_lines(["killer.yaml::kill-parent", "killer.yaml::after", "*2 tests collected*"])
-    if kind == sandbox.PROCESS_GROUP:  # collected as a crash, whose message says what the snippet did
+    if kind == sandbox.IsolationKind.PROCESS_GROUP:  # collected as a crash, whose message says what the snippet did
         result = pytester.runpytest_subprocess("--gotchas", "-p", "no:cacheprovider", "-rs", "--gotchas-model",
                                                "/nonexistent", *weak)
         assert "the snippet killed its sandbox: the process that supervises it ended (killed by SIGKILL)" in \

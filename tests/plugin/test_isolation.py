@@ -65,7 +65,8 @@ def header(result: pytest.RunResult) -> list[str]:
 
 def test_with_bwrap_on_path_the_run_is_confined_by_bubblewrap(pytester: pytest.Pytester, write_chapter) -> None:
     found = works()
-    if not shutil.which("bwrap") or not isinstance(found, sandbox.Isolation) or found.kind != sandbox.BUBBLEWRAP:
+    if (not shutil.which("bwrap") or not isinstance(found, sandbox.Isolation)
+            or found.kind != sandbox.IsolationKind.BUBBLEWRAP):
         pytest.skip(f"bubblewrap cannot run here: {found if isinstance(found, str) else 'bwrap is not on PATH'}")
     write_chapter(ADDITION)
     result = pytester.runpytest("--gotchas", "--collect-only", "-p", "no:cacheprovider")
@@ -146,7 +147,7 @@ def test_without_gotchas_nothing_is_probed(pytester: pytest.Pytester, monkeypatc
 
 def test_weak_is_named_in_the_header_the_summary_the_json_and_the_page(pytester: pytest.Pytester, write_chapter
                                                                        ) -> None:
-    weak = sandbox.probe(sandbox.WEAK)
+    weak = sandbox.probe(sandbox.IsolationLevel.WEAK)
     write_chapter(ADDITION)
     result = pytester.runpytest("--gotchas", "--gotchas-isolation=weak", "-p", "no:cacheprovider",
                                 "--gotchas-json", "report.json", "--gotchas-html", "report.html")
@@ -174,7 +175,7 @@ def test_the_ini_twin_asks_for_weak(pytester: pytest.Pytester, write_chapter) ->
     pytester.makeini("[pytest]\ngotchas = true\ngotchas_isolation = weak\n")
     result = pytester.runpytest("--collect-only", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.OK
-    assert header(result) == [f"gotchas: snippets run under {sandbox.probe(sandbox.WEAK).description}"]
+    assert header(result) == [f"gotchas: snippets run under {sandbox.probe(sandbox.IsolationLevel.WEAK).description}"]
     result = pytester.runpytest("--collect-only", "-p", "no:cacheprovider", "--gotchas-isolation=strong")
     if not isinstance(works(), str):  # the command line wins over the ini file
         assert header(result)[0].startswith("gotchas: snippets run under strong isolation: ")

@@ -90,3 +90,13 @@ def test_each_option_is_one_settings_field_whose_default_is_the_options() -> Non
         assert getattr(given_nothing, option.name) == option.default, option.name
     assert (BY_NAME["top_k"].default, BY_NAME["timeout"].shown, BY_NAME["models"].default) == (5, "10", [])
     assert BY_NAME["python"].default == {} and BY_NAME["json"].default is None and BY_NAME["strict"].shown == "off"
+
+
+def test_every_choice_is_offered_as_a_plain_string() -> None:
+    """argparse names a choice by its repr: a closed set's member (PatchMetric, IsolationLevel) would be offered as
+    "<PatchMetric.MODEL: 'model'>" in the usage error."""
+    from pytest_gotchas.settings.options import OPTIONS
+
+    offered = {option.name: option.choices for option in OPTIONS if option.choices}
+    assert offered["patch_metric"] == ("model", "float32") and offered["isolation"] == ("strong", "weak")
+    assert all(type(choice) is str for choices in offered.values() for choice in choices)

@@ -70,7 +70,7 @@ def test_a_key_of_the_hosts_keyring_cannot_be_read(py312, host_key: int, each_is
                    each_isolation)
     lines = run.text.splitlines()
     assert lines[1] == "read: Operation not permitted", (each_isolation.kind, run.text)
-    if each_isolation.level == sandbox.STRONG:  # the names of the host's keys: the hidden file
+    if each_isolation.level == sandbox.IsolationLevel.STRONG:  # the names of the host's keys: the hidden file
         assert lines[2] == "/proc/keys: [Errno 13] Permission denied: '/proc/keys'"
 
 

@@ -37,7 +37,7 @@ from pytest_gotchas import files
 from pytest_gotchas.truth import confinement, memory, sandbox
 
 PY = os.path.realpath(sys.executable)  # the snippets' interpreter: the host's own, from its folder
-STRONG_KINDS = (sandbox.BUBBLEWRAP, sandbox.NAMESPACES)
+STRONG_KINDS = (sandbox.IsolationKind.BUBBLEWRAP, sandbox.IsolationKind.NAMESPACES)
 WHAT = ("read-only root; credentials, home folders and the project hidden; private /tmp, /var/tmp, /dev/shm and "
         "working directory; loopback only; no capabilities, no kernel keyrings")
 # What the memory limit covers here (truth/memory.py): per run where a cgroup can be made, else per process.
@@ -56,10 +56,10 @@ FIRST = "snippets cannot be confined on this machine, and strong isolation is as
 @functools.cache
 def strong(kind: str) -> sandbox.Isolation | str:
     """The strong isolation `kind` as it works here, or why it does not."""
-    if kind == sandbox.BUBBLEWRAP and not shutil.which("bwrap"):
+    if kind == sandbox.IsolationKind.BUBBLEWRAP and not shutil.which("bwrap"):
         return "bwrap is not on PATH (Debian, Ubuntu: apt-get install bubblewrap)"
     try:
-        found = sandbox.probe(bwrap=None if kind == sandbox.BUBBLEWRAP else "")
+        found = sandbox.probe(bwrap=None if kind == sandbox.IsolationKind.BUBBLEWRAP else "")
     except sandbox.Unavailable as error:
         return str(error)
     return found if found.kind == kind else f"bubblewrap does not work here (the probe chose {found.kind})"
@@ -118,10 +118,10 @@ def outside_tmp() -> Iterator[Path]:
 
 
 def test_strong_is_bubblewrap_where_bwrap_is_on_path_and_works() -> None:
-    found = strong(sandbox.BUBBLEWRAP)
+    found = strong(sandbox.IsolationKind.BUBBLEWRAP)
     if isinstance(found, str):
         pytest.skip(found)
-    assert (found.kind, found.level) == (sandbox.BUBBLEWRAP, sandbox.STRONG)
+    assert (found.kind, found.level) == (sandbox.IsolationKind.BUBBLEWRAP, sandbox.IsolationLevel.STRONG)
     assert found.description == f"strong isolation: bubblewrap (own PID namespace; {WHAT}); {MEMORY}"
 
 
@@ -137,7 +137,7 @@ def test_strong_without_bwrap_on_path_is_the_namespace_confinement(tmp_path: Pat
         found = sandbox.probe()
     except sandbox.Unavailable as error:
         pytest.skip(f"no namespaces here: {error}")
-    assert (found.kind, found.level) == (sandbox.NAMESPACES, sandbox.STRONG)
+    assert (found.kind, found.level) == (sandbox.IsolationKind.NAMESPACES, sandbox.IsolationLevel.STRONG)
     spaces = "mount, network, PID, IPC, UTS and cgroup namespaces" + ("" if os.geteuid() == 0 else
                                                                       ", in a user namespace")
     assert found.description == f"strong isolation: namespaces by util-linux unshare ({spaces}; {WHAT}); {MEMORY}"
@@ -223,22 +223,22 @@ def test_a_tool_that_fails_silently_is_named_with_its_status(tmp_path: Path, mon
 
 
 def test_weak_is_asked_for_never_fallen_into(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    weak = sandbox.probe(sandbox.WEAK)  # on a machine where strong works too
-    assert weak.level == sandbox.WEAK
+    weak = sandbox.probe(sandbox.IsolationLevel.WEAK)  # on a machine where strong works too
+    assert weak.level == sandbox.IsolationLevel.WEAK
     if shutil.which("unshare") and os.geteuid() == 0:
-        assert weak.kind == sandbox.PID_NAMESPACE
+        assert weak.kind == sandbox.IsolationKind.PID_NAMESPACE
         assert weak.description == ("weak isolation (--gotchas-isolation=weak): a PID namespace only (util-linux "
                                     "unshare); the filesystem, the network and the host's secrets are not confined; "
                                     f"{MEMORY}")
     monkeypatch.setenv("PATH", tools_on_path(tmp_path / "bin"))
-    weakest = sandbox.probe(sandbox.WEAK)
-    assert (weakest.kind, weakest.level) == (sandbox.PROCESS_GROUP, sandbox.WEAK)
+    weakest = sandbox.probe(sandbox.IsolationLevel.WEAK)
+    assert (weakest.kind, weakest.level) == (sandbox.IsolationKind.PROCESS_GROUP, sandbox.IsolationLevel.WEAK)
     assert weakest.description == ("weak isolation (--gotchas-isolation=weak): a process group only (unshare does "
                                    "not work here); the filesystem, the network and the host's secrets are not "
                                    "confined, and a descendant that leaves the group may survive the run; "
                                    f"{MEMORY}")
     with pytest.raises(sandbox.Unavailable):  # the same machine, strong: refused, not weakened
-        sandbox.probe(sandbox.STRONG)
+        sandbox.probe(sandbox.IsolationLevel.STRONG)
     with pytest.raises(ValueError, match=r"^isolation level must be one of strong, weak, got 'medium'$"):
         sandbox.probe("medium")
 
@@ -250,15 +250,16 @@ def test_by_default_the_isolation_is_strong_or_an_error(tmp_path: Path, monkeypa
 
 
 def test_choose_hides_the_project_and_returns_the_isolation_to_the_run(outside_tmp: Path) -> None:
-    found = strong(sandbox.BUBBLEWRAP)
+    found = strong(sandbox.IsolationKind.BUBBLEWRAP)
     if isinstance(found, str):
-        found = strong(sandbox.NAMESPACES)
+        found = strong(sandbox.IsolationKind.NAMESPACES)
     if isinstance(found, str):
         pytest.skip(found)
-    chosen = sandbox.choose(sandbox.STRONG, project=outside_tmp)
-    assert chosen.level == sandbox.STRONG and chosen.hidden == (*sandbox.hidden_paths(), str(outside_tmp))
-    weak = sandbox.choose(sandbox.WEAK, project=outside_tmp)
-    assert weak.level == sandbox.WEAK and weak.hidden == ()  # weak hides nothing: it cannot
+    chosen = sandbox.choose(sandbox.IsolationLevel.STRONG, project=outside_tmp)
+    assert chosen.level == sandbox.IsolationLevel.STRONG
+    assert chosen.hidden == (*sandbox.hidden_paths(), str(outside_tmp))
+    weak = sandbox.choose(sandbox.IsolationLevel.WEAK, project=outside_tmp)
+    assert weak.level == sandbox.IsolationLevel.WEAK and weak.hidden == ()  # weak hides nothing: it cannot
 
 
 # -- the list of what is hidden -----------------------------------------------------------------------------------

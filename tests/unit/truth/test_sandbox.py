@@ -32,11 +32,14 @@ from pytest_gotchas.truth.interpreters import Interpreter
 MEMORY = ("memory limited per run, all its processes together (a cgroup)" if memory.groups() is not None else
           "memory limited per process only (no cgroup can be made here: each process of a run may use the limit)")
 ISOLATION = strong()
-needs_namespace = pytest.mark.skipif(ISOLATION.kind == sandbox.PROCESS_GROUP, reason=ISOLATION.description)
+needs_namespace = pytest.mark.skipif(ISOLATION.kind == sandbox.IsolationKind.PROCESS_GROUP,
+                                     reason=ISOLATION.description)
 
 # How each kind is chosen, bubblewrap pretended missing for the namespaces and unshare for the process group.
-PROBES = {sandbox.BUBBLEWRAP: "sandbox.probe()", sandbox.NAMESPACES: 'sandbox.probe(bwrap="")',
-          sandbox.PID_NAMESPACE: 'sandbox.probe("weak")', sandbox.PROCESS_GROUP: 'sandbox.probe("weak", unshare="")'}
+PROBES = {sandbox.IsolationKind.BUBBLEWRAP: "sandbox.probe()",
+          sandbox.IsolationKind.NAMESPACES: 'sandbox.probe(bwrap="")',
+          sandbox.IsolationKind.PID_NAMESPACE: 'sandbox.probe("weak")',
+          sandbox.IsolationKind.PROCESS_GROUP: 'sandbox.probe("weak", unshare="")'}
 
 
 def fallbacks() -> dict[str, sandbox.Isolation]:
@@ -47,7 +50,7 @@ def fallbacks() -> dict[str, sandbox.Isolation]:
             chosen = eval(probe, {"sandbox": sandbox})
         except sandbox.Unavailable:
             continue
-        if chosen.level == sandbox.STRONG:
+        if chosen.level == sandbox.IsolationLevel.STRONG:
             chosen = dataclasses.replace(chosen, hidden=sandbox.hidden_paths())
         found.setdefault(chosen.kind, chosen)
     return found
@@ -132,7 +135,7 @@ def test_a_detached_descendant_holding_the_output_cannot_stall_the_run(py312, ma
     assert elapsed < 1 + sandbox.GRACE + 1.5, elapsed
     assert run.timed_out is looping
     assert run.text == "$ python -c ...\n" + ("" if looping else "main done\n")
-    if ISOLATION.kind != sandbox.PROCESS_GROUP:
+    if ISOLATION.kind != sandbox.IsolationKind.PROCESS_GROUP:
         assert_none_running(sleeper)
 
 
@@ -177,7 +180,7 @@ def test_a_double_forked_daemon_does_not_outlive_the_run(py312) -> None:
     assert_none_running(daemon)
 
 
-@pytest.mark.parametrize("kind", sorted(k for k in FALLBACKS if k != sandbox.PROCESS_GROUP))
+@pytest.mark.parametrize("kind", sorted(k for k in FALLBACKS if k != sandbox.IsolationKind.PROCESS_GROUP))
 def test_nothing_outlives_pytest_killed_mid_run(py312, kind: str) -> None:
     daemon = marker()
     whole, part = daemon.split(".")  # joined only in the daemon's command line, not in the processes that start it
@@ -189,7 +192,7 @@ def test_nothing_outlives_pytest_killed_mid_run(py312, kind: str) -> None:
         from pytest_gotchas.truth.execute import Limits, Request, run_once
         from pytest_gotchas.truth.interpreters import Interpreter
         chosen = {PROBES[kind]}
-        assert chosen.kind == {kind!r}
+        assert chosen.kind == {str(kind)!r}
         py = Interpreter(version={py312.version!r}, path={py312.path!r}, implementation="CPython")
         run_once(Request(py, None, ("-c", {snippet!r}), "python -c ...", ()), "1", Limits(timeout=50), chosen)
     """)
@@ -275,10 +278,10 @@ def test_no_network_and_no_capabilities(py312, each_strong: sandbox.Isolation) -
 
 def test_isolation_on_this_machine_is_described() -> None:
     # the default is strong: with neither bubblewrap nor namespaces, choose() raises instead
-    assert ISOLATION.kind in sandbox.STRONG_KINDS and ISOLATION.level == sandbox.STRONG
+    assert ISOLATION.kind in sandbox.STRONG_KINDS and ISOLATION.level == sandbox.IsolationLevel.STRONG
     what = ("read-only root; credentials, home folders and the project hidden; private /tmp, /var/tmp, /dev/shm and "
             "working directory; loopback only; no capabilities, no kernel keyrings")
-    if ISOLATION.kind == sandbox.BUBBLEWRAP:
+    if ISOLATION.kind == sandbox.IsolationKind.BUBBLEWRAP:
         assert ISOLATION.description == f"strong isolation: bubblewrap (own PID namespace; {what}); {MEMORY}"
     elif os.geteuid() == 0:
         assert ISOLATION.description == ("strong isolation: namespaces by util-linux unshare (mount, network, PID, "
@@ -288,13 +291,13 @@ def test_isolation_on_this_machine_is_described() -> None:
 def test_each_run_confines_by_its_own_isolation_in_one_process(py312) -> None:
     """No process-wide choice: a weak and a strong cache side by side each run under their own, and choosing one
     changes nothing for the other."""
-    if sandbox.STRONG not in {i.level for i in FALLBACKS.values()}:
+    if sandbox.IsolationLevel.STRONG not in {i.level for i in FALLBACKS.values()}:
         pytest.skip("no strong isolation works here")
-    weak = FALLBACKS[sandbox.PROCESS_GROUP]
+    weak = FALLBACKS[sandbox.IsolationKind.PROCESS_GROUP]
     with tempfile.NamedTemporaryFile(prefix="gotchas-host-", dir="/tmp") as host:
         request = repl(py312, "import os", f"os.path.exists({host.name!r})")
         weakly = Cache(None, weak).get_or_execute(request, 2, Limits())
-        sandbox.choose(sandbox.WEAK)
+        sandbox.choose(sandbox.IsolationLevel.WEAK)
         strongly = Cache(None, ISOLATION).get_or_execute(request, 2, Limits())
     assert [run.text.splitlines()[-1] for run in weakly + strongly] == ["True", "True", "False", "False"]
 
@@ -305,15 +308,15 @@ def test_missing_or_forbidden_tools_fall_back_within_their_level() -> None:
         sandbox.probe(bwrap="", unshare="")
     with pytest.raises(sandbox.Unavailable):
         sandbox.probe(bwrap="/nonexistent/bwrap", unshare="/nonexistent/unshare")
-    assert sandbox.probe("weak", unshare="").kind == sandbox.PROCESS_GROUP
-    assert sandbox.probe("weak", unshare="/nonexistent/unshare").kind == sandbox.PROCESS_GROUP
+    assert sandbox.probe("weak", unshare="").kind == sandbox.IsolationKind.PROCESS_GROUP
+    assert sandbox.probe("weak", unshare="/nonexistent/unshare").kind == sandbox.IsolationKind.PROCESS_GROUP
     if os.geteuid() == 0:  # root may always make namespaces
         forbidden = sandbox.probe(bwrap="/bin/false")  # present but not permitted, as in a locked-down container
-        assert forbidden.kind == sandbox.NAMESPACES
+        assert forbidden.kind == sandbox.IsolationKind.NAMESPACES
         assert forbidden.launcher[-9:] == ("--mount", "--net", "--pid", "--ipc", "--uts", "--cgroup", "--fork",
                                             "--kill-child", "--")
         weak = sandbox.probe("weak")
-        assert weak.kind == sandbox.PID_NAMESPACE
+        assert weak.kind == sandbox.IsolationKind.PID_NAMESPACE
         assert weak.launcher[-4:] == ("--pid", "--fork", "--kill-child", "--mount-proc")
 
 
@@ -357,7 +360,7 @@ def test_every_isolation_enforces_the_timeout(py312, each_isolation: sandbox.Iso
 
 
 def test_a_sandbox_that_cannot_start_is_a_clear_error(py312) -> None:
-    broken = sandbox.Isolation(sandbox.BUBBLEWRAP, "broken", ("/usr/bin/env", "--no-such-option"))
+    broken = sandbox.Isolation(sandbox.IsolationKind.BUBBLEWRAP, "broken", ("/usr/bin/env", "--no-such-option"))
     run = run_once(repl(py312, "1"), "0", Limits(), broken)
     assert run.error is not None and run.error.startswith("could not be started in its sandbox (bubblewrap exit "
                                                           "status 125): ")
