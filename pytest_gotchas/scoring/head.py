@@ -17,7 +17,7 @@ from typing import Any
 from ..results.vocabulary import PatchMetric
 from .hooks import Hooks
 
-METRICS = (PatchMetric.MODEL, PatchMetric.FLOAT32)
+METRICS = tuple(PatchMetric)
 
 
 def head_of(model: Any) -> Any:

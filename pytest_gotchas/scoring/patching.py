@@ -53,7 +53,7 @@ from .hooks import Hooks, counting
 from .lens import attribute
 from ..results.vocabulary import PatchMethod, PatchMetric
 
-METHODS = (PatchMethod.FULL, PatchMethod.LAYER_BATCH, PatchMethod.FROM_LAYER)
+METHODS = tuple(PatchMethod)
 DEFAULT = PatchMethod.FROM_LAYER
 # Llama, Gemma, Mistral, Qwen and their kind; GPT-2; multimodal wrappers that keep the text model one level down.
 LAYER_PATHS = ("model.layers", "transformer.h", "model.language_model.layers")
