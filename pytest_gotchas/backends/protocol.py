@@ -17,8 +17,8 @@ results and baseline). The file defines:
 - `CAPABILITIES`: a `Capabilities` naming each `Feature` it cannot honour and why (the run refuses those options
   with one message naming the flag and the backend, before anything loads), and the `--gotchas-device` values it
   takes;
-- `load(request: LoadRequest) -> Backend`: the model loaded (raising model.load.ModelLoadError with one message for
-  the user), with `info` (results.schema.ModelInfo, its `backend` a BackendInfo naming the engine) and the
+- `load(request: LoadRequest) -> Backend`: the model loaded (raising `ModelLoadError`, published here, with one
+  message for the user), with `info` (results.schema.ModelInfo, its `backend` a BackendInfo naming the engine) and the
   transformers tokenizer of the same model (model.load.load_tokenizer and check_tokenizer);
 - the class `load` returns, which satisfies `Backend` below. A llama.cpp or other HTTP server returns `model =
   None` and implements `ContextLogits`: `fetch` posts the contexts' token ids and keeps each whole logits row (a
@@ -35,17 +35,16 @@ import enum
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from ..model.ref import TRANSFORMERS as TRANSFORMERS  # a name without a NAME: prefix
+from ..model.spec import ModelLoadError as ModelLoadError  # the error every backend's load raises
+from ..model.spec import ModelSpec as ModelSpec  # what a load is asked for
 from ..results.schema import ModelInfo
-
-if TYPE_CHECKING:  # model/ is the floor below: only for the types
-    from ..model.load import ModelSpec
 
 Context = tuple[int, ...]
 __all__ = ["TRANSFORMERS", "Asked", "Backend", "Capabilities", "Context", "ContextLogits", "EngineOptions", "Feature",
-           "LoadRequest", "Unsupported", "refusals"]
+           "LoadRequest", "ModelLoadError", "ModelSpec", "Unsupported", "refusals"]
 
 
 class Feature(enum.Enum):

@@ -12,7 +12,6 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,20 +23,7 @@ from .embedded import MODELS, EmbeddedMissing
 from .ref import DEFAULT, ModelRef
 from .hashes import file_sha256, hub_snapshot, tokenizer_fingerprint, weight_files, weights_sha256
 from .invariance import INVARIANT, Invariance
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    name: str | None  # an embedded model's short name, a hub id, a local folder or a .gguf file; None = the default
-    id: str = ""  # the short name the run knows it by (ModelInfo.id); "": ModelRef(name=name).short
-    dtype: str = "bfloat16"  # "bfloat16" | "float16" | "float32"
-    device: str | None = None  # None = "cuda" if available else "cpu"; or "cpu", "cuda", "cuda:1"
-    device_map_auto: bool = False  # device_map="auto", for models too large for one GPU
-    worker_id: str | None = None  # the pytest-xdist worker ("gw1") loading it: a plain "cuda" becomes its own GPU
-    workers: int = 0  # how many xdist workers share this machine's cores
-    flag: str = "--gotchas-"  # how the options that messages name are spelled (`gotchas new` drops "gotchas-")
-    kernels: str = "plain"  # the kernel path of a bfloat16 model's matmuls (kernels.py)
-    allow_unfaithful_tokenizer: bool = False  # score a tokenizer that fails the converter's round trip, with a note
+from .spec import ModelLoadError, ModelSpec
 
 
 class LoadedModel:
@@ -113,10 +99,6 @@ class Prefetched:
         if self._error is not None:
             raise self._error
         return self._value
-
-
-class ModelLoadError(Exception):
-    """One user-facing message: what was asked, where it looked, what failed, what to do."""
 
 
 def shown_name(name: str | None) -> str:

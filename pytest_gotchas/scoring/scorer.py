@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from ..backends.protocol import Backend
+from ..backends.protocol import Backend, ModelLoadError
 from ..results.onepass import judged_alone, separate
 from ..results.schema import CacheUse, CaseResult, Cost, LayerReading, ModelInfo, Run, Timings
 from ..results.verdict import NonFiniteProbability, case_verdict
@@ -101,8 +101,6 @@ class ModelSlot:
         self.clock = clock
 
     def get(self) -> Backend:
-        from ..model.load import ModelLoadError
-
         if self._loaded is None and self._error is None:
             with self.clock.phase("model_load", exclude=self.tokenizer_seconds):
                 try:
@@ -303,7 +301,6 @@ class Scorer:
 
     def _read(self, loaded: Backend, planned: Planned, texts: list[tuple[str, str, str]]) -> tuple[list[Any], Any]:
         """The cut plans (cached, or asked of the tokenizer) and the readings of every prompt of the case."""
-        from ..model.load import ModelLoadError
         from .cut import CutError
         from .readings import Cut, score_batch
         from .vocab import VocabError

@@ -7,7 +7,7 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Protocol
 
-from ..backends.protocol import Asked, Backend, EngineOptions, Feature, LoadRequest
+from ..backends.protocol import Asked, Backend, EngineOptions, Feature, LoadRequest, ModelLoadError, ModelSpec
 from ..model.ref import ModelRef
 from ..results.hardware import PLAIN_KERNELS
 from ..results.vocabulary import PatchMetric, PatchMode
@@ -70,7 +70,6 @@ def scorer(settings: Settings, model_id: str, ref: ModelRef, clock: Clock, pytes
     def load() -> Backend:
         from ..backends import module, run_refusals
         from ..model.convert import STEPS
-        from ..model.load import ModelLoadError, ModelSpec
 
         auto = settings.device == "auto"  # device_map="auto": one model over every GPU
         spec = ModelSpec(name=ref.name, id=model_id, dtype=settings.dtype, kernels=settings.kernels,
