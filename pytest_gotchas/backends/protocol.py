@@ -19,7 +19,7 @@ results and baseline). The file defines:
   takes;
 - `load(request: LoadRequest) -> Backend`: the model loaded (raising `ModelLoadError`, published here, with one
   message for the user), with `info` (results.schema.ModelInfo, its `backend` a BackendInfo naming the engine) and the
-  transformers tokenizer of the same model (model.load.load_tokenizer and check_tokenizer);
+  transformers tokenizer of the same model (model/tokenizer.py: load_tokenizer and check_tokenizer);
 - the class `load` returns, which satisfies `Backend` below. A llama.cpp or other HTTP server returns `model =
   None` and implements `ContextLogits`: `fetch` posts the contexts' token ids and keeps each whole logits row (a
   float32 tensor of the vocabulary's width) in `logits`; `float32()` returns None; `close()` ends the session.

@@ -35,7 +35,8 @@ from ..model import DTYPES, numerics
 from ..model.convert import one_line
 from ..model.ref import ModelRef
 from ..model.hashes import hub_snapshot, tokenizer_fingerprint, weight_files, weights_sha256
-from ..model.load import check_tokenizer, load_tokenizer, resolve_source, shown_name
+from ..model.source import resolve_source, shown_name
+from ..model.tokenizer import check_tokenizer, load_tokenizer
 from ..results.schema import BackendInfo, ModelInfo
 from .protocol import (Backend, Capabilities, Context, ContextLogits, EngineOptions, Feature, LoadRequest, ModelLoadError,
                        ModelSpec, Unsupported)

@@ -96,7 +96,7 @@ class ModelInfo:
     bos: str = ""  # the BOS policy and what it gave: "auto: <bos>"
     backend: BackendInfo | None = None  # None: read through transformers
     # --gotchas-allow-unfaithful-tokenizer: a tokenizer that fails the converter's round trip was scored anyway
-    # (model/load.py); False in a report written before the round trip checked every folder's tokenizer
+    # (model/tokenizer.py); False in a report written before the round trip checked every folder's tokenizer
     allow_unfaithful_tokenizer: bool = False
 
 
