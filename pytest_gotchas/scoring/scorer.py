@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from ..backends.protocol import Backend, ModelLoadError
+from ..backends.protocol import Backend, ModelLoadError, ModuleBackend, Role
 from ..results.onepass import judged_alone, separate
 from ..results.schema import CacheUse, CaseResult, Cost, LayerReading, ModelInfo, Run, Timings
 from ..results.verdict import NonFiniteProbability, case_verdict
@@ -227,10 +227,10 @@ class Scorer:
         def decode(token: int) -> str:
             return str(loaded.tokenizer.decode([token]))
 
-        method = patch_method(loaded)
+        method, model = patch_method(loaded), self._module(loaded, "--gotchas-patch").model
         try:
             with self.clock.phase("patching", exclude=self.slot.tokenizer_seconds):
-                entries = patch_partners(loaded.model, planned, cuts, partners, cuts_of, decode, method,
+                entries = patch_partners(model, planned, cuts, partners, cuts_of, decode, method,
                                          self.config.patch_metric, self.config.patch or PatchMode.RESIDUAL,
                                          self.config.patch_screen_k)
             fell_back = (f"patching: the {method} method's exactness checks failed on this machine's kernels for "
@@ -248,7 +248,7 @@ class Scorer:
         """The guard on this model (guard.py), installed once per model, reset for each case."""
         from .guard import NO_GUARD, Guard
 
-        if loaded.model is None:  # no torch module here to hook: the readings are checked (_not_finite)
+        if loaded.role is not Role.MODULE:  # no torch module here to hook: the readings are checked (_not_finite)
             return NO_GUARD
         self._guard = Guard.of(loaded.model)
         self._guard.reset()
@@ -321,7 +321,8 @@ class Scorer:
                                      softmax_dtype=config.softmax_dtype, top_k=config.top_k,
                                      batch_size=effective_batch_size(loaded, config), decoded=decoded,
                                      vocab=lambda: vocab.get(lambda: loaded.tokenizer), main=config.reading,
-                                     precision=loaded.float32() if config.precision_check else None,
+                                     precision=(self._module(loaded, "--gotchas-precision-check").float32()
+                                                if config.precision_check else None),
                                      check=config.one_pass_check, rows_of=self._rows_of(loaded))
         except CutError as error:
             raise GotchasError(f"{planned.where}: {error}") from None
@@ -358,10 +359,20 @@ class Scorer:
         batch = effective_batch_size(loaded, config)
         try:
             with self.clock.phase("layers"):
-                return [layer_readings(loaded.model, cut, t, config.reading, vocab, dtype, batch, lambda token: "")
+                model = self._module(loaded, "--gotchas-layers").model
+                return [layer_readings(model, cut, t, config.reading, vocab, dtype, batch, lambda token: "")
                         for cut, t in zip(cuts, texts)]
         except LensError as error:
             raise self.slot.fail(f"{error}; run without --gotchas-layers") from None
+
+    def _module(self, loaded: Backend, asked: str) -> ModuleBackend:
+        """The backend as the torch module that `asked` (an option) runs; an engine whose backend did not declare
+        that it cannot (backends/protocol.Capabilities, refused before the load) stops the session here."""
+        if loaded.role is Role.MODULE:
+            return loaded
+        raise self.slot.fail(f"{asked} needs a torch module to run, and model {_name(loaded)!r} is read through an "
+                             "engine that gives logits rows by context; its backend should declare that it cannot "
+                             "(backends/protocol.py's Capabilities), so that the run refuses it before the load")
 
     def _plan(self, loaded: Backend, prompt: str, correct: str, wrong: str) -> Any:
         from .cut import plan_cut
@@ -370,9 +381,9 @@ class Scorer:
 
     def _fetcher_of(self, loaded: Backend) -> Fetcher | None:
         """The backend's rows by context (one Fetcher per loaded backend), or None where scoring runs its model."""
-        source = loaded.context_logits()
-        if source is None:
+        if loaded.role is not Role.ENGINE:
             return None
+        source = loaded.context_logits()
         if self._fetcher is None or self._fetcher.source is not source:
             self._fetcher = Fetcher(source, loaded.dtype)
         return self._fetcher
