@@ -26,7 +26,8 @@ from ..truth.check import check
 from ..truth.interpreters import Missing
 from ..report.wording import pct
 from ..results.schema import Run
-from ..scoring.scorer import GotchasError, ModelUnavailable, Scorer
+from ..errors import GotchasError, ModelUnavailable
+from ..scoring.scorer import Scorer
 from ..cases.transcript import CURSOR
 from ..results.verdict import NOISE_FLOOR, Status, Verdict
 from .chapterfile import append_entry, case_entry, install, new_chapter_text, stage, writing

@@ -21,7 +21,7 @@ from ..truth.collect import request_for
 from ..cases.authoring import AuthoringError, cut, output_start
 from ..truth.check import check
 from ..truth.interpreters import Missing
-from ..scoring.scorer import GotchasError, ModelUnavailable
+from ..errors import GotchasError, ModelUnavailable
 from ..cases.transcript import CURSOR, PS1, PS2
 from ..results.verdict import Status
 from .chapterfile import case_entry, install, stage, writing

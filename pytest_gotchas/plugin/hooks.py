@@ -134,7 +134,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if call.when != "call" or SESSION not in item.config.stash:
         return report
     from ..results.report import result_to_data
-    from ..scoring.scorer import ModelUnavailable
+    from ..errors import ModelUnavailable
     from .nodes import GotchaItem
 
     results = item.stash.get(RECORDED, [])

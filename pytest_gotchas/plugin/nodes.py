@@ -20,7 +20,7 @@ from ..report.escape import escape
 from ..results.schema import CaseResult, ChapterInfo
 from ..results.verdict import Status
 from ..scoring.pairpatch import Partner
-from ..scoring.scorer import GotchasError
+from ..errors import GotchasError
 from ..cases.chapter import Chapter, load_chapter
 from ..truth.collect import Planned, chapter_info
 from ..truth.execute import ExecutionError

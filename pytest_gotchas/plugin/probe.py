@@ -13,7 +13,8 @@ from ..cases.authoring import AuthoringError, build_case, chapter_of, cut, outpu
 from ..cases.transcript import CURSOR, parse
 from ..results.schema import CaseResult, ChapterInfo
 from ..results.verdict import Status
-from ..scoring.scorer import GotchasError, Scorer
+from ..errors import GotchasError
+from ..scoring.scorer import Scorer
 from ..truth.collect import chapter_info, request_for
 from ..truth.interpreters import Missing
 from .state import SESSION, RECORDED

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..backends.protocol import Backend, ModelLoadError, ModuleBackend, Role
+from ..errors import GotchasError, ModelUnavailable
 from ..results.onepass import judged_alone, separate
 from ..results.schema import CacheUse, CaseResult, Cost, LayerReading, ModelInfo, Run, Timings
 from ..results.verdict import NonFiniteProbability, case_verdict
@@ -30,14 +31,6 @@ from ..truth.collect import Planned
 from .engine_rows import Fetcher
 
 PHASES = ("collection", "model_load", "tokenizer_load", "cuts", "forward", "layers", "patching", "report")
-
-
-class GotchasError(Exception):
-    """A user-facing error: shown as its message alone, never as a traceback."""
-
-
-class ModelUnavailable(GotchasError):
-    """The model could not be loaded: the run stops after the first case that needed it."""
 
 
 @dataclass(frozen=True, kw_only=True)

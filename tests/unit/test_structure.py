@@ -50,7 +50,7 @@ MAX_FUNCTION_LINES = 60
 # (one module per reading backend behind backends/protocol.py) stands on model/'s loading and under scoring, which
 # calls only the protocol. settings/ (the options, and the steps wired from them) is read by both plugin/ and cli/,
 # so it lies under both. docs/architecture.md says why each floor is where it is.
-FLOORS = ("files", "results", "cases", "truth", "model", "backends", "scoring", "baseline", "report", "settings",
+FLOORS = ("files", "errors", "results", "cases", "truth", "model", "backends", "scoring", "baseline", "report", "settings",
           "plugin", "cli", "__main__")
 
 
