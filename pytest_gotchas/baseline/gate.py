@@ -9,9 +9,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..results.baselines import UPDATE_FLAG, BaselineOutcome, BrokenPair, Header, Refusal, Regression
+from ..results.baselines import UPDATE_FLAG, BaselineOutcome, BrokenPair, Header, Refusal, Regression, entry_of
 from ..results.schema import CaseResult, ChapterInfo, ModelInfo
-from .compare import (broken_pairs, compare, entry_of, header_of, mismatch, numerics, run_header, settings_mismatch,
+from .compare import (broken_pairs, compare, header_of, mismatch, numerics, run_header, settings_mismatch,
                       update)
 from .store import Baseline, BaselineError, default_path, device_kind, obtained_path, read, rewrite, write
 

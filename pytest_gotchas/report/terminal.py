@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..baseline.compare import entry_of
 from ..results import onepass
+from ..results.baselines import entry_of
 from ..results.hardware import slow_bfloat16
 from ..results.layers import lead
 from ..results.pairwise import differences
