@@ -158,7 +158,7 @@ def make_gate(root: Path, explicit: Path | None, models: list[str], dtype: str, 
               softmax_dtype: str | None, update: bool = False, any_model: bool = False,
               command: str | None = None, checks: str = "", reading: str = "") -> Gate:
     """Read every candidate file that exists; raise BaselineError (words: baseline/store.py's, and
-    report/wording.refusal_text for a baseline of other settings) for one that cannot be used. A relative
+    report/wording_baseline.refusal_text for a baseline of other settings) for one that cannot be used. A relative
     `explicit` path is taken relative to `root`."""
     if explicit is not None and not explicit.is_absolute():
         explicit = Path(root) / explicit

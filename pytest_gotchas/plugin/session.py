@@ -16,7 +16,7 @@ import pytest
 from ..baseline.gate import Gate, SettingsRefused, make_gate, update_command
 from ..baseline.store import BaselineError, checks_of
 from ..model.ref import ModelRef, model_refs, short_ids
-from ..report import terminal, wording
+from ..report import terminal, wording, wording_baseline
 from ..results.schema import CaseResult, ChapterInfo, ModelInfo, Timings
 from ..scoring.scorer import Clock, Scorer, process_timings
 from ..results.verdict import Status
@@ -135,10 +135,10 @@ class GotchasSession:
         if self.gate is not None:
             check = self.gate.check(result, scorer.model_info, chapter)
             if check.refusal is not None:
-                failures.append(wording.refusal_text(check.refusal))
+                failures.append(wording_baseline.refusal_text(check.refusal))
                 stop = "gotchas: the baseline cannot be used with this model"
             if check.regression is not None:
-                failures.append(wording.regression_text(check.regression))
+                failures.append(wording_baseline.regression_text(check.regression))
         if self.settings.strict:
             failures.append(terminal.strict_message(result) or "")
         return "\n\n".join(f for f in failures if f) or None, stop
@@ -200,7 +200,7 @@ def make_run_gate(config: pytest.Config, values: Settings, models: list[str]) ->
                          command=update_command(str(a) for a in config.invocation_params.args),
                          checks=checks_of(values.precision_check, values.variants), reading=values.reading)
     except SettingsRefused as refused:
-        raise pytest.UsageError(wording.refusal_text(refused.refusal)) from None
+        raise pytest.UsageError(wording_baseline.refusal_text(refused.refusal)) from None
     except BaselineError as error:
         raise pytest.UsageError(str(error)) from None
 
