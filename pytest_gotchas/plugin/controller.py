@@ -17,7 +17,7 @@ from ..report import json_report, terminal, wording, wording_baseline
 from ..report.escape import escape
 from ..results.baselines import BaselineOutcome
 from ..results.report import Report, result_from_data
-from ..results.rollup import merged_infos
+from ..results.rollup import in_run_order, merged_infos
 from ..results.schema import CaseResult, ChapterInfo, Invocation
 from . import newhooks, worker
 from .session import GotchasSession
@@ -114,7 +114,7 @@ class Controller:
         known = self.gathered()
         self.say_notes(session, known.notes)
         infos = merged_infos(known.chapters)
-        results = self.gotchas.ordered(self.results, infos)
+        results = in_run_order(self.results, infos, self.gotchas.model_ids)
         models = {m.id: m for m in known.models}
         self.outcomes = gate.finish_all(results, models, infos)
         for outcome in self.outcomes:

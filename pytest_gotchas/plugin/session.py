@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -153,19 +152,6 @@ class GotchasSession:
     def timings(self) -> Timings:
         collector = self._collector
         return process_timings(self.clock, list(self.scorers.values()), collector.cache if collector else _NoCache)
-
-    def ordered(self, results: list[CaseResult], chapters: dict[str, ChapterInfo]) -> list[CaseResult]:
-        """The results in the run's model order, then chapter and case order: under xdist they arrive as workers
-        finish them."""
-        rank = {model: n for n, model in enumerate(self.model_ids)}
-        # Each case's (first) place, once per chapter: a scan of case_ids per result was quadratic in a chapter's size.
-        places = {name: {case_id: n for n, case_id in reversed(list(enumerate(info.case_ids)))}
-                  for name, info in chapters.items()}
-
-        def key(r: CaseResult) -> tuple[Any, ...]:
-            return (rank.get(str(r.model), len(rank)), chapters[r.chapter].order, places[r.chapter].get(r.id, 0))
-
-        return sorted(results, key=key)
 
 
 def refuse_unsupported(config: pytest.Config, settings: Settings, refs: list[ModelRef], workers: int) -> None:
