@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from ..cases.chapter import CaseFileError
-from ..report import wording
+from ..baseline.gate import case_failure
+from ..report import wording, wording_baseline
 from ..report.escape import escape
 from ..results.schema import CaseResult, ChapterInfo
 from ..results.verdict import Status
@@ -163,11 +164,12 @@ class GotchaItem(pytest.Item):
                 gotchas.patch_done += len(partners)
             self.result = scorer.score(planned, partners)
         gotchas.keep_notes(scorer)  # said once, at the run's end: they are the model's, not this case's
-        failure, stop = gotchas.failure(self.result, scorer, planned.info)
-        if stop:
-            self.session.shouldstop = stop
-        if failure:
-            raise GotchasError(failure)
+        failure = case_failure(gotchas.gate, self.result, scorer.model_info, planned.info, gotchas.settings.strict)
+        if failure.stops:
+            self.session.shouldstop = wording_baseline.REFUSED_STOP
+        text = wording_baseline.case_failure_text(failure)
+        if text:
+            raise GotchasError(text)
 
     def partners(self) -> list[Partner]:
         """--gotchas-patch: the pairs (and twins) this case is the last member of in chapter order, whose other

@@ -15,8 +15,8 @@ import pytest
 from ..baseline.gate import Gate, SettingsRefused, make_gate, update_command
 from ..baseline.store import BaselineError, checks_of
 from ..model.ref import ModelRef, model_refs, short_ids
-from ..report import terminal, wording, wording_baseline
-from ..results.schema import CaseResult, ChapterInfo, ModelInfo, Timings
+from ..report import wording, wording_baseline
+from ..results.schema import ChapterInfo, ModelInfo, Timings
 from ..scoring.scorer import Clock, Scorer, process_timings
 from ..results.verdict import Status
 from ..truth import sandbox
@@ -125,22 +125,6 @@ class GotchasSession:
         run's end (plugin/controller.py), since they are no case's."""
         kept = self.notes.setdefault(scorer.model_id, [])
         kept.extend(note for note in scorer.notes if note not in kept)
-
-    def failure(self, result: CaseResult, scorer: Scorer, chapter: ChapterInfo) -> tuple[str | None, str | None]:
-        """(why a scored case fails its test, why the session must stop): a pair that passed in the baseline broke
-        (decided per member, where the case ran), or --gotchas-strict and a verdict that is not ok; a baseline of
-        another model stops the session."""
-        failures, stop = [], None
-        if self.gate is not None:
-            check = self.gate.check(result, scorer.model_info, chapter)
-            if check.refusal is not None:
-                failures.append(wording_baseline.refusal_text(check.refusal))
-                stop = "gotchas: the baseline cannot be used with this model"
-            if check.regression is not None:
-                failures.append(wording_baseline.regression_text(check.regression))
-        if self.settings.strict:
-            failures.append(terminal.strict_message(result) or "")
-        return "\n\n".join(f for f in failures if f) or None, stop
 
     def know(self, chapter: ChapterInfo) -> None:
         self.chapters.append(chapter)

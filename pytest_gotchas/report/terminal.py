@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..results import onepass
-from ..results.baselines import entry_of
 from ..results.hardware import slow_bfloat16
 from ..results.layers import lead
 from ..results.pairwise import differences
@@ -17,7 +16,7 @@ from ..results.verdict import Status, Verdict, colour
 from .claims import claim_lines, log_ratio_lines
 from .escape import escape
 from .wording import (Line, backend_text, chapter_line, comparison_line, differences_text, lead_text, model_line,
-                      one_pass_check_line, pct, probabilities, slow_bfloat16_line, stepped_line)
+                      one_pass_check_line, pct, slow_bfloat16_line, stepped_line)
 from .wording_patching import patched_lines
 from ..results.vocabulary import ReadingKind, ReadingName
 from .wording_run import partial_run
@@ -93,14 +92,6 @@ def _verbose_word(result: CaseResult) -> str:
     runs = " | ".join(f"{r.primer}: {r.verdict} {pct(r.p_correct)}/{pct(r.p_wrong)}"
                       + (f" ({layer_note(r)})" if r.layers else "") for r in result.runs)
     return f"{result.verdict}  [{runs}]"
-
-
-def strict_message(result: CaseResult) -> str | None:
-    """--gotchas-strict: every scored verdict that is not ok fails its case."""
-    if not result.scored or result.verdict == Verdict.OK:
-        return None
-    entry = entry_of(result)
-    return f"--gotchas-strict: verdict {entry.verdict} is not ok: {probabilities(entry.p_correct, entry.p_wrong)}"
 
 
 def summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..results.baselines import (ANY_MODEL_FLAG, READ_FIELDS, UPDATE_FLAG, BaselineOutcome, Comparison, FactChange,
-                                 Header, Numerics, PairChange, PrimersChange, Refusal, Regression, UpdateStats)
+from ..baseline.gate import CaseFailure
+from ..results.baselines import (ANY_MODEL_FLAG, READ_FIELDS, UPDATE_FLAG, BaselineOutcome, Comparison, Entry,
+                                 FactChange, Header, Numerics, PairChange, PrimersChange, Refusal, Regression,
+                                 UpdateStats)
 from ..results.hardware import PLAIN_KERNELS
 from .wording import GREEN, RED, UNSTYLED, YELLOW, Line, probabilities
 
@@ -74,6 +76,24 @@ def regression_text(r: Regression) -> str:
     lines.append("If the change is intended, record it:")
     lines.append(f"  {r.command}")
     return "\n".join(lines)
+
+
+def strict_text(not_ok: Entry) -> str:
+    """--gotchas-strict: a scored verdict that is not ok fails its case."""
+    return f"--gotchas-strict: verdict {not_ok.verdict} is not ok: {probabilities(not_ok.p_correct, not_ok.p_wrong)}"
+
+
+# Why the session stops at a case whose baseline was recorded with another model (pytest's shouldstop).
+REFUSED_STOP = "gotchas: the baseline cannot be used with this model"
+
+
+def case_failure_text(failure: CaseFailure) -> str | None:
+    """The failure text of a scored case's item, each reason in turn (baseline/gate.case_failure); None: it passes."""
+    check = failure.check
+    texts = [refusal_text(check.refusal) if check.refusal is not None else "",
+             regression_text(check.regression) if check.regression is not None else "",
+             strict_text(failure.not_ok) if failure.not_ok is not None else ""]
+    return "\n\n".join(text for text in texts if text) or None
 
 
 def describe_change(change: PairChange) -> str:

@@ -33,10 +33,8 @@ def model(**changed: object) -> ModelInfo:
 
 def check(g: gate.Gate, result: CaseResult, loaded: ModelInfo = MODEL) -> tuple[str | None, bool]:
     """The failure text of a result's item (None: it passes) and whether the session stops."""
-    found = g.check(result, loaded, CHAPTERS[result.chapter])
-    if found.refusal is not None:
-        return wording_baseline.refusal_text(found.refusal), True
-    return (wording_baseline.regression_text(found.regression) if found.regression else None), False
+    failure = gate.case_failure(g, result, loaded, CHAPTERS[result.chapter], strict=False)
+    return wording_baseline.case_failure_text(failure), failure.stops
 
 
 def finish(g: gate.Gate, results: list[CaseResult], loaded: ModelInfo = MODEL) -> BaselineOutcome:

@@ -20,8 +20,21 @@ def regression(tmp_path: Path, base: store.Baseline, result: CaseResult, command
     """The failure text of `result`'s item against `base`, as the plugin words the gate's facts."""
     store.write(tmp_path / "b.yaml", base)
     g = gate.make_gate(tmp_path, Path("b.yaml"), ["tiny"], "bfloat16", None, None, command=command)
-    found = g.check(result, MODEL, info())
-    return wording_baseline.regression_text(found.regression) if found.regression else None
+    return wording_baseline.case_failure_text(gate.case_failure(g, result, MODEL, info(), strict=False))
+
+
+def test_strict_fails_every_verdict_that_is_not_ok_and_says_it_after_a_regression(tmp_path: Path) -> None:
+    ok, tie = case("a"), case("a", 0.25, 0.25)
+    assert gate.case_failure(None, ok, MODEL, info(), strict=True) == gate.CaseFailure()
+    assert gate.case_failure(None, tie, MODEL, info(), strict=False) == gate.CaseFailure()
+    tied = gate.case_failure(None, tie, MODEL, info(), strict=True)
+    assert not tied.stops and wording_baseline.case_failure_text(tied) == (
+        "--gotchas-strict: verdict tie is not ok: P(correct) 25.00%  P(wrong) 25.00%")
+    store.write(tmp_path / "b.yaml", recorded())
+    g = gate.make_gate(tmp_path, Path("b.yaml"), ["tiny"], "bfloat16", None, None, command="again")
+    both = wording_baseline.case_failure_text(gate.case_failure(g, case("b", 0.25, 0.5), MODEL, info(), strict=True))
+    assert both is not None and both.startswith("regression against the baseline b.yaml:\n")
+    assert both.endswith("  again\n\n--gotchas-strict: verdict MISS is not ok: P(correct) 25.00%  P(wrong) 50.00%")
 
 
 def test_a_member_that_breaks_a_passing_pair_fails_with_both_verdicts_and_probabilities(tmp_path: Path) -> None:
