@@ -20,11 +20,11 @@ from ..report import wording, wording_baseline
 from ..report.escape import escape
 from ..results.schema import CaseResult, ChapterInfo
 from ..results.verdict import Status
-from ..scoring.pairpatch import Partner
 from ..errors import GotchasError
 from ..cases.chapter import Chapter, load_chapter
 from ..truth.collect import Planned, chapter_info
 from ..truth.execute import ExecutionError
+from ..truth.partners import Partner, partners
 from . import compat
 from .state import MODEL_FIXTURE, SESSION
 from .warning import GotchasWarning
@@ -153,16 +153,16 @@ class GotchaItem(pytest.Item):
                 raise compat.skip_at_item(escape(planned.message or planned.status, lines=True))
             return
         scorer = self.funcargs[MODEL_FIXTURE]  # type: ignore[attr-defined]
-        partners = self.partners() if scorer.config.patch else []
+        pairs = self.partners() if scorer.config.patch else []
         with gotchas.progress.around():  # patching takes a while a pair
-            if partners:
+            if pairs:
                 if gotchas.patch_total is None:
                     gotchas.patch_total = sum(len(i.partners()) for i in self.session.items
                                               if isinstance(i, GotchaItem) and i.planned.status == Status.SCORED)
                 gotchas.progress.show("patching pair", gotchas.patch_done, gotchas.patch_total,
-                                      ", ".join(p.group for p in partners))
-                gotchas.patch_done += len(partners)
-            self.result = scorer.score(planned, partners)
+                                      ", ".join(p.group for p in pairs))
+                gotchas.patch_done += len(pairs)
+            self.result = scorer.score(planned, pairs)
         gotchas.keep_notes(scorer)  # said once, at the run's end: they are the model's, not this case's
         failure = case_failure(gotchas.gate, self.result, scorer.model_info, planned.info, gotchas.settings.strict)
         if failure.stops:
@@ -172,20 +172,10 @@ class GotchaItem(pytest.Item):
             raise GotchasError(text)
 
     def partners(self) -> list[Partner]:
-        """--gotchas-patch: the pairs (and twins) this case is the last member of in chapter order, whose other
-        member is selected too (``-k``) and scored, for the same model. Every process collects every item, so the
-        item computes its pairs wherever it runs (xdist), and a serial run gives the same cells."""
-        info, me = self.planned.info, self.planned.case.id
-        order, selected = self._chapter_view()
-        found = []
-        for twin, groups in ((False, info.pairs), (True, info.twins)):
-            for group, members in groups.items():
-                if len(members) != 2 or me not in members or max(members, key=lambda m: order.get(m, -1)) != me:
-                    continue
-                other = selected.get(members[0] if members[1] == me else members[1])
-                if other is not None and other.status == Status.SCORED:
-                    found.append(Partner(group, twin, other))
-        return found
+        """--gotchas-patch: the pairs (and twins) this case patches (truth/partners.py), among the cases selected for
+        its model. Every process collects every item, so the item computes its pairs wherever it runs (xdist), and a
+        serial run gives the same cells."""
+        return partners(self.planned, *self._chapter_view())
 
     def _chapter_view(self) -> tuple[dict[str, int], dict[str, Planned]]:
         """The chapter's case order and its selected cases for this item's model, computed once per chapter and

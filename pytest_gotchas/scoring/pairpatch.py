@@ -10,22 +10,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from ..results.schema import Components, HeadPattern, Patching, Screened
 from ..truth.collect import Planned
+from ..truth.partners import Partner
 from .cut import CutPlan
 from ..results.vocabulary import Cell, ComponentKind, ComponentsMethod, PatchMethod, PatchMetric, PatchMode
-
-
-@dataclass(frozen=True)
-class Partner:
-    """A pair (or twin) the scored case is the last member of, and its other member (a planned case)."""
-
-    group: str
-    twin: bool
-    other: Planned
 
 
 def _by_primer(planned: Planned, cuts: list[CutPlan]) -> dict[str | None, CutPlan]:

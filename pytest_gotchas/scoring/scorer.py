@@ -157,7 +157,7 @@ class Scorer:
 
     def score(self, planned: Planned, partners: Sequence[Any] = ()) -> CaseResult:
         """The case's result; with --gotchas-patch also the patching of the pairs it is the last member of
-        (``partners``: pairpatch.Partner)."""
+        (``partners``: truth/partners.Partner)."""
         from .guard import TooLong
 
         loaded = self.slot.get()
