@@ -16,7 +16,7 @@ import pytest
 
 from ..cases.chapter import CaseFileError
 from ..baseline.gate import case_failure
-from ..report import wording, wording_baseline
+from ..report import wording, wording_baseline, wording_collection
 from ..report.escape import escape
 from ..results.schema import CaseResult, ChapterInfo
 from ..results.verdict import Status
@@ -51,13 +51,11 @@ class ChapterFile(pytest.File):
         self.chapter, self.info = chapter, chapter_info(chapter, shown)
         first = gotchas.chapter_files.setdefault(chapter.name, self.path)
         if first != self.path:
-            raise self.CollectError(escape(
-                f"{chapter.path.name}: chapter name {chapter.name!r} is already the name of "
-                f"{_relative(first, self.config.rootpath)}; give each chapter file its own `chapter:` name (pairs, "
-                "reports and baselines are keyed by it)"))
+            raise self.CollectError(escape(wording_collection.duplicate_chapter(
+                chapter.path.name, chapter.name, _relative(first, self.config.rootpath))))
         # `-m gotchas_<chapter>` selects this chapter exactly, where `-k` matches substrings of every id.
         marker = chapter_marker(chapter.name)
-        self.config.addinivalue_line("markers", f"{marker}: the cases of chapter {chapter.name} (pytest-gotchas)")
+        self.config.addinivalue_line("markers", wording_collection.chapter_marker(marker, chapter.name))
         self.add_marker(getattr(pytest.mark, marker))
         gotchas.know(self.info)
         items: list[pytest.Item] = []
@@ -212,7 +210,7 @@ class RefusedItem(pytest.Item):
 
     @property
     def message(self) -> str:
-        return "ground truth refuses this case:\n" + "\n".join(self.planned.refusals)
+        return wording_collection.refused_case(self.planned.refusals)
 
     def runtest(self) -> None:
         raise CaseRefused(self.message)
@@ -243,9 +241,7 @@ def refuse_unsafe_name(path: Path, root: Path) -> None:
     where such a character is not well-formed. The collection error is its folder's, naming the file escaped."""
     shown = _relative(path, root)
     if escape(shown) != shown:
-        raise pytest.Collector.CollectError(
-            f"{escape(shown)}: a chapter file's name may not hold control characters (pytest would write them into "
-            "node ids and the JUnit XML, which cannot hold them); rename the file")
+        raise pytest.Collector.CollectError(wording_collection.unsafe_file_name(escape(shown)))
 
 
 def _relative(path: Path, root: Path) -> str:
