@@ -221,8 +221,8 @@ def _chapter(chapter: ChapterRollup) -> Iterator[Line]:
                    f"{pct(run.coverage):>8}  {pct(run.margin):>7}  {cut_note(run)}").rstrip(), _PLAIN
         variants = [run for run in case.runs if run.variant is not None]
         if variants:
-            shown = ", ".join(f"{run.label} {run.verdict}" for run in variants)
-            yield f"  {'':<{width}}  variants: {shown}", _PLAIN
+            listed = ", ".join(f"{run.label} {run.verdict}" for run in variants)
+            yield f"  {'':<{width}}  variants: {listed}", _PLAIN
         if primed or variants:
             yield f"  {'':<{width}}  {'':<{pwidth}}  -> {case.verdict}", markup(case.verdict)
     for pair in chapter.pairs:

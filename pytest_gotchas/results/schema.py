@@ -172,7 +172,7 @@ class Run:
     # The main reading's numbers, also at the run's top level in the JSON, for its readers.
     @computed_field  # type: ignore[prop-decorator]
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         return self.reading.verdict
 
     @computed_field  # type: ignore[prop-decorator]
@@ -342,10 +342,10 @@ class CaseResult:
     outputs: list[SeedOutput] = field(default_factory=list)  # unscored: what each seed printed
     message: str | None = None  # why it was not scored
     note: str | None = None
-    qualifiers: list[str] = field(default_factory=list)  # every qualifier that applies (prime-dep ...)
+    qualifiers: list[Verdict] = field(default_factory=list)  # every qualifier that applies (prime-dep ...)
     # The case verdict by each reading every run has (the main one included), without the precision check: which
     # verdicts the way of reading decides.
-    reading_verdicts: dict[str, str] = field(default_factory=dict)
+    reading_verdicts: dict[str, Verdict] = field(default_factory=dict)
     # --gotchas-patch: the pairs (and twins) this case is the last member of, patched in both directions by the
     # process that scored it (under xdist the other member may be another worker's); the rollup puts them on the pair.
     patching: list[Patching] = field(default_factory=list)
