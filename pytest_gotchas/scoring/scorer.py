@@ -27,7 +27,7 @@ from ..results.onepass import judged_alone, separate
 from ..results.schema import CacheUse, CaseResult, Cost, LayerReading, ModelInfo, Run, Timings
 from ..results.verdict import NonFiniteProbability, case_verdict
 from ..results.vocabulary import PatchMethod, PatchMetric, PatchMode
-from ..truth.collect import Planned
+from ..truth.collect import Planned, Scoring
 from .engine_rows import Fetcher
 
 PHASES = ("collection", "model_load", "tokenizer_load", "cuts", "forward", "layers", "patching", "report")
@@ -202,8 +202,8 @@ class Scorer:
                         for name in runs[0].readings if judged_alone(name) and all(name in r.readings for r in runs)}
         patching = (self._patch(loaded, planned, cuts, list(partners)) if self.config.patch is not None and partners
                     else [])
-        return planned.result(verdict=judgement.verdict, qualifiers=list(judgement.qualifiers), runs=runs,
-                           reading_verdicts=alternatives, model=self.model_id, patching=patching)
+        return planned.result(self.model_id, Scoring(judgement.verdict, runs, list(judgement.qualifiers), alternatives,
+                                                     patching))
 
     def _patch(self, loaded: Backend, planned: Planned, cuts: list[Any], partners: list[Any]) -> list[Any]:
         """pairpatch.py on this model; a failed exactness check is an error naming the pair, a model whose decoder

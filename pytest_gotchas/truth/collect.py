@@ -18,9 +18,9 @@ from .execute import Cache, Limits, Request, Execution
 from .check import Checked, check
 from .twins import twin_problem
 from .interpreters import Finder, Interpreter, Missing
-from ..results.schema import CaseResult, ChapterInfo, SeedOutput
+from ..results.schema import CaseResult, ChapterInfo, Patching, Run, SeedOutput
 from ..cases.transcript import Transcript
-from ..results.verdict import Status
+from ..results.verdict import Status, Verdict
 
 
 @dataclass
@@ -44,11 +44,26 @@ class Planned:
         """file:line: case 'id', as every message about this case starts."""
         return f"{self.info.path}:{self.case.line}: case {self.case.id!r}"
 
-    def result(self, **values: object) -> CaseResult:
+    def result(self, model: str | None, scoring: Scoring | None = None) -> CaseResult:
+        """The case's result for `model`: what collection decided, and what scoring found where it was scored."""
         interpreter = f"{self.interpreter.version} {self.interpreter.path}" if self.interpreter else None
-        base = dict(id=self.case.id, chapter=self.info.name, status=self.status, verdict=None,
-                    interpreter=interpreter, outputs=self.outputs, message=self.message, note=self.case.note)
-        return CaseResult(**{**base, **values})  # type: ignore[arg-type]
+        found = scoring or Scoring(verdict=None, runs=[])
+        return CaseResult(id=self.case.id, chapter=self.info.name, status=self.status, verdict=found.verdict,
+                          model=model, runs=found.runs, interpreter=interpreter, outputs=self.outputs,
+                          message=self.message, note=self.case.note, qualifiers=found.qualifiers,
+                          reading_verdicts=found.reading_verdicts, patching=found.patching)
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """What scoring adds to a scored case's result (scoring/scorer.py): the case verdict and its qualifiers, each
+    run, the verdict by every reading, and the patching of the pairs it is the last member of."""
+
+    verdict: Verdict | None  # None: not scored (a result with nothing of scoring)
+    runs: list[Run]
+    qualifiers: list[Verdict] = field(default_factory=list)
+    reading_verdicts: dict[str, Verdict] = field(default_factory=dict)
+    patching: list[Patching] = field(default_factory=list)
 
 
 @dataclass
