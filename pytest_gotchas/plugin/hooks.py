@@ -139,10 +139,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
     results = item.stash.get(RECORDED, [])
     if isinstance(item, GotchaItem) and item.result is not None:
-        from ..report import junit
+        from ..report import junit, terminal
 
         results = [item.result]
-        report.gotchas_item = True
+        report.gotchas_status = terminal.status_of(item.result)  # plain strings: the report crosses xdist
         item.user_properties.extend(junit.properties(item.result))  # --junitxml carries the numbers
         report.user_properties = list(item.user_properties)
     if results:
@@ -153,19 +153,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
-    data = getattr(report, "gotchas", None)
-    if not data or not getattr(report, "gotchas_item", False) or report.when != "call" or report.failed:
+    status = getattr(report, "gotchas_status", None)  # set where the case ran (pytest_runtest_makereport)
+    if not status or report.when != "call" or report.failed:
         return None
-    from ..report import terminal
-    from ..results.report import result_from_data
-    from ..results.verdict import OUTCOMES
-
-    result = result_from_data(data[0])
-    outcome = OUTCOMES.get(result.outcome)
-    if outcome is None or outcome.category is None:
-        return None
-    word = terminal.verbose_word(result) if result.scored else outcome.word
-    return outcome.category, outcome.letter, (word, {outcome.colour: True})
+    category, letter, word, colour = status
+    return category, letter, (word, {colour: True})
 
 
 # --collect-only: the refusals of the cases selected, which no run fails; kept from the session's end for its summary.

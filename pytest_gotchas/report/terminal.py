@@ -12,7 +12,7 @@ from ..results.pairwise import differences
 from ..results.report import Report
 from ..results.rollup import ChapterRollup
 from ..results.schema import CaseResult, Run, Invocation
-from ..results.verdict import Status, Verdict, colour
+from ..results.verdict import OUTCOMES, Status, Verdict, colour
 from .claims import claim_lines, log_ratio_lines
 from .escape import escape
 from .wording import (Line, backend_text, chapter_line, comparison_line, differences_text, lead_text, model_line,
@@ -92,6 +92,15 @@ def _verbose_word(result: CaseResult) -> str:
     runs = " | ".join(f"{r.primer}: {r.verdict} {pct(r.p_correct)}/{pct(r.p_wrong)}"
                       + (f" ({layer_note(r)})" if r.layers else "") for r in result.runs)
     return f"{result.verdict}  [{runs}]"
+
+
+def status_of(result: CaseResult) -> tuple[str, str, str, str] | None:
+    """How pytest reports a case's test (pytest_report_teststatus): its category, letter, word under -v and colour,
+    as plain strings (under xdist they travel on the test report to the controller); None: pytest's own."""
+    outcome = OUTCOMES.get(result.outcome)
+    if outcome is None or outcome.category is None:
+        return None
+    return outcome.category, outcome.letter, verbose_word(result) if result.scored else outcome.word, outcome.colour
 
 
 def summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:

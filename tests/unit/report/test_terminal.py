@@ -5,10 +5,18 @@ from __future__ import annotations
 
 import dataclasses
 
+from helpers.baselines import SKIPPED, case
 from helpers.hostile import ESCAPED, HOSTILE, UNSAFE, hostile_report
 from helpers.results import TINY_MODEL, report_of
 
 from pytest_gotchas.report import terminal
+
+
+def test_the_status_pytest_reports_is_plain_strings_decided_from_the_result() -> None:
+    ok, skipped = case("a"), case("b", status=SKIPPED)
+    assert terminal.status_of(ok) == ("ok", ".", terminal.verbose_word(ok), "green")
+    assert terminal.verbose_word(ok).startswith("ok  P(correct) 75.00%")
+    assert terminal.status_of(skipped) is None  # pytest's own skip
 
 
 def test_a_single_model_summary_names_the_model_its_dtype_and_device_first() -> None:
