@@ -12,7 +12,7 @@ from ..cases import environment
 from ..cases.chapter import VERSION
 from ..model import names
 from ..model.ref import ModelRef, short_ids
-from ..plugin import compat
+from .. import compat
 from ..settings import wiring
 from ..truth import sandbox
 from .errors import CLIError
@@ -78,7 +78,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
 
 def project_root(chapter: Path | None) -> Path:
     """The rootdir pytest would use to collect `chapter` (None: the current folder) from the current folder, by
-    pytest's own rule (ini files, then setup.py, up from there; plugin/compat.py), so that a tool run from a
+    pytest's own rule (ini files, then setup.py, up from there; compat.py), so that a tool run from a
     subfolder such as cases/ hides the same project that collection hides."""
     where = [] if chapter is None else [str(chapter if chapter.exists() else chapter.parent)]  # a new file: its folder
     return compat.rootdir(where, Path.cwd())

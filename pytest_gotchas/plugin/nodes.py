@@ -1,7 +1,7 @@
 """The collection tree: a chapter file, and one item per case and model.
 
 Items request the session fixture `gotchas_model` the way pytest's own doctest items request `doctest_namespace`
-(plugin/compat.py), so `--setup-show` shows it and pytest's fixture machinery owns the model. With several models
+(compat.py), so `--setup-show` shows it and pytest's fixture machinery owns the model. With several models
 each item carries the model as its parameter, as a parametrized test does: pytest then groups the items by model
 and tears one model down before it sets up the next, so one model is in memory at a time.
 """
@@ -25,7 +25,7 @@ from ..cases.chapter import Chapter, load_chapter
 from ..truth.collect import Planned, chapter_info
 from ..truth.execute import ExecutionError
 from ..truth.partners import Partner, partners
-from . import compat
+from .. import compat
 from .state import MODEL_FIXTURE, SESSION
 from .warning import GotchasWarning
 

@@ -23,7 +23,7 @@ from ..truth import sandbox
 from ..truth.collect import Collector, Planned
 from ..settings import wiring
 from ..settings.options import Settings
-from . import compat
+from .. import compat
 from .progress import Progress
 from .warning import GotchasWarning
 
