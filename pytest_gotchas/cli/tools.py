@@ -18,7 +18,7 @@ from ..truth import sandbox
 from .errors import CLIError
 from ..settings.options import OPTIONS, OptionError, Settings, settings
 from ..scoring.rows import softmax_refusal
-from ..scoring.scorer import Clock
+from ..scoring.slot import Clock
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 

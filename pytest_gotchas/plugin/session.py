@@ -17,7 +17,8 @@ from ..baseline.store import BaselineError, checks_of
 from ..model.ref import ModelRef, model_refs, short_ids
 from ..report import wording, wording_baseline
 from ..results.schema import ChapterInfo, ModelInfo, Timings
-from ..scoring.scorer import Clock, Scorer, process_timings
+from ..scoring.scorer import Scorer, process_timings
+from ..scoring.slot import Clock
 from ..results.verdict import Status
 from ..truth import sandbox
 from ..truth.collect import Collector, Planned

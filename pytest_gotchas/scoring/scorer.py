@@ -1,9 +1,9 @@
 """Scoring one planned case: cut plans (from the cache or the tokenizer), the forward passes, the case verdict.
 
 A Scorer is built from one ScoringConfig (settings/wiring.py makes both, for the plugin and the command-line tools
-alike) and a ModelSlot, which loads its model on first use and remembers a failure so that it is reported once. The
-wall time of every phase and what the passes cost are kept in one Clock per process, for the JSON report's run
-section.
+alike) and a ModelSlot (slot.py), which loads its model on first use and remembers a failure so that it is reported
+once; the wall time of every phase and what the passes cost are kept in the slot's Clock, one per process, for the
+JSON report's run section.
 
 A case whose prompt needs more tokens than the model has positions, or at whose cut the model gives a non-finite
 logit or probability, is an error for that case naming the model and the case (guard.py): never a verdict, so
@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import math
 import sys
-import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +27,7 @@ from ..results.verdict import NonFiniteProbability, case_verdict
 from ..results.vocabulary import PatchMethod, PatchMetric, PatchMode
 from ..truth.collect import Planned, Scoring
 from .engine_rows import Fetcher
-
-PHASES = ("collection", "model_load", "tokenizer_load", "cuts", "forward", "layers", "patching", "report")
+from .slot import Clock, ModelSlot
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,24 +52,6 @@ class ScoringConfig:
     pytest_cache: Path | None = None
 
 
-@dataclass
-class Clock(Cost):
-    """This process's Cost as it is counted: every phase from zero."""
-
-    seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))
-    tokenizer_loaded: bool = False  # by a model already released
-
-    @contextmanager
-    def phase(self, name: str, exclude: Callable[[], float] = lambda: 0.0) -> Iterator[None]:
-        """Add the time spent inside to ``name``, less what ``exclude`` grew by meanwhile (a lazy tokenizer load
-        inside a forward phase is its own phase)."""
-        started, excluded = time.perf_counter(), exclude()
-        try:
-            yield
-        finally:
-            self.seconds[name] += (time.perf_counter() - started) - (exclude() - excluded)
-
-
 def effective_batch_size(backend: Backend, config: ScoringConfig) -> int:
     """The batch size asked for, or 1 where a batch computes other bits than a prompt alone (model/invariance.py)."""
     return config.batch_size if backend.batch_invariant else 1
@@ -82,56 +61,6 @@ def patch_method(backend: Backend) -> PatchMethod:
     from .patching import DEFAULT
 
     return DEFAULT if backend.batch_invariant else PatchMethod.FULL
-
-
-class ModelSlot:
-    """One model, loaded on first use and released on request."""
-
-    def __init__(self, load: Callable[[], Backend], clock: Clock) -> None:
-        self._load = load
-        self._loaded: Backend | None = None
-        self._error: str | None = None
-        self.clock = clock
-
-    def get(self) -> Backend:
-        if self._loaded is None and self._error is None:
-            with self.clock.phase("model_load", exclude=self.tokenizer_seconds):
-                try:
-                    self._loaded = self._load()
-                except ModelLoadError as error:
-                    self._error = str(error)
-        if self._error is not None:
-            raise ModelUnavailable(self._error)
-        assert self._loaded is not None
-        return self._loaded
-
-    def fail(self, message: str) -> ModelUnavailable:
-        """A load failure found later (a lazy tokenizer that would not load): remembered like the first."""
-        self._error = message
-        return ModelUnavailable(message)
-
-    def tokenizer_seconds(self) -> float:
-        return self._loaded.tokenizer_seconds if self._loaded is not None else 0.0
-
-    @property
-    def loaded(self) -> Backend | None:
-        return self._loaded
-
-    def release(self) -> None:
-        """Let the model go, so that the next one loads into the memory it held."""
-        import gc
-
-        loaded, self._loaded = self._loaded, None
-        if loaded is not None:  # its tokenizer's cost stays counted
-            self.clock.seconds["tokenizer_load"] += loaded.tokenizer_seconds
-            self.clock.tokenizer_loaded |= loaded.tokenizer_loaded
-        if loaded is not None:  # an engine (backends/vllm.py) shuts down its workers
-            loaded.close()
-        del loaded
-        gc.collect()
-        torch = sys.modules.get("torch")
-        if torch is not None and torch.cuda.is_available():
-            torch.cuda.empty_cache()
 
 
 class Scorer:

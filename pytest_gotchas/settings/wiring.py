@@ -11,7 +11,8 @@ from ..backends.protocol import Asked, Backend, EngineOptions, Feature, LoadRequ
 from ..model.ref import ModelRef
 from ..results.hardware import PLAIN_KERNELS
 from ..results.vocabulary import PatchMetric, PatchMode
-from ..scoring.scorer import Clock, ModelSlot, Scorer, ScoringConfig
+from ..scoring.scorer import Scorer, ScoringConfig
+from ..scoring.slot import Clock, ModelSlot
 from ..truth.collect import Collector, Planned
 from ..truth.execute import Cache, Limits
 from ..truth.interpreters import Finder

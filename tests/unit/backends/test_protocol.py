@@ -23,7 +23,8 @@ from pytest_gotchas.cases.chapter import load_chapter
 from pytest_gotchas.model.load import ModelSpec
 from pytest_gotchas.results.verdict import Status
 from pytest_gotchas.errors import ModelUnavailable
-from pytest_gotchas.scoring.scorer import Clock, ModelSlot, Scorer, ScoringConfig
+from pytest_gotchas.scoring.scorer import Scorer, ScoringConfig
+from pytest_gotchas.scoring.slot import Clock, ModelSlot
 from pytest_gotchas.truth.collect import Planned, chapter_info
 
 
