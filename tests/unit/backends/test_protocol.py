@@ -83,16 +83,19 @@ def planned(tmp_path: Path) -> Planned:
 
 
 def test_the_scorer_calls_only_the_protocol() -> None:
-    """Every attribute the scorer reads of its backend is a member of the protocol (ast of scoring/scorer.py)."""
+    """Every attribute the scorer and its model slot read of a backend is a member of the protocol (ast of
+    scoring/scorer.py and scoring/slot.py)."""
     import ast
 
     import pytest_gotchas.scoring.scorer as scorer
+    import pytest_gotchas.scoring.slot as slot
 
-    tree = ast.parse(Path(scorer.__file__).read_text(encoding="utf-8"))
-    used = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name) and node.value.id == "loaded"}
-    assert used and used <= BACKEND, used - BACKEND
-    assert "getattr(loaded" not in Path(scorer.__file__).read_text(encoding="utf-8")
+    for module in (scorer, slot):
+        text = Path(module.__file__).read_text(encoding="utf-8")
+        used = {node.attr for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name) and node.value.id == "loaded"}
+        assert used and used <= BACKEND, (module.__name__, used - BACKEND)
+        assert "getattr(loaded" not in text
 
 
 def test_the_transformers_backend_runs_its_model_here(tiny: tuple[Path, Path]) -> None:
