@@ -15,7 +15,7 @@ from pathlib import Path
 from ..cases import yamlfile
 from ..cases.chapter import Case, Chapter, Prompt, load_chapter
 from .execute import Cache, Limits, Request, Execution
-from .check import Checked, check
+from .check import Checked, CheckStatus, check
 from .twins import twin_problem
 from .interpreters import Finder, Interpreter, Missing
 from ..results.schema import CaseResult, ChapterInfo, Patching, Run, SeedOutput
@@ -167,17 +167,18 @@ class Collector:
         after: dict[tuple[str, str | None], str] = {}  # (case, primer) -> what its own transcript printed after the cut
         for (planned, prompt, _), runs in zip(requests, executed):
             checked = check(prompt.transcript.prompt, prompt.correct, prompt.wrong, runs)
-            if checked.status == "ok" and prompt.variant is None:
+            if checked.status == CheckStatus.OK and prompt.variant is None:
                 after[(planned.case.id, prompt.primer)] = runs[0].text[len(prompt.transcript.prompt):]
             if planned.status == Status.UNSCORED:
                 planned.outputs = [SeedOutput(run.seed, shown(run.text)) for run in runs]
-            if checked.status == "ok" or planned.status in (Status.CRASH, Status.EXCLUDED):
+            if checked.status == CheckStatus.OK or planned.status in (Status.CRASH, Status.EXCLUDED):
                 continue
             body = self._describe(planned, prompt, checked, runs)
-            if checked.status == "crash":
+            if checked.status == CheckStatus.CRASH:
                 # pytest puts the case's location before a skip reason
                 planned.status, planned.message = Status.CRASH, body
-            elif chapter.implementation_defined and checked.status in ("mismatch", "nondeterministic"):
+            elif chapter.implementation_defined and checked.status in (CheckStatus.MISMATCH,
+                                                                       CheckStatus.NONDETERMINISTIC):
                 planned.status, planned.message = Status.EXCLUDED, body
                 warnings.append((planned.case.line, f"{planned.where}: {body}\n  (implementation-defined chapter: "
                                                  f"the case is left out of scoring)"))
@@ -217,6 +218,6 @@ class Collector:
         primer = f"under primer {prompt.primer!r}: " if prompt.primer else ""
         primer = (f"variant {prompt.variant!r}: " if prompt.variant else "") + primer
         message = checked.message or ""
-        if checked.status == "timeout":
+        if checked.status == CheckStatus.TIMEOUT:
             message += f"; the limit is {self.limits.timeout:g} s (--gotchas-timeout)"
         return f"{primer}{message}\n  (python {interp.version} at {interp.path}; {env}; {len(runs)} runs)"
