@@ -16,7 +16,7 @@ from .. import compat
 from ..settings import wiring
 from ..truth import sandbox
 from .errors import CLIError
-from ..settings.options import OPTIONS, OptionError, Settings, settings
+from ..settings.options import OPTIONS, OptionError, OptionKind, Settings, settings
 from ..scoring.rows import softmax_refusal
 from ..scoring.slot import Clock
 
@@ -60,13 +60,13 @@ def shared_parser() -> argparse.ArgumentParser:
     for option in OPTIONS:
         if not option.cli:
             continue
-        if option.kind == "flag":
+        if option.kind == OptionKind.FLAG:
             parser.add_argument(option.cli_flag, dest=option.name, action="store_true", default=None, help=option.help)
             continue
-        default = f" (default {option.shown_default or option.default})" if option.kind != "list" else ""
+        default = f" (default {option.shown_default or option.default})" if option.kind != OptionKind.LIST else ""
+        action = "append" if option.kind == OptionKind.LIST else "store"
         parser.add_argument(option.cli_flag, dest=option.name, metavar=option.metavar, choices=option.choices,
-                            type=validated(option.parse), action="append" if option.kind == "list" else "store",
-                            help=option.help + default)
+                            type=validated(option.parse), action=action, help=option.help + default)
     return parser
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from .fixtures import gotchas, gotchas_model  # noqa: F401  (the fixtures of this plugin)
-from ..settings.options import OPTIONS, Option, OptionError
+from ..settings.options import OPTIONS, Option, OptionError, OptionKind
 from .state import MODEL_FIXTURE, SESSION, RECORDED, ensure, read_settings
 
 
@@ -26,14 +26,14 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("gotchas", "probe a language model with executed Python transcripts")
     for option in OPTIONS:
-        if option.kind == "flag":
+        if option.kind == OptionKind.FLAG:
             group.addoption(option.flag, action="store_true", default=None, dest=option.ini, help=option.help)
             parser.addini(option.ini, option.help, type="bool", default=option.default)
             continue
-        action = "append" if option.kind == "list" else "store"
+        action = "append" if option.kind == OptionKind.LIST else "store"
         group.addoption(option.flag, action=action, default=None, dest=option.ini, metavar=option.metavar,
                         choices=option.choices, type=_argparse_type(option), help=option.help)
-        if option.kind == "list":
+        if option.kind == OptionKind.LIST:
             parser.addini(option.ini, option.help, type="linelist", default=[])
         else:
             parser.addini(option.ini, option.help, type="string", default=None)
