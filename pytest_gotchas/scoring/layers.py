@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..results.schema import LayerReading
+from ..results.vocabulary import ReadingName
 from .cut import CutPlan
 from .lens import LayerLogits, layer_logits
 from .rows import Context, forward_groups
@@ -85,7 +86,7 @@ def layer_readings(model: Any, plan: CutPlan, texts: tuple[str, str, str], main:
     out = []
     for layer in rows.layers:
         view = rows.at(layer)
-        if main == "text" and vocab is not None:
+        if main == ReadingName.TEXT and vocab is not None:
             reading = text_reading(plan, *texts, view, vocab, softmax_dtype, decode)
         else:
             view.need([plan.context_ids + chain[:i] for chain in (plan.correct_ids, plan.wrong_ids)

@@ -24,7 +24,7 @@ from ..errors import GotchasError, ModelUnavailable
 from ..results.onepass import judged_alone, separate
 from ..results.schema import CacheUse, CaseResult, Cost, LayerReading, ModelInfo, Run, Timings
 from ..results.verdict import NonFiniteProbability, case_verdict
-from ..results.vocabulary import PatchMethod, PatchMetric, PatchMode
+from ..results.vocabulary import PatchMethod, PatchMetric, PatchMode, ReadingName
 from ..truth.collect import Planned, Scoring
 from .engine_rows import Fetcher
 from .slot import Clock, ModelSlot
@@ -276,7 +276,7 @@ class Scorer:
         from .readings import resolve_softmax_dtype
 
         config = self.config
-        vocab = self._vocab.get(lambda: loaded.tokenizer) if config.reading == "text" else None
+        vocab = self._vocab.get(lambda: loaded.tokenizer) if config.reading == ReadingName.TEXT else None
         dtype = resolve_softmax_dtype(loaded.dtype, config.softmax_dtype)
         batch = effective_batch_size(loaded, config)
         try:

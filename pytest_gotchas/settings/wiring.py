@@ -10,7 +10,7 @@ from typing import Protocol
 from ..backends.protocol import Asked, Backend, EngineOptions, Feature, LoadRequest, ModelLoadError, ModelSpec
 from ..model.ref import ModelRef
 from ..results.hardware import PLAIN_KERNELS
-from ..results.vocabulary import PatchMetric, PatchMode
+from ..results.vocabulary import PatchMetric, PatchMode, ReadingName
 from ..scoring.scorer import Scorer, ScoringConfig
 from ..scoring.slot import Clock, ModelSlot
 from ..truth.collect import Collector, Planned
@@ -98,7 +98,7 @@ def first_run(settings: Settings, pytest_cache: Path | None) -> Callable[[str], 
     """Whether a run will need the tokenizer, from its key, before the model loads: the text reading's table of it
     is not in the cache folder (a first run), so it loads beside the weights instead of after them. None: the
     tokenizer loads on first use, if ever (a warm run never needs it)."""
-    if pytest_cache is None or settings.reading != "text":
+    if pytest_cache is None or settings.reading != ReadingName.TEXT:
         return None
     from ..scoring.vocab import VocabCache
 
