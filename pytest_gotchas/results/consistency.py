@@ -113,9 +113,10 @@ def subject_of(section: str, path: str, data: Any) -> tuple[str, str | None]:
         index = int(path[len(section) + 1:path.index("]")])
         entry = data[index] if index < len(data) else None
     if isinstance(entry, dict) and isinstance(entry.get("chapter"), str):
-        name = entry["chapter"] + (f"/{entry['id']}" if isinstance(entry.get("id"), str) else "")
+        own = entry.get("id", entry.get("family"))
+        name = entry["chapter"] + (f"/{own}" if isinstance(own, str) else "")
         kind = {"pairs": "pair", "rollups": "chapter", "comparisons": "comparison", "twin_splits": "twin split",
-                "log_ratios": "log ratio difference"}.get(section, section)
+                "log_ratios": "log ratio difference", "family_shares": "family"}.get(section, section)
         model = entry.get("model")
         return f"{kind} {name}", model if isinstance(model, str) else None
     return section, None

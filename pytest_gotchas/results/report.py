@@ -21,7 +21,9 @@ from pydantic import TypeAdapter, model_validator
 from pydantic.dataclasses import dataclass as typed
 
 from .baselines import BaselineOutcome
+from .clustering import ClusteredInterval
 from .consistency import Inconsistency, case_inconsistencies, first_difference, non_finite, subject_of
+from .familyshares import FamilyShare, family_shares, pairs_clustered
 from .formats import COMPUTED_SECTIONS, FORMAT, migrate
 from .onepass import OnePassCheck, check
 from .pairwise import (LogRatioDifference, ModelComparison, TwinSplit, compare_models, corrected,
@@ -84,6 +86,16 @@ class Report:
         return (wilson(chapter.passed, chapter.counted, self.run.level),
                 wilson(sum(1 for c in scored if c.verdict == Verdict.OK), len(scored), self.run.level))
 
+    def clustered(self, chapter: ChapterRollup) -> ClusteredInterval:
+        """A chapter's paired instances passed for its model, with the interval that accounts for its families (the
+        Wilson interval of `intervals`, number for number, where no family drew more than one pair)."""
+        return pairs_clustered(chapter, self.run.level)
+
+    @cached_property
+    def family_shares(self) -> list[FamilyShare]:
+        """Per chapter, model and family with drawn instances: their share passed beside instance zero's verdict."""
+        return family_shares(self.chapters, self.run.level)
+
     @cached_property
     def one_pass_check(self) -> OnePassCheck | None:
         """--gotchas-one-pass-check: the readings and case verdicts separate full passes give otherwise."""
@@ -123,6 +135,10 @@ class ChapterSummary:
     # pairs, all one way, the exact McNemar test needs at the level before correction.
     smallest_difference: float | None = None
     discordant_needed: int = 0
+    # The paired instances passed with the interval that accounts for the families (results/clustering.py): the
+    # pairs_interval's numbers, with clusters = pairs, where no family drew more than one pair; None in older reports.
+    # With families, smallest_difference is the sign-flip test's: `discordant_needed` families, all one way.
+    pairs_clustered: ClusteredInterval | None = None
 
 
 @typed
@@ -141,6 +157,7 @@ class ReportFile:
     comparisons: list[ModelComparison] = field(default_factory=list)
     twin_splits: list[TwinSplit] = field(default_factory=list)  # per chapter with twins and model
     log_ratios: list[LogRatioDifference] = field(default_factory=list)  # per chapter, each two models
+    family_shares: list[FamilyShare] = field(default_factory=list)  # per chapter, model and family with instances
     one_pass_check: OnePassCheck | None = None  # only when the runs were checked (--gotchas-one-pass-check)
 
     @model_validator(mode="before")
@@ -158,12 +175,15 @@ _RESULT = TypeAdapter(CaseResult)
 
 def to_file(report: Report) -> ReportFile:
     level = report.run.level
-    rollups = [ChapterSummary(c.info.name, c.model, c.passed, c.counted, len(c.pairs), c.twins, *report.intervals(c),
-                              smallest_difference(c.counted, level), discordant_needed(level))
-               for c in report.chapters]
+    rollups = []
+    for c in report.chapters:
+        clustered = report.clustered(c)
+        rollups.append(ChapterSummary(c.info.name, c.model, c.passed, c.counted, len(c.pairs), c.twins,
+                                      *report.intervals(c), smallest_difference(c.counted, level, clustered.clusters),
+                                      discordant_needed(level), clustered))
     return ReportFile(FORMAT, report.run, list(report.model_infos), list(report.infos.values()), report.cases,
                       report.baselines, [p for c in report.chapters for p in c.pairs], rollups, report.comparisons,
-                      report.twin_splits, report.log_ratios, report.one_pass_check)
+                      report.twin_splits, report.log_ratios, report.family_shares, report.one_pass_check)
 
 
 def to_data(report: Report) -> dict[str, Any]:
