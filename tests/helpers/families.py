@@ -17,7 +17,7 @@ FAIL = ((0.75, 0.125), (0.125, 0.75))  # the second member a MISS
 
 
 def model(model_id: str) -> ModelInfo:
-    return ModelInfo(id=model_id, name=model_id, source=f"/m/{model_id}", weights_sha256=model_id[0] * 64,
+    return ModelInfo(id=model_id, name=model_id, source=f"/m/{model_id}", weights_sha256=model_id[-1] * 64,
                      dtype="bfloat16", device="cpu", hardware="cpu AVX512", torch_version="2.13.0",
                      transformers_version="5.25.0", numerics="0" * 16, threads=2, bos="auto: <bos>")
 
