@@ -94,7 +94,8 @@ def _problems(data: dict[str, object]) -> Iterator[str]:
         yield f"missing key{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}"
     unknown = [k for k in data if k not in KEYS]
     if unknown:
-        yield f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} (a record has {', '.join(KEYS)})"
+        yield (f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} (a record has "
+               f"{', '.join(KEYS)})")
     for key in ("id", "a", "b", "interpreter", "note", "wrong"):
         if key in data and not isinstance(data[key], str):
             yield f"{key!r} must be a string, not {type(data[key]).__name__}"

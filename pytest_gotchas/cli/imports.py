@@ -27,6 +27,7 @@ from ..scoring.scorer import ModelUnavailable
 from ..settings.options import integer
 from ..truth.check import check
 from ..truth.collect import request_for
+from ..truth.execute import Request
 from ..truth.interpreters import Missing
 from .chapterfile import case_entry, install, new_chapter_text, stage, writing
 from .errors import CLIError
@@ -132,7 +133,7 @@ def _sorted(session: Tools, records: list[Record], refused: list[Refusal], pytho
     return found
 
 
-def _request(session: Tools, record: Record, member: int, python: str) -> tuple[object, transcripts.Transcript]:
+def _request(session: Tools, record: Record, member: int, python: str) -> tuple[Request, transcripts.Transcript]:
     snippet = record.snippets[member]
     parsed = transcripts.parse(snippet.session())
     version = (parsed.command.interpreter if parsed.command else None) or record.interpreter or python
@@ -221,7 +222,8 @@ def _collected(session: Tools, found: Imported, target: Path, title: str | None,
             plan = session.collector.plan_chapter(staged, str(target))
         except (CaseFileError, yamlfile.YamlFileError) as error:
             staged.unlink()
-            raise CLIError(f"the chapter written from the records does not load, nothing was written: {error}") from None
+            raise CLIError(f"the chapter written from the records does not load, nothing was written: "
+                           f"{error}") from None
         refusing = {p.case.id.rsplit("-", 1)[0]: p for p in plan.planned
                     if p.refusals or p.status in (Status.CRASH, Status.EXCLUDED)}
         if not refusing:

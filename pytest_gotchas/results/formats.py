@@ -43,7 +43,8 @@ GradDrop score, no patterns), and changed no rule a computed section follows; so
 all "exact", its seconds are not recorded: 0.0), and so does format 6 (how it ended is not recorded: `exit_status`
 None, not `interrupted`, nothing listed as not run; a partial run of format 6 cannot be told from a whole one; its
 `margins` section is a former one, dropped and computed again as `log_ratios`), and so does format 7 (it records no
-families: every unit is its own, and every statistic is what format 7 computed). Formats 1 and 2 are refused (UNMIGRATABLE says why): a migration would have to guess what they do not record.
+families: every unit is its own, and every statistic is what format 7 computed). Formats 1 and 2 are refused
+(UNMIGRATABLE says why): a migration would have to guess what they do not record.
 """
 
 from __future__ import annotations

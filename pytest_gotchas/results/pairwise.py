@@ -135,9 +135,9 @@ def compare_models(chapters: list[ChapterRollup], order: list[str] | None = None
             cases = [{c.id: c.verdict == Verdict.OK for c in models[m].cases if c.scored} for m in (a, b)]
             info = models[a].info
             if pairs[0] and pairs[1]:
-                out.append(_compare(chapter, a, b, "pairs", *pairs, pair_clusters(info)))
+                out.append(_compare(chapter, a, b, "pairs", pairs[0], pairs[1], pair_clusters(info)))
             if cases[0] and cases[1]:  # a chapter no case of which was scored makes no test
-                out.append(_compare(chapter, a, b, "cases", *cases, case_clusters(info)))
+                out.append(_compare(chapter, a, b, "cases", cases[0], cases[1], case_clusters(info)))
     return out
 
 

@@ -85,7 +85,8 @@ def test_the_comparison_is_the_sign_flip_test_over_families_and_holm_corrects_th
     differences = [sum(a) - sum(b) for a, b in zip(by_family(A, PAIRS).values(), by_family(B, PAIRS).values())]
     assert found.p_value == pytest.approx(reference_sign_flip(differences), rel=1e-12)
     assert (found.clusters, found.clustered) == (len(SIZES) + 3, True)
-    assert (found.a_only, found.b_only) == (sum(a and not b for a, b in zip(A, B)), sum(b and not a for a, b in zip(A, B)))
+    assert (found.a_only, found.b_only) == (sum(a and not b for a, b in zip(A, B)),
+                                            sum(b and not a for a, b in zip(A, B)))
     raw = [c.p_value for c in REPORT.comparisons]
     assert [c.p_adjusted for c in REPORT.comparisons] == pytest.approx(list(multipletests(raw, method="holm")[1]))
     # every family that differs is ahead for model-a: the exact test gives 2 / 2**families before correction
