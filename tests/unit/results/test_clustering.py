@@ -17,6 +17,9 @@ from scipy.stats import binomtest, norm
 from scipy.stats import t as student
 from statsmodels.stats.proportion import proportion_confint
 
+from bench import coverage as bench_coverage
+from bench.coverage import bootstrap_coverage, coverage
+
 from pytest_gotchas.results.clustering import (MOST_FAMILIES, cluster_t_interval, clustered_wilson, design_effect,
                                                families_needed, sign_flip)
 from pytest_gotchas.results.stats import mcnemar, t_interval, wilson
@@ -199,25 +202,7 @@ def test_no_difference_seen_needs_nothing_and_a_tiny_one_is_capped() -> None:
     assert families_needed([1] + [1, -1] * 50_000) == MOST_FAMILIES + 1
 
 
-# -- coverage: families whose instances share their rate -----------------------------------------------------------
-
-
-def coverage(families: int, size: int, rate: float, icc: float, draws: int, seed: int) -> tuple[float, float]:
-    """The share of `draws` simulated chapters (each family's rate drawn from a beta with mean `rate` and intra-family
-    correlation `icc`, its `size` instances from it) whose clustered and whose naive 95% interval holds `rate`."""
-    rng = np.random.default_rng(seed)
-    spread = (1 - icc) / icc
-    rates = rng.beta(rate * spread, (1 - rate) * spread, (draws, families))
-    passed = rng.binomial(size, rates)
-    held = naive = 0
-    for row in passed.tolist():
-        found = clustered_wilson([(k, size) for k in row])
-        assert found.low is not None and found.high is not None
-        held += found.low <= rate <= found.high
-        plain = wilson(sum(row), families * size)
-        assert plain.low is not None and plain.high is not None
-        naive += plain.low <= rate <= plain.high
-    return held / draws, naive / draws
+# -- coverage: families whose instances share their rate (bench/coverage.py prints the docs' table) ----------------
 
 
 @pytest.mark.parametrize(("families", "size", "rate", "icc"), [
@@ -236,20 +221,15 @@ def test_without_correlation_the_clustered_interval_still_covers() -> None:
     assert 0.94 <= clustered <= 0.99 and 0.93 <= naive <= 0.97, (clustered, naive)
 
 
-def cluster_bootstrap_coverage(families: int, size: int, rate: float, icc: float, draws: int, seed: int,
-                               resamples: int = 1000) -> float:
-    """The same chapters' percentile cluster bootstrap (families resampled with replacement): what the clustered
-    interval was chosen over (docs/models.md, "Families: claims from instances")."""
-    rng = np.random.default_rng(seed)
-    spread = (1 - icc) / icc
-    passed = rng.binomial(size, rng.beta(rate * spread, (1 - rate) * spread, (draws, families)))
-    picks = rng.integers(0, families, (draws, resamples, families))
-    shares = passed[np.arange(draws)[:, None, None], picks].sum(axis=2) / (families * size)
-    low, high = np.quantile(shares, 0.025, axis=1), np.quantile(shares, 0.975, axis=1)
-    return float(np.mean((low <= rate) & (rate <= high)))
-
-
 def test_a_cluster_bootstrap_over_a_chapters_few_families_falls_short() -> None:
-    assert cluster_bootstrap_coverage(5, 20, 0.6, 0.3, draws=2000, seed=5) < 0.9
+    """What the clustered interval was chosen over (docs/models.md, "Families: claims from instances")."""
+    assert bootstrap_coverage(5, 20, 0.6, 0.3, draws=2000, seed=5) < 0.9
     clustered, _ = coverage(5, 20, 0.6, 0.3, draws=2000, seed=5)
     assert clustered > 0.92
+
+
+def test_the_bench_prints_the_table(capsys) -> None:
+    assert bench_coverage.main(["--draws", "50", "--bootstrap-draws", "20"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "| families x instances, rate, icc | clustered | Wilson, independent | cluster bootstrap |"
+    assert len(lines) == 2 + len(bench_coverage.SCENARIOS) and lines[2].startswith("| 6 x 20, 0.7, 0.2 | ")
