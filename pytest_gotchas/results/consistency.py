@@ -89,6 +89,17 @@ def case_inconsistencies(result: CaseResult, at: str) -> Iterator[Inconsistency]
             yield wrong(f"reading_verdicts.{name}", stored, computed)
 
 
+def stated(stored: Any, computed: Any) -> Any:
+    """`computed` as far as `stored` states it: the keys of each object that `stored` has at the same place (lists
+    entry by entry where their lengths agree). A document of an older format lacks the fields added since to the
+    entries of a computed section: they were not recorded, not wrong."""
+    if isinstance(stored, dict) and isinstance(computed, dict):
+        return {k: stated(stored[k], v) for k, v in computed.items() if k in stored}
+    if isinstance(stored, list) and isinstance(computed, list) and len(stored) == len(computed):
+        return [stated(a, b) for a, b in zip(stored, computed)]
+    return computed
+
+
 def first_difference(path: str, stored: Any, computed: Any) -> tuple[str, Any, Any]:
     """Where two JSON values first differ: the path of the innermost value that differs, and both values there."""
     while True:

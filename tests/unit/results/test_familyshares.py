@@ -184,17 +184,40 @@ def test_an_edited_family_share_is_refused() -> None:
     assert (found.field, found.subject) == ("family_shares[0].instances.k", "family families/hash-order")
 
 
-def test_a_format_7_report_reads_with_every_unit_its_own_family() -> None:
-    data = to_data(without_families(REPORT))
+FORMAT_8_FIELDS = {"comparisons": ("clusters", "clustered", "families_needed", "units_needed"),
+                   "twin_splits": ("clusters", "clustered"), "log_ratios": ("clusters",),
+                   "rollups": ("pairs_clustered",)}
+
+
+def as_format_7(data: dict) -> dict:
+    """The document as format 7 wrote it: no families, no family shares, none of the fields format 8 added to the
+    computed sections' entries."""
     older = copy.deepcopy(data)
     older["format"] = 7
     for chapter in older["chapters"]:
         del chapter["families"]
     older.pop("family_shares")
-    for summary in older["rollups"]:
-        summary.pop("pairs_clustered")
-    read = from_data(older)
-    assert to_data(read) == data
+    for section, fields in FORMAT_8_FIELDS.items():
+        for entry in older[section]:
+            for name in fields:
+                entry.pop(name)
+    return older
+
+
+def test_a_format_7_report_reads_with_every_unit_its_own_family() -> None:
+    data = to_data(without_families(REPORT))
+    assert to_data(from_data(as_format_7(data))) == data
+
+
+def test_a_format_7_reports_computed_sections_are_checked_as_far_as_they_go() -> None:
+    """`gotchas merge` checks every computed section against the numbers: the fields format 7 did not record are not
+    inconsistencies, what it did record still is."""
+    older = as_format_7(to_data(without_families(REPORT)))
+    checked_report(ReportDocument("old.json", older))
+    older["comparisons"][0]["p_value"] = 0.5
+    with pytest.raises(Inconsistent) as refusal:
+        checked_report(ReportDocument("old.json", older))
+    assert [i.field for i in refusal.value.found] == ["comparisons[0].p_value"]
 
 
 def test_a_family_drawing_a_unit_its_chapter_does_not_list_is_refused() -> None:
