@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import merge, new, vary
+from . import imports, merge, new, vary
 from ..report.escape import escape
 from ..truth.execute import ExecutionError
 from .errors import CLIError
@@ -21,12 +21,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="pytest-gotchas tools. `gotchas new` writes a case: it executes a snippet, finds where its "
                     "true output and a misreading diverge, and prints or appends the case. `gotchas merge` combines "
                     "the JSON reports of several runs (models, chapters, shards) into one report. `gotchas vary` "
-                    "proposes variants of a case.",
+                    "proposes variants of a case. `gotchas import` writes a chapter of pairs from programs in a "
+                    "JSON Lines file.",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     shared = shared_parser()
     new.add_parser(commands, shared)
     vary.add_parser(commands, shared)
+    imports.add_parser(commands, shared)
     merge.add_parser(commands)
     return parser
 

@@ -1,6 +1,7 @@
 """The report's claims as the terminal shows them, and the models x chapters table both views share: each count with
 its interval, the run's tests as one corrected family (model comparisons and twins), the paired log ratio differences
-and what each chapter can show. The models come in the order the user gave (`gotchas merge --order`), then the rest
+and what each chapter can show; where pairs come in families, their clustered intervals and each family beside its
+instance zero. The models come in the order the user gave (`gotchas merge --order`), then the rest
 in the order they ran.
 """
 
@@ -9,12 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..results.clustering import ClusteredInterval
+from ..results.familyshares import FamilyShare
 from ..results.pairwise import mean_log_ratio
 from ..results.report import Report
 from ..results.schema import ChapterInfo
 from ..results.stats import Interval
-from .wording import GREEN, UNSTYLED, Line
-from .wording_claims import can_show_short, can_show_text, family_line, log_ratio_line, twin_line, twins_total_line
+from ..results.vocabulary import IntervalMethod
+from .wording import GREEN, UNSTYLED, YELLOW, Line
+from .wording_claims import (can_show_families, can_show_families_short, can_show_short, can_show_text, families_line,
+                             families_total_line, family_line, log_ratio_line, twin_line, twins_total_line)
 
 
 
@@ -33,6 +38,13 @@ class Cell:
     pairs: Interval
     cases: Interval
     mean_log_ratio: float | None  # the model's mean case log ratio in the chapter (nats); None: nothing scored
+    clustered: ClusteredInterval | None = None  # the pairs in their families (results/clustering.py)
+
+    @property
+    def in_families(self) -> bool:
+        """Whether some family of the chapter drew more than one counted pair (its interval is then the clustered
+        one)."""
+        return self.clustered is not None and self.clustered.method == IntervalMethod.WILSON_CLUSTERED
 
 
 @dataclass(frozen=True)
@@ -59,17 +71,32 @@ def rows(report: Report) -> list[Row]:
         cells: list[Cell | None] = []
         for column in columns(report):
             rollup = by_key.get((name, column.model))
-            cells.append(None if rollup is None else Cell(*report.intervals(rollup), mean_log_ratio(rollup)))
+            cells.append(None if rollup is None else Cell(*report.intervals(rollup), mean_log_ratio(rollup),
+                                                          report.clustered(rollup)))
+        info = report.infos[name]
+        if shown.in_families:  # some family drew two pairs or more: said in families
+            facts = (shown.counted, shown.families, shown.discordant_needed, shown.smallest_difference)
+            out.append(Row(info, cells, shown.pairs, can_show_families(*facts), can_show_families_short(*facts[1:])))
+            continue
         facts = (shown.counted, shown.pairs, shown.discordant_needed, shown.smallest_difference)
-        out.append(Row(report.infos[name], cells, shown.pairs, can_show_text(*facts), can_show_short(*facts)))
+        out.append(Row(info, cells, shown.pairs, can_show_text(*facts), can_show_short(*facts)))
     return out
 
 
-def compact(i: Interval) -> str:
-    """"2/6 [10-70%]": the table's cell."""
+def compact(i: Interval | ClusteredInterval) -> str:
+    """"2/6 [10-70%]": the table's cell; "61/90 in 10 families [48-80%]" for pairs in families."""
+    count = f"{i.k}/{i.n}" + (f" in {i.clusters} families" if isinstance(i, ClusteredInterval) else "")
     if i.low is None or i.high is None:
-        return f"{i.k}/{i.n} [none]"
-    return f"{i.k}/{i.n} [{i.low * 100:.0f}-{i.high * 100:.0f}%]"
+        return f"{count} [none]"
+    return f"{count} [{i.low * 100:.0f}-{i.high * 100:.0f}%]"
+
+
+def cell_text(cell: Cell | None, pairs: int) -> str:
+    if cell is None:
+        return "not run"
+    if not pairs:
+        return "no pairs"
+    return compact(cell.clustered) if cell.clustered is not None and cell.in_families else compact(cell.pairs)
 
 
 def table_lines(report: Report) -> Iterator[Line]:
@@ -77,7 +104,7 @@ def table_lines(report: Report) -> Iterator[Line]:
     cols = columns(report)
     found = rows(report)
     width = max([len("chapter")] + [len(r.info.name) for r in found])
-    texts = [[compact(c.pairs) if c and r.pairs else "no pairs" if c else "not run" for c in r.cells] for r in found]
+    texts = [[cell_text(c, r.pairs) for c in r.cells] for r in found]
     widths = [max([len(col.title)] + [len(t[n]) for t in texts]) for n, col in enumerate(cols)]
     yield "", UNSTYLED
     yield (f"pairs passed per chapter and model, with {(1 - report.run.level) * 100:g}% Wilson intervals "
@@ -106,6 +133,25 @@ def claim_lines(report: Report) -> Iterator[Line]:
         splits = [s for s in report.twin_splits if s.model == model_id]
         if len(splits) > 1:
             yield (f"[{model_id}] " if several and model_id else "") + twins_total_line(splits), UNSTYLED
+    yield from family_lines(report)
+
+
+def family_lines(report: Report) -> Iterator[Line]:
+    """Per model, how many families drew instances and how many of them disagree with their instance zero; then,
+    per chapter where one does, those families, named (the page lists every family)."""
+    if not report.family_shares:
+        return
+    yield "", UNSTYLED
+    several = len(report.model_ids) > 1
+    by_model: dict[str | None, list[FamilyShare]] = {}
+    for share in report.family_shares:
+        by_model.setdefault(share.model, []).append(share)
+    for model, shares in by_model.items():
+        label = f"[{model}] " if several and model else ""
+        named = [s for s in shares if s.surface_dependent or s.zero_alone_fails]
+        yield label + families_total_line(shares), YELLOW if named else UNSTYLED
+        for chapter in dict.fromkeys(s.chapter for s in named):
+            yield f"  {label}{chapter}: {families_line([s for s in shares if s.chapter == chapter])}", YELLOW
 
 
 def log_ratio_lines(report: Report) -> Iterator[Line]:

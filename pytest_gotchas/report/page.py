@@ -24,6 +24,7 @@ from .page_runs import CURSOR
 from .wording_run import partial_run
 from .wording import backend_layout, batch_invariant_text, comparison_outcome
 from .wording_baseline import outcome_lines
+from .wording_claims import comparison_families
 
 MCNEMAR = ("Exact McNemar test on the units one model gets right and the other does not: pairs (passed or not) and "
            "case verdicts (ok or not), never pooled across chapters. Every test of the report is one family, "
@@ -100,6 +101,7 @@ class ComparisonRow:
     outcome: str  # wording.comparison_outcome
     shown: bool
     p_adjusted: str = ""  # Holm-adjusted over the report's family of tests
+    families: str = ""  # units in families: the test over them and what the difference seen needs
 
 
 @dataclass(frozen=True)
@@ -237,7 +239,8 @@ def model_row(model: Model, cases: list[CaseResult], keys: list[str]) -> ModelRo
 
 def comparison_row(c: ModelComparison, labels: dict[str, str]) -> ComparisonRow:
     return ComparisonRow(labels.get(c.chapter, c.chapter), f"ch-{c.chapter}", c.a, c.b, c.unit, c.a_only, c.b_only,
-                         c.both, c.neither, f"{c.p_value:.3g}", comparison_outcome(c), c.shown, f"{c.p_adjusted:.3g}")
+                         c.both, c.neither, f"{c.p_value:.3g}", comparison_outcome(c), c.shown, f"{c.p_adjusted:.3g}",
+                         comparison_families(c).removeprefix("; "))
 
 
 def baseline_marks(baselines: list[BaselineOutcome]) -> Marks:

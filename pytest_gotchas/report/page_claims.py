@@ -1,7 +1,8 @@
 """The page's claims (built from report/claims.py's table and the report's tests): the models x chapters table with
 each count's interval, each chapter's mean log ratio and what it can show; the twins' tests; the paired log ratio
-differences; and, when the models were given an order (`gotchas merge --order`), each chapter's pass rate (with its
-interval) and mean log ratio drawn as lines across that order. Every coordinate and sentence is made here; the template
+differences; each family beside its instance zero (where chapters draw instances); and, when the models were given
+an order (`gotchas merge --order`), each chapter's pass rate (with its interval) and mean log ratio drawn as lines
+across that order. Every coordinate and sentence is made here; the template
 (_claims.html.j2) only lays them out.
 """
 
@@ -9,11 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..results.familyshares import FamilyShare
 from ..results.report import Report
 from ..results.stats import Interval
 from .claims import Cell, Column, Row, columns, rows
-from .wording_claims import (family_line, interval_text, log_ratio_outcome, mean_interval_text, twin_outcome,
-                             twins_total_line)
+from .wording_claims import (clustered_text, family_flag, family_instances, family_line, family_zero, interval_text,
+                             log_ratio_outcome, mean_interval_text, twin_outcome, twins_total_line)
 
 WIDTH, HEIGHT, LEFT, RIGHT, TOP, FOOT = 320, 120, 40, 34, 8, 26
 
@@ -58,6 +60,20 @@ class LogRatioRow:
     difference: str  # wording_claims.mean_interval_text
     outcome: str  # the direction, "the interval holds 0", or why no direction is stated
     shown: bool  # a direction stated
+
+
+@dataclass(frozen=True)
+class FamilyRow:
+    """One family of a chapter under one model: its instance zero beside its drawn instances."""
+
+    label: str
+    anchor: str
+    model: str
+    family: str
+    kind: str
+    zero: str  # "pass", "FAIL", "agree" ... or "not counted"
+    instances: str  # wording_claims.interval_text: "2/11 passed [5.1%, 47.7%]"
+    flag: str  # wording_claims.family_flag: surface-dep, instance zero alone fails, or ""
 
 
 @dataclass(frozen=True)
@@ -107,6 +123,7 @@ class Claims:
     twins_total: list[str]  # per model with twins in two chapters or more: the sum of its counts (no test)
     log_ratios: list[LogRatioRow]
     series: list[Series]  # empty: no order given (or fewer than two models in it)
+    families: list[FamilyRow]  # empty: no chapter drew instances beyond instance zero
 
 
 def build_claims(report: Report) -> Claims:
@@ -118,13 +135,20 @@ def build_claims(report: Report) -> Claims:
                      s.sugared_only, s.desugared_only, s.neither, f"{s.p_value:.3g}", f"{s.p_adjusted:.3g}",
                      twin_outcome(s), s.shown) for s in report.twin_splits]
     ratios = [LogRatioRow(labels.get(m.chapter, m.chapter), f"ch-{m.chapter}", m.a, m.b,
-                          mean_interval_text(m.difference), log_ratio_outcome(m).removeprefix(": "), m.shown)
+                          mean_interval_text(m.difference, m.clusters), log_ratio_outcome(m).removeprefix(": "),
+                          m.shown)
               for m in report.log_ratios]
     by_model = {m: [s for s in report.twin_splits if s.model == m] for m in dict.fromkeys(s.model for s in
                                                                                          report.twin_splits)}
     totals = [(f"{m}: " if m else "") + twins_total_line(splits) for m, splits in by_model.items() if len(splits) > 1]
     return Claims(family_line(tests, report.run.level) if tests else None, f"{(1 - report.run.level) * 100:g}%",
-                  [c.title for c in cols], [table_row(r) for r in found], twins, totals, ratios, series(cols, found))
+                  [c.title for c in cols], [table_row(r) for r in found], twins, totals, ratios, series(cols, found),
+                  [family_row(s, labels) for s in report.family_shares])
+
+
+def family_row(s: FamilyShare, labels: dict[str, str]) -> FamilyRow:
+    return FamilyRow(labels.get(s.chapter, s.chapter), f"ch-{s.chapter}", s.model or "", s.family, s.kind,
+                     family_zero(s), family_instances(s), family_flag(s))
 
 
 def table_row(row: Row) -> TableRow:
@@ -136,8 +160,9 @@ def count_cell(cell: Cell | None, pairs: bool) -> CountCell:
     if cell is None:
         return CountCell("", "", "", False)
     ratio = "" if cell.mean_log_ratio is None else f"mean log ratio {cell.mean_log_ratio:+.2f} nats"
-    return CountCell(interval_text(cell.pairs, "pairs") if pairs else "no pairs", interval_text(cell.cases, "cases ok"),
-                     ratio, True)
+    shown = clustered_text(cell.clustered) if cell.clustered is not None and cell.in_families else interval_text(
+        cell.pairs, "pairs")
+    return CountCell(shown if pairs else "no pairs", interval_text(cell.cases, "cases ok"), ratio, True)
 
 
 def series(cols: list[Column], found: list[Row]) -> list[Series]:

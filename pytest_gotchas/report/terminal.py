@@ -16,7 +16,8 @@ from ..results.verdict import OUTCOMES, Status, Verdict, colour
 from .claims import claim_lines, log_ratio_lines
 from .escape import escape
 from .wording import (Line, backend_text, chapter_line, comparison_line, differences_text, lead_text, model_line,
-                      one_pass_check_line, pct, slow_bfloat16_line, stepped_line)
+                      one_pass_check_line, pct, probabilities, slow_bfloat16_line, stepped_line)
+from .wording_claims import SIGN_FLIP
 from .wording_patching import patched_lines
 from ..results.vocabulary import ReadingKind, ReadingName
 from .wording_run import partial_run
@@ -126,8 +127,8 @@ def _summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
             yield from _chapter(chapter)
     yield "", _PLAIN
     for chapter in report.chapters:
-        yield (f"[{chapter.model}] " if several else "") + chapter_line(chapter, report.intervals(chapter)), {
-            "bold": True}
+        yield (f"[{chapter.model}] " if several else "") + chapter_line(chapter, report.intervals(chapter),
+                                                                      report.clustered(chapter)), {"bold": True}
     yield from _surface_lines(report)
     yield from claim_lines(report)
     yield from _comparison_lines(report)
@@ -299,6 +300,8 @@ def _comparison_lines(report: Report) -> Iterator[Line]:
     yield "", _PLAIN
     yield ("models compared per chapter (exact McNemar on the units one gets right and the other does not; a model "
            "is named ahead only where the Holm-adjusted p is below the level):"), _PLAIN
+    if any(c.clustered for c in comparisons):
+        yield f"  {SIGN_FLIP}", _PLAIN
     for c in comparisons:
         yield f"  {c.chapter}: {comparison_line(c)}", {"green": True} if c.shown else _PLAIN
 

@@ -20,8 +20,9 @@ from ..results.pairwise import Differences, ModelComparison
 from ..results.rollup import ChapterRollup
 from ..results.schema import BackendInfo, ModelInfo
 from ..results.stats import Interval
-from .wording_claims import interval_text, p_text
-from ..results.vocabulary import Leader
+from ..results.clustering import ClusteredInterval
+from .wording_claims import clustered_text, comparison_families, interval_text, p_text
+from ..results.vocabulary import IntervalMethod, Leader
 
 Line = tuple[str, dict[str, bool]]
 RED: dict[str, bool] = {"red": True}
@@ -45,13 +46,17 @@ def probabilities(p_correct: Probability, p_wrong: Probability) -> str:
 # -- chapters, comparisons, layers --------------------------------------------------------------------------------
 
 
-def chapter_line(rollup: ChapterRollup, intervals: tuple[Interval, Interval] | None = None) -> str:
+def chapter_line(rollup: ChapterRollup, intervals: tuple[Interval, Interval] | None = None,
+                 clustered: ClusteredInterval | None = None) -> str:
     """"ch.2 sets: ...: 1/3 pairs (1 not scored); twins agree 0/2"; given the chapter's `intervals` (pairs passed,
-    cases ok), each count with its interval: "2/6 pairs [9.7%, 70.0%]; 7/14 cases ok [...]"."""
+    cases ok), each count with its interval: "2/6 pairs [9.7%, 70.0%]; 7/14 cases ok [...]"; the pairs `clustered`
+    in families (results/clustering.py) with the interval that accounts for them."""
     info = rollup.info
     if intervals is not None:
         pairs, cases = intervals
-        text = f"{info.label}: " + (f"{interval_text(pairs, 'pairs')}; " if rollup.pairs else "no pairs; ")
+        in_families = clustered is not None and clustered.method == IntervalMethod.WILSON_CLUSTERED
+        shown = clustered_text(clustered) if clustered is not None and in_families else interval_text(pairs, "pairs")
+        text = f"{info.label}: " + (f"{shown}; " if rollup.pairs else "no pairs; ")
         text += interval_text(cases, "cases ok")
     else:
         text = f"{info.label}: {rollup.passed}/{rollup.counted} pairs" if rollup.pairs else f"{info.label}: no pairs"
@@ -71,7 +76,7 @@ def comparison_outcome(c: ModelComparison) -> str:
 def comparison_line(c: ModelComparison) -> str:
     counts = (f"{c.unit}: {c.a} only {c.a_only}, {c.b} only {c.b_only}, both {c.both}, neither {c.neither}; "
               f"{p_text(c.p_value, c.p_adjusted)}")
-    return f"{counts}: {comparison_outcome(c)}"
+    return f"{counts}: {comparison_outcome(c)}{comparison_families(c)}"
 
 
 def differences_text(d: Differences) -> str:

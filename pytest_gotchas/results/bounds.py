@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from .schema import CaseResult, ChapterInfo, ModelInfo, Invocation
 from .stats import MIN_LEVEL, level_computable
+from .vocabulary import FamilyKind
 
 
 # How far past 1 a reading's probability may lie: the text reading sums a softmax row's entries as the model's dtype
@@ -41,6 +42,7 @@ def out_of_bounds(run: Invocation, models: list[ModelInfo], chapters: list[Chapt
                                        f"{MIN_LEVEL:g} and less than 1)")
     for n, chapter in enumerate(chapters):
         yield from _groups(f"chapters[{n}]", chapter)
+        yield from _families(f"chapters[{n}]", chapter)
     described = [m.id for m in models]
     for n, result in enumerate(results):
         at = f"cases[{n}]"
@@ -75,3 +77,14 @@ def _groups(at: str, chapter: ChapterInfo) -> Iterator[OutOfBounds]:
                 if member not in chapter.case_ids:
                     yield OutOfBounds(where, f"{kind} {group!r} names case {member!r}, which chapter "
                                              f"{chapter.name!r} does not list")
+
+
+def _families(at: str, chapter: ChapterInfo) -> Iterator[OutOfBounds]:
+    """Each family's instances, each a unit of its kind that the chapter lists (the statistics cluster by them)."""
+    for family, info in chapter.families.items():
+        listed = {FamilyKind.PAIR: chapter.pairs, FamilyKind.TWIN: chapter.twins}.get(info.kind, chapter.case_ids)
+        for n, instance in enumerate(info.instances):
+            if instance.unit not in listed:
+                yield OutOfBounds(f"{at}.families.{family}.instances[{n}].unit",
+                                  f"family {family!r} of chapter {chapter.name!r} draws {info.kind} "
+                                  f"{instance.unit!r}, which the chapter does not list")

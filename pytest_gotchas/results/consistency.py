@@ -89,6 +89,17 @@ def case_inconsistencies(result: CaseResult, at: str) -> Iterator[Inconsistency]
             yield wrong(f"reading_verdicts.{name}", stored, computed)
 
 
+def stated(stored: Any, computed: Any) -> Any:
+    """`computed` as far as `stored` states it: the keys of each object that `stored` has at the same place (lists
+    entry by entry where their lengths agree). A document of an older format lacks the fields added since to the
+    entries of a computed section: they were not recorded, not wrong."""
+    if isinstance(stored, dict) and isinstance(computed, dict):
+        return {k: stated(stored[k], v) for k, v in computed.items() if k in stored}
+    if isinstance(stored, list) and isinstance(computed, list) and len(stored) == len(computed):
+        return [stated(a, b) for a, b in zip(stored, computed)]
+    return computed
+
+
 def first_difference(path: str, stored: Any, computed: Any) -> tuple[str, Any, Any]:
     """Where two JSON values first differ: the path of the innermost value that differs, and both values there."""
     while True:
@@ -113,9 +124,10 @@ def subject_of(section: str, path: str, data: Any) -> tuple[str, str | None]:
         index = int(path[len(section) + 1:path.index("]")])
         entry = data[index] if index < len(data) else None
     if isinstance(entry, dict) and isinstance(entry.get("chapter"), str):
-        name = entry["chapter"] + (f"/{entry['id']}" if isinstance(entry.get("id"), str) else "")
+        own = entry.get("id", entry.get("family"))
+        name = entry["chapter"] + (f"/{own}" if isinstance(own, str) else "")
         kind = {"pairs": "pair", "rollups": "chapter", "comparisons": "comparison", "twin_splits": "twin split",
-                "log_ratios": "log ratio difference"}.get(section, section)
+                "log_ratios": "log ratio difference", "family_shares": "family"}.get(section, section)
         model = entry.get("model")
         return f"{kind} {name}", model if isinstance(model, str) else None
     return section, None

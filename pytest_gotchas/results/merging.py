@@ -21,6 +21,7 @@ from typing import Any, Union
 from .baselines import BaselineOutcome
 from .bounds import versioned
 from .consistency import Inconsistency
+from .formats import FORMAT
 from .reading import ReportDocument, report_of
 from .report import Report, inconsistencies, result_to_data
 from .schema import CaseResult, ChapterInfo, ModelInfo, Invocation
@@ -139,7 +140,7 @@ def model_facts(model: ModelInfo) -> dict[str, Any]:
 def checked_report(document: ReportDocument) -> Report:
     """The typed report of one document, refused (Inconsistent) when its derived fields are not its numbers'."""
     report = report_of(document)
-    found = inconsistencies(document.current(), report)
+    found = inconsistencies(document.current(), report, older=document.format < FORMAT)
     if found:
         raise Inconsistent(document.name, found)
     return report

@@ -21,9 +21,11 @@ from itertools import combinations
 from pydantic import computed_field
 from pydantic.dataclasses import dataclass
 
+from .clustering import cluster_t_interval, families_needed, sign_flip
+from .clusters import Cluster, case_clusters, pair_clusters, twin_clusters
 from .rollup import ChapterRollup, TwinResult
 from .schema import CaseResult
-from .stats import LEVEL, MeanInterval, discordant_needed, holm, mcnemar, t_interval
+from .stats import LEVEL, MeanInterval, discordant_needed, holm
 from .verdict import Verdict
 
 # Up to this many models, every two are compared (a CI matrix of a few models: 28 pairs at most). Beyond it, each
@@ -67,9 +69,18 @@ class ModelComparison:
     b_only: int
     both: int
     neither: int
-    p_value: float  # exact two-sided McNemar (binomial) on a_only against b_only
+    # exact two-sided: McNemar (binomial) on a_only against b_only where every unit is its own family, else the
+    # sign-flip test over families of their paired differences (results/clustering.py)
+    p_value: float
     p_adjusted: float = 1.0  # Holm-adjusted over every test of the run (or merge)
     level: float = LEVEL
+    # The families the units compared fall in (a unit in no family counts as one; 0: not recorded, an older report),
+    # whether some family holds more than one of them (the p is then the sign-flip test's), and the families and
+    # units like these that the difference seen would need to reach the level before correction (None: none seen).
+    clusters: int = 0
+    clustered: bool = False
+    families_needed: int | None = None
+    units_needed: int | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -87,14 +98,31 @@ class ModelComparison:
 
 
 
-def _compare(chapter: str, a: str, b: str, unit: str, right_a: dict[str, bool], right_b: dict[str, bool]
-             ) -> ModelComparison:
+def _compare(chapter: str, a: str, b: str, unit: str, right_a: dict[str, bool], right_b: dict[str, bool],
+             clusters: dict[str, Cluster]) -> ModelComparison:
     keys = [k for k in right_a if k in right_b]
     a_only = sum(1 for k in keys if right_a[k] and not right_b[k])
     b_only = sum(1 for k in keys if right_b[k] and not right_a[k])
     both = sum(1 for k in keys if right_a[k] and right_b[k])
+    split = paired_differences(keys, [int(right_a[k]) - int(right_b[k]) for k in keys], clusters)
+    needed = families_needed(split)
     return ModelComparison(chapter, a, b, unit, a_only, b_only, both, len(keys) - a_only - b_only - both,
-                           mcnemar(a_only, b_only))
+                           sign_flip(split), clusters=len(split), clustered=len(split) < len(keys),
+                           families_needed=needed, units_needed=units_for(needed, len(keys), len(split)))
+
+
+def paired_differences(keys: list[str], differences: list[int], clusters: dict[str, Cluster]) -> list[int]:
+    """Each cluster's sum of the paired differences of its units (`keys`, in order), clusters in first-seen order."""
+    sums: dict[Cluster, int] = {}
+    for key, difference in zip(keys, differences):
+        cluster = clusters.get(key, Cluster(None, key))
+        sums[cluster] = sums.get(cluster, 0) + difference
+    return list(sums.values())
+
+
+def units_for(families: int | None, units: int, clusters: int) -> int | None:
+    """The units `families` families hold at the mean size of these (`units` in `clusters`)."""
+    return None if families is None or not clusters else math.ceil(families * units / clusters)
 
 
 def compare_models(chapters: list[ChapterRollup], order: list[str] | None = None) -> list[ModelComparison]:
@@ -105,10 +133,11 @@ def compare_models(chapters: list[ChapterRollup], order: list[str] | None = None
         for a, b in compared_pairs(list(models), order):
             pairs = [{p.id: bool(p.passed) for p in models[m].pairs if p.passed is not None} for m in (a, b)]
             cases = [{c.id: c.verdict == Verdict.OK for c in models[m].cases if c.scored} for m in (a, b)]
+            info = models[a].info
             if pairs[0] and pairs[1]:
-                out.append(_compare(chapter, a, b, "pairs", *pairs))
+                out.append(_compare(chapter, a, b, "pairs", pairs[0], pairs[1], pair_clusters(info)))
             if cases[0] and cases[1]:  # a chapter no case of which was scored makes no test
-                out.append(_compare(chapter, a, b, "cases", *cases))
+                out.append(_compare(chapter, a, b, "cases", cases[0], cases[1], case_clusters(info)))
     return out
 
 
@@ -124,9 +153,11 @@ class TwinSplit:
     agree: int  # same verdict for both spellings
     sugared_only: int  # the sugared spelling ok, the desugared not
     desugared_only: int  # the reverse
-    p_value: float
+    p_value: float  # exact McNemar, or the sign-flip test over families where a family holds two twins or more
     p_adjusted: float = 1.0
     level: float = LEVEL
+    clusters: int = 0  # the families the counted twins fall in (a lone twin counts as one; 0: an older report)
+    clustered: bool = False  # some family holds more than one counted twin
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -148,18 +179,22 @@ class TwinSplit:
         return "sugared" if self.sugared_only > self.desugared_only else "desugared"
 
 
-def twin_split(chapter: str, model: str | None, twins: list[TwinResult]) -> TwinSplit:
+def twin_split(chapter: str, model: str | None, twins: list[TwinResult],
+               clusters: dict[str, Cluster] | None = None) -> TwinSplit:
     counted = [t for t in twins if t.agree is not None]
     ok = [[v == Verdict.OK for v in t.verdicts] for t in counted]
     sugared = sum(1 for first, second in ok if first and not second)
     desugared = sum(1 for first, second in ok if second and not first)
+    split = paired_differences([t.id for t in counted], [int(first) - int(second) for first, second in ok],
+                               clusters or {})
     return TwinSplit(chapter, model, len(counted), sum(1 for t in counted if t.agree), sugared, desugared,
-                     mcnemar(sugared, desugared))
+                     sign_flip(split), clusters=len(split), clustered=len(split) < len(counted))
 
 
 def twin_splits(chapters: list[ChapterRollup]) -> list[TwinSplit]:
     """Per chapter with twins scored, per model (one model's run included): raw p only (`corrected` adjusts them)."""
-    return [twin_split(c.info.name, c.model, c.twins) for c in chapters if any(t.agree is not None for t in c.twins)]
+    return [twin_split(c.info.name, c.model, c.twins, twin_clusters(c.info)) for c in chapters
+            if any(t.agree is not None for t in c.twins)]
 
 
 def corrected(comparisons: list[ModelComparison], splits: list[TwinSplit], level: float = LEVEL
@@ -191,14 +226,18 @@ class LogRatioDifference:
     chapter: str
     a: str
     b: str
-    difference: MeanInterval
+    difference: MeanInterval  # the t interval, or the cluster-robust one where a family holds two cases or more
     cases_needed: int = 0  # the fewest cases a direction is stated from: as many as a sign test all one way needs
+    # The families the cases fall in (a case in no family counts as one); None: every case its own (older reports).
+    # Where cases come in families, a direction needs `cases_needed` families, as the sign-flip test over them does.
+    clusters: int | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def enough(self) -> bool:
-        """Whether there are cases enough to state a direction at all."""
-        return self.difference.n >= self.cases_needed and self.difference.low is not None
+        """Whether there are cases (families) enough to state a direction at all."""
+        units = self.difference.n if self.clusters is None else self.clusters
+        return units >= self.cases_needed and self.difference.low is not None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -215,11 +254,11 @@ def mean_log_ratio(rollup: ChapterRollup) -> float | None:
     return math.fsum(ratios) / len(ratios) if ratios else None
 
 
-def counted_by_all(rollups: list[ChapterRollup]) -> int:
+def counted_by_all(rollups: list[ChapterRollup]) -> set[str]:
     """A chapter's pairs counted under every model that ran it (its rollups): the most a comparison of them can
     rest on."""
     counted = [{p.id for p in r.pairs if p.passed is not None} for r in rollups]
-    return len(set.intersection(*counted)) if counted else 0
+    return set.intersection(*counted) if counted else set()
 
 
 def log_ratio_differences(chapters: list[ChapterRollup], level: float = LEVEL,
@@ -231,11 +270,15 @@ def log_ratio_differences(chapters: list[ChapterRollup], level: float = LEVEL,
     for chapter, models in _by_chapter(chapters).items():
         for a, b in compared_pairs(list(models), order):
             theirs = {c.id: log_ratio(c) for c in models[b].cases}
-            paired = [(m, theirs[c.id]) for c in models[a].cases if (m := log_ratio(c)) is not None
-                      and theirs.get(c.id) is not None]
-            diffs = [ma - mb for ma, mb in paired if mb is not None]
-            if diffs:  # no case scored under both: nothing to compare
-                out.append(LogRatioDifference(chapter, a, b, t_interval(diffs, level), needed))
+            clusters = case_clusters(models[a].info)
+            groups: dict[Cluster, list[float]] = {}
+            for case in models[a].cases:
+                mine, other = log_ratio(case), theirs.get(case.id)
+                if mine is not None and other is not None:
+                    groups.setdefault(clusters.get(case.id, Cluster(None, case.id)), []).append(mine - other)
+            if groups:  # no case scored under both: nothing to compare
+                found = cluster_t_interval(list(groups.values()), level)
+                out.append(LogRatioDifference(chapter, a, b, found.difference, needed, found.clusters))
     return out
 
 

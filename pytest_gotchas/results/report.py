@@ -21,7 +21,10 @@ from pydantic import TypeAdapter, model_validator
 from pydantic.dataclasses import dataclass as typed
 
 from .baselines import BaselineOutcome
-from .consistency import Inconsistency, case_inconsistencies, first_difference, non_finite, subject_of
+from .clustering import ClusteredInterval
+from .consistency import (Inconsistency, case_inconsistencies, first_difference, non_finite, stated,
+                          subject_of)
+from .familyshares import FamilyShare, families_counted, family_shares, pairs_clustered
 from .formats import COMPUTED_SECTIONS, FORMAT, migrate
 from .onepass import OnePassCheck, check
 from .pairwise import (LogRatioDifference, ModelComparison, TwinSplit, compare_models, corrected, counted_by_all,
@@ -97,9 +100,13 @@ class Report:
     def summaries(self) -> list[ChapterSummary]:
         """Each chapter's rollup for each model, as the JSON states it (its `rollups` section)."""
         level = self.run.level
-        return [ChapterSummary(c.info.name, c.model, c.passed, c.counted, len(c.pairs), c.twins, *self.intervals(c),
-                               smallest_difference(c.counted, level), discordant_needed(level))
-                for c in self.chapters]
+        found = []
+        for c in self.chapters:
+            clustered = self.clustered(c)
+            found.append(ChapterSummary(c.info.name, c.model, c.passed, c.counted, len(c.pairs), c.twins,
+                                        *self.intervals(c), smallest_difference(c.counted, level, clustered.clusters),
+                                        discordant_needed(level), clustered))
+        return found
 
     @cached_property
     def can_show(self) -> dict[str, CanShow]:
@@ -107,10 +114,22 @@ class Report:
         level = self.run.level
         found = {}
         for name in dict.fromkeys(c.info.name for c in self.chapters):
-            counted = counted_by_all([c for c in self.chapters if c.info.name == name])
-            found[name] = CanShow(counted, len(self.infos[name].pairs), discordant_needed(level),
-                                  smallest_difference(counted, level))
+            rollups = [c for c in self.chapters if c.info.name == name]
+            counted = counted_by_all(rollups)
+            families = families_counted(rollups, counted)
+            found[name] = CanShow(len(counted), len(self.infos[name].pairs), discordant_needed(level),
+                                  smallest_difference(len(counted), level, families), families)
         return found
+
+    def clustered(self, chapter: ChapterRollup) -> ClusteredInterval:
+        """A chapter's paired instances passed for its model, with the interval that accounts for its families (the
+        Wilson interval of `intervals`, number for number, where no family drew more than one pair)."""
+        return pairs_clustered(chapter, self.run.level)
+
+    @cached_property
+    def family_shares(self) -> list[FamilyShare]:
+        """Per chapter, model and family with drawn instances: their share passed beside instance zero's verdict."""
+        return family_shares(self.chapters, self.run.level)
 
     @cached_property
     def one_pass_check(self) -> OnePassCheck | None:
@@ -145,6 +164,13 @@ class CanShow:
     pairs: int
     discordant_needed: int
     smallest_difference: float | None
+    families: int  # the clusters the counted pairs fall in: as many as `counted` where no family drew two of them
+
+    @property
+    def in_families(self) -> bool:
+        """Whether some family drew two counted pairs or more, so that what the chapter can show is said in families
+        (the sign-flip test's units)."""
+        return self.families < self.counted
 
 
 @typed
@@ -164,6 +190,10 @@ class ChapterSummary:
     # pairs, all one way, the exact McNemar test needs at the level before correction.
     smallest_difference: float | None = None
     discordant_needed: int = 0
+    # The paired instances passed with the interval that accounts for the families (results/clustering.py): the
+    # pairs_interval's numbers, with clusters = pairs, where no family drew more than one pair; None in older reports.
+    # With families, smallest_difference is the sign-flip test's: `discordant_needed` families, all one way.
+    pairs_clustered: ClusteredInterval | None = None
 
 
 @typed
@@ -182,6 +212,7 @@ class ReportFile:
     comparisons: list[ModelComparison] = field(default_factory=list)
     twin_splits: list[TwinSplit] = field(default_factory=list)  # per chapter with twins and model
     log_ratios: list[LogRatioDifference] = field(default_factory=list)  # per chapter, each two models
+    family_shares: list[FamilyShare] = field(default_factory=list)  # per chapter, model and family with instances
     one_pass_check: OnePassCheck | None = None  # only when the runs were checked (--gotchas-one-pass-check)
 
     @model_validator(mode="before")
@@ -200,7 +231,8 @@ _RESULT = TypeAdapter(CaseResult)
 def to_file(report: Report) -> ReportFile:
     return ReportFile(FORMAT, report.run, list(report.model_infos), list(report.infos.values()), report.cases,
                       report.baselines, [p for c in report.chapters for p in c.pairs], report.summaries,
-                      report.comparisons, report.twin_splits, report.log_ratios, report.one_pass_check)
+                      report.comparisons, report.twin_splits, report.log_ratios, report.family_shares,
+                      report.one_pass_check)
 
 
 def to_data(report: Report) -> dict[str, Any]:
@@ -231,9 +263,10 @@ def from_data(data: Any) -> Report:
     return Report(file.cases, file.chapters, file.models, file.run, file.baselines)
 
 
-def inconsistencies(data: dict[str, Any], report: Report) -> list[Inconsistency]:
+def inconsistencies(data: dict[str, Any], report: Report, older: bool = False) -> list[Inconsistency]:
     """Every derived field of the document `data` (read into `report` by from_data) that its numbers do not give:
-    the verdicts of each case, then (when those hold) each computed section the document states."""
+    the verdicts of each case, then (when those hold) each computed section the document states; of a document
+    written in an `older` format, each entry's fields only as far as it states them."""
     found = [i for n, result in enumerate(report.results) for i in case_inconsistencies(result, f"cases[{n}]")]
     if found:
         return found  # the computed sections follow from the verdicts: their differences would only repeat these
@@ -243,8 +276,12 @@ def inconsistencies(data: dict[str, Any], report: Report) -> list[Inconsistency]
             found.append(Inconsistency(f"case {result.key}", result.model, f"cases[{n}].{path}", json.dumps(a),
                                        json.dumps(b)))
     for section in COMPUTED_SECTIONS:
-        if section in data and data[section] != written[section]:
-            path, stored, computed = first_difference(section, data[section], written[section])
+        # in an older format, a field of a computed entry that the document does not state was not recorded (format
+        # 7's rollups have no pairs_clustered): what it does state must be what its numbers give
+        expected = None if section not in data else stated(data[section], written[section]) if older \
+            else written[section]
+        if section in data and data[section] != expected:
+            path, stored, computed = first_difference(section, data[section], expected)
             subject, model = subject_of(section, path, data[section])
             found.append(Inconsistency(subject, model, path, json.dumps(stored), json.dumps(computed)))
     return found

@@ -69,13 +69,14 @@ def merged_info(infos: Iterable[ChapterInfo]) -> ChapterInfo:
     each know only their own case and pair, and xdist workers each know the tests they ran."""
     first, *rest = infos
     case_ids = list(first.case_ids)
-    pairs, twins = dict(first.pairs), dict(first.twins)
+    pairs, twins, families = dict(first.pairs), dict(first.twins), dict(first.families)
     for info in rest:
         case_ids += [c for c in info.case_ids if c not in case_ids]
         for pair_id, members in info.pairs.items():  # a Python test names only its own member
             pairs[pair_id] = list(dict.fromkeys([*pairs.get(pair_id, []), *members]))
         twins.update({k: v for k, v in info.twins.items() if k not in twins})
-    return replace(first, case_ids=case_ids, pairs=pairs, twins=twins)
+        families.update({k: v for k, v in info.families.items() if k not in families})
+    return replace(first, case_ids=case_ids, pairs=pairs, twins=twins, families=families)
 
 
 def merged_infos(infos: Iterable[ChapterInfo]) -> dict[str, ChapterInfo]:

@@ -22,6 +22,8 @@ from statistics import NormalDist
 
 from pydantic.dataclasses import dataclass
 
+from .vocabulary import IntervalMethod
+
 LEVEL = 0.05  # the default significance level; intervals are at 1 - level
 # The smallest level every statistic here can be computed at. Below about 2.2e-16, 1 - level / 2 rounds to 1.0 in
 # double precision and its normal quantile (wilson's z) is infinite, which NormalDist refuses; 1e-15 is the round
@@ -38,7 +40,7 @@ class Interval:
     low: float | None
     high: float | None
     confidence: float  # 0.95
-    method: str = "wilson"
+    method: IntervalMethod = IntervalMethod.WILSON
 
 
 def level_computable(level: float) -> bool:
@@ -52,14 +54,23 @@ def wilson(k: int, n: int, level: float = LEVEL) -> Interval:
         raise ValueError(f"a count must be between 0 and n: {k}/{n}")
     if n == 0:
         return Interval(k, n, None, None, 1 - level)
-    z = NormalDist().inv_cdf(1 - level / 2)
-    p = k / n
+    low, high = wilson_bounds(k / n, n, normal_quantile(level))
+    return Interval(k, n, low, high, 1 - level)
+
+
+def normal_quantile(level: float) -> float:
+    """The z with P(|Z| <= z) = 1 - level (1.96 at 0.05)."""
+    return NormalDist().inv_cdf(1 - level / 2)
+
+
+def wilson_bounds(p: float, n: float, z: float) -> tuple[float, float]:
+    """Wilson's bounds for a share `p` of `n` units (n may be an effective, fractional count) with quantile `z`."""
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    # at k = 0 or k = n the formula's bound is 0 or 1 up to rounding: state it exactly
-    low = 0.0 if k == 0 else max(0.0, centre - half)
-    high = 1.0 if k == n else min(1.0, centre + half)
-    return Interval(k, n, low, high, 1 - level)
+    # at p = 0 or p = 1 the formula's bound is 0 or 1 up to rounding: state it exactly
+    low = 0.0 if p == 0 else max(0.0, centre - half)
+    high = 1.0 if p == 1 else min(1.0, centre + half)
+    return low, high
 
 
 def mcnemar(a_only: int, b_only: int) -> float:
@@ -94,7 +105,7 @@ class MeanInterval:
     low: float | None
     high: float | None
     confidence: float
-    method: str = "t"
+    method: IntervalMethod = IntervalMethod.T
 
 
 def t_interval(differences: Sequence[float], level: float = LEVEL) -> MeanInterval:
@@ -152,9 +163,10 @@ def discordant_needed(level: float = LEVEL) -> int:
     return n
 
 
-def smallest_difference(units: int, level: float = LEVEL) -> float | None:
+def smallest_difference(units: int, level: float = LEVEL, clusters: int | None = None) -> float | None:
     """The smallest difference in pass rate that `units` paired units can show at `level` (before any correction
     for the family): every discordant unit one way, as few as the test needs. None when there are too few units
-    for any split to show a difference."""
+    for any split to show a difference. Units in `clusters` families (results/clustering.py's sign-flip test) need
+    as many families, each with a discordant unit, all one way: one unit in each is the smallest difference."""
     needed = discordant_needed(level)
-    return needed / units if units >= needed else None
+    return needed / units if (units if clusters is None else clusters) >= needed else None

@@ -99,3 +99,24 @@ class PatchMode(StrEnum):
     RESIDUAL = "residual"
     COMPONENTS = "components"
     SCREEN = "screen"
+
+
+class FamilyKind(StrEnum):
+    """What a family draws instances of (cases/families.py)."""
+
+    PAIR = "pair"
+    TWIN = "twin"
+    CASE = "case"
+
+
+class IntervalMethod(StrEnum):
+    """How an interval was computed (results/stats.py, results/clustering.py): Wilson's on a count of independent
+    units, or on one whose units come in families (its design effect and t on families - 1 degrees of freedom);
+    Student's t on a mean of independent differences, or on one whose differences come in families (cluster-robust
+    standard error, t on families - 1). The clustered methods are named only where some family holds more than one
+    unit: with every unit its own family they are the plain methods, number for number."""
+
+    WILSON = "wilson"
+    WILSON_CLUSTERED = "wilson-design-effect"
+    T = "t"
+    T_CLUSTERED = "cluster-t"

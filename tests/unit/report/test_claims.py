@@ -5,15 +5,14 @@ the models x chapters table in the user's order. Pure: built results, no model."
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
+from pydantic import TypeAdapter
 from helpers.results import make_case, make_run
 
 from pytest_gotchas.report import terminal
 from pytest_gotchas.report.claims import columns, rows
 from pytest_gotchas.results.pairwise import compare_models, corrected, twin_splits
-from pytest_gotchas.results.report import Report, from_data, to_data
+from pytest_gotchas.results.report import ChapterSummary, Report, from_data, to_data
 from pytest_gotchas.results.schema import ChapterInfo, ModelLabel, Invocation
 from pytest_gotchas.results.stats import holm, smallest_difference
 
@@ -155,7 +154,7 @@ def test_what_a_chapter_can_show_is_computed_once_by_the_report_for_the_json_and
     assert r.intervals(r.chapters[0]) is r.intervals(r.chapters[0])
     assert [row.can_show_short for row in rows(r)] == [
         "no pairs", "a pass rate 86+ points apart (6 of 7 pairs one way)", "nothing counted"]
-    assert to_data(r)["rollups"] == [dataclasses.asdict(s) for s in r.summaries]
+    assert to_data(r)["rollups"] == TypeAdapter(list[ChapterSummary]).dump_python(r.summaries, mode="json")
 
 
 def test_the_page_states_the_claims_and_draws_the_order() -> None:
