@@ -65,9 +65,9 @@ class Edges:
     curve: list[CircuitPoint] = field(default_factory=list)
     verified: int = 0  # the first `verified` of `top` were patched exactly
     under_floor: bool = False
-    # Under a post-norm (Gemma 2 and 3) a head's write is its part of the normed sum (scoring/edgegraph.py): the
-    # largest |sum of single heads' write changes - the layer's| / |the layer's| over layers and aligned positions,
-    # what the heads' edges fail to add up to; None for a model without post-norms.
+    # Under a post-norm (Gemma 2 and 3) a head's edge recomputes the normed sum (scoring/edgegraph.py), so single
+    # heads' write changes do not add up to the layer's: over every layer and aligned position, the sum of |their
+    # sum - the layer's change| over the sum of |the layer's change|; None for a model without post-norms.
     head_gap: float | None = None
     batched: bool = True  # the circuits' rows as batches; False: a pass per row (a batch's full row differed)
     forward_passes: int = 0  # model calls for the scores, the circuits and the verification

@@ -23,8 +23,9 @@ of per-head vectors reproduces. A head's edge there is defined as in Hanna et al
 reads it sees ``post_norm(o - o_h + o_h')``, the post-norm recomputed over the layer's sum with that head's slice
 replaced (and with several heads replaced, all of them), so that the edge is an exact intervention on the model and
 not a linearisation; every head in leaves the model's own write, every head out the partner's. What it costs is
-additivity: single heads' changes do not add up to the layer's. It is measured per direction (``head_gap``: the
-largest |sum of single heads' changes - the layer's change| / |the layer's change| over layers and positions).
+additivity: single heads' changes do not add up to the layer's. It is measured per direction (``head_gap``: over
+every layer and aligned position, the sum of |sum of single heads' changes - the layer's change| over the sum of
+|the layer's change|, Euclidean norms).
 
 torch is imported inside the functions that need it.
 """
@@ -229,7 +230,7 @@ def post_normed(norm: Any, base: Any, changed: Any) -> Any:
 def deltas(model: Any, graph: Graph, source: Writes, target: Writes) -> tuple[Any, float | None]:
     """[positions, nodes, hidden]: each node's write at the source's aligned position less the target's (a head under
     a post-norm: its single-head change of the attention write, module doc), and the heads' additivity gap (None
-    without post-norms)."""
+    without post-norms; 0.0 where no attention write changes)."""
     import torch
 
     s = torch.tensor([p[0] for p in graph.positions])
@@ -237,7 +238,7 @@ def deltas(model: Any, graph: Graph, source: Writes, target: Writes) -> tuple[An
     delta = source.nodes[0, s] - target.nodes[0, t]
     if not graph.post_norms:
         return delta, None
-    gap = 0.0
+    missed, moved = 0.0, 0.0
     for layer, b in enumerate(edge_blocks(model), start=1):
         first = graph.head_node(layer, 0)
         own = target.o[0, t, layer - 1]  # [P, hidden]
@@ -245,7 +246,6 @@ def deltas(model: Any, graph: Graph, source: Writes, target: Writes) -> tuple[An
                    + source.nodes[0, s, first:first + graph.heads])  # [P, heads, hidden]
         delta[:, first:first + graph.heads] = post_normed(b.post_attn, own[:, None], swapped)
         whole = source.attn[0, s, layer - 1] - target.attn[0, t, layer - 1]
-        size = whole.norm(dim=-1)
-        apart = (delta[:, first:first + graph.heads].sum(1) - whole).norm(dim=-1)
-        gap = max([gap, *(float(a / n) for a, n in zip(apart, size) if n > 0)])
-    return delta, gap
+        moved += float(whole.norm(dim=-1).sum())
+        missed += float((delta[:, first:first + graph.heads].sum(1) - whole).norm(dim=-1).sum())
+    return delta, missed / moved if moved else 0.0
