@@ -14,7 +14,8 @@ from ..results.schema import Patching
 from ..results.vocabulary import EdgeInput, EdgeNode
 from .page_patching import BLUE, RED
 from .wording_edges import (EDGES_EXPLAIN, RECURRING_COLUMNS, TOP_COLUMNS, curve_caption, edge_name, edges_line,
-                            graph_caption, percent, point_title, recurring_caption, recurring_row, top_rows)
+                            graph_caption, input_name, node_name, percent, point_title, recurring_caption,
+                            recurring_row, top_rows)
 from .wording_patching import cell_tokens
 
 COLUMN, ROW, MARGIN, BOTTOM = 150, 22, 60, 70  # graph: a position's width, a layer's height, the left and lower margins
@@ -124,8 +125,9 @@ def graph_view(p: Patching) -> GraphView | None:
                 f"{percent(e.eap_ig, edges)}, EAP {percent(e.eap, edges)} of the effect"
         lines.append(Line(f"M{x1:.1f},{y1:.1f} Q{(x1 + x2) / 2 + bow:.1f},{(y1 + y2) / 2:.1f} {x2:.1f},{y2:.1f}",
                           round(1 + 5 * min(1.0, abs(fraction)), 2), _colour(fraction), title))
-        dots.setdefault((x1, y1), Dot(x1, y1, _short(e.node, e.layer, e.head), title))
-        dots.setdefault((x2, y2), Dot(x2, y2, _short_input(e), title))
+        dots.setdefault((x1, y1), Dot(x1, y1, _short(e.node, e.layer, e.head),
+                                      f"{node_name(e.node, e.layer, e.head)}'s write"))
+        dots.setdefault((x2, y2), Dot(x2, y2, _short_input(e), input_name(e.reads, e.reads_layer, e.reads_head)))
     labels = [Label(MARGIN - 8, y(layer) + 4, "emb" if layer == 0 else "logits" if layer == top_layer else str(layer))
               for layer in range(0, top_layer + 1) if layer in (0, top_layer) or layer % 5 == 0 or layer <= layers]
     labels += [Label(MARGIN + n * COLUMN + COLUMN / 2, height - BOTTOM / 2, _column_tokens(p, edges, j))

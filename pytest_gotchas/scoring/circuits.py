@@ -49,6 +49,8 @@ class Corrector:
                 self.linear[graph.head_node(layer, 0):graph.mlp_node(layer)] = False
         self.streams: dict[str, Any] = {}
         self.current: Writes | None = None
+        self.change: Any = None  # [rows, positions, nodes, hidden]: source's write - this pass's, node by node
+        self.done = 0  # the nodes whose change is computed (a node's write is final once its readers run)
 
     def correction(self, first: int, count: int) -> tuple[Any, Any]:
         """The corrections of inputs first..first+count-1 (they read the same nodes) [rows, positions, inputs,
@@ -57,10 +59,13 @@ class Corrector:
 
         assert self.current is not None
         reads = self.graph.reads(first)
+        if reads > self.done:
+            self.change[:, :, self.done:reads] = (self.source.nodes[:, :, self.done:reads]
+                                                  - self.current.nodes[:, :, self.done:reads])
+            self.done = reads
         rank = self.ranks[:, first:first + count, :reads].to(self.lo.device)
         corrupt = (rank[None] >= self.lo) & (rank[None] < self.hi)  # [rows, positions, inputs, nodes]
-        change = self.source.nodes[:, :, :reads] - self.current.nodes[:, :, :reads]
-        total = torch.matmul((corrupt & self.linear[:reads]).float(), change)
+        total = torch.matmul((corrupt & self.linear[:reads]).float(), self.change[:, :, :reads])
         if self.graph.post_norms:
             total = total + self._heads(corrupt, reads)
         return total, total.ne(0).any(-1)
@@ -79,7 +84,7 @@ class Corrector:
             heads = corrupt[..., first:first + g.heads].float()  # [rows, positions, inputs, heads]
             if not heads.any():
                 continue
-            change = self.source.nodes[:, :, first:first + g.heads] - self.current.nodes[:, :, first:first + g.heads]
+            change = self.change[:, :, first:first + g.heads]
             own = self.current.o[:, :, layer - 1][:, :, None]  # [rows, positions, 1, hidden]
             moved = post_normed(self.blocks[layer - 1].post_attn, own, own + torch.matmul(heads, change))
             total += torch.where(heads.any(-1, keepdim=True), moved, 0.0)
@@ -92,7 +97,10 @@ class Corrector:
         return norm.forward(shifted.to(stream.dtype))
 
     def install(self, hooks: Hooks, rows: int) -> None:
+        import torch
+
         self.current = record(hooks, self.model, self.graph, [t for _, t in self.graph.positions], rows)
+        self.change = torch.empty_like(self.current.nodes)
         g = self.graph
         for layer, b in enumerate(self.blocks, start=1):
             hooks.before(b.input_norm, self._keep(f"pre{layer}"))
