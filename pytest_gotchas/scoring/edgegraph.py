@@ -141,6 +141,11 @@ class Graph:
             return self.nodes
         return self.mlp_node(layer) if kind == EdgeInput.MLP else self.head_node(layer, 0)
 
+    def count(self) -> int:
+        """How many edges there are (what exists() holds), without building it."""
+        per_position = sum(self.reads(i) for i in range(self.inputs - 1))
+        return len(self.positions) * per_position + self.nodes
+
     def exists(self) -> Any:
         """[positions, inputs, nodes] bool: where an edge is; the logits' only at the cut."""
         import torch

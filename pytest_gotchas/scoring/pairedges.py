@@ -88,7 +88,7 @@ def edge_entry(model: Any, source: MemberPass, target: MemberPass, ids: Ids, con
     head = Float32Head(model, ids)
     own, theirs = head.reading(target.head_input), head.reading(source.head_input)
     graph = graph_of(model, align(source.ids, target.ids).pairs)
-    count = int(graph.exists().sum())
+    count = graph.count()
     if under:
         return Edges(steps=config.steps, count=count, unpatched=_metric(own), source_value=_metric(theirs),
                      empty=None, under_floor=True)

@@ -150,6 +150,7 @@ def test_random_models_keep_the_checks_and_a_batch_equals_a_pass_per_row(kind: s
     model, source, target = random_model(kind)
     found = entry(model, source, target, ids=(5, 6))
     assert found.batched and found.verified == 10 and len(found.top) == 10
+    assert found.count == int(graph_of(model, align(source, target).pairs).exists().sum())
     assert found.empty == pytest.approx(found.source_value, abs=0.01)  # every aligned edge from the source
     assert (found.head_gap is not None) == (kind == "gemma3")
     if kind == "gemma3":

@@ -1,0 +1,107 @@
+"""What --gotchas-patch-edges costs and finds, per direction of a JSON report written with it: the seconds each
+direction's scores and circuits took in the process that ran them (pairedges.py records them), the forward and
+backward passes, the top three edges with their exact values, how EAP-IG and EAP agree with exact edge patching, the
+circuits' MIB areas; then the FLOP projection of the same directions to a 2B, a 9B and a 70B model.
+
+    pytest --gotchas cases/ -k sets --gotchas-patch-edges --gotchas-json /tmp/edges.json
+    python -m bench.edges /tmp/edges.json
+
+The FLOP count (matrix products only; attention's T-squared terms left out, as in bench/patching.py): a forward
+pass is N layers over T tokens and the head over one row; the members' own passes, two; the scores, steps + 1 rows
+of a forward and a backward pass (about three passes a row) and the products of every node's write change with
+every input's gradient (nodes x inputs x positions x hidden, twice: EAP and EAP-IG); the circuits, one forward pass
+per row (the full model, the empty circuit, a circuit and its complement per size, k edges alone) plus each row's
+corrections (each input's share of nodes x positions x hidden).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pytest_gotchas.results.edges import agreement, reproduces_at
+from pytest_gotchas.results.faithfulness import circuit_sizes
+from pytest_gotchas.results.reading import read_report
+from pytest_gotchas.results.schema import Patching
+from pytest_gotchas.report.wording_edges import edge_name, percent
+
+from .components import BIGGER
+from .patching import Shape
+
+
+def graph_counts(shape: Shape, positions: int) -> tuple[int, int, int, int]:
+    """(nodes, inputs, edges, node-reads per position summed over the inputs but the logits) of a direction's
+    graph on ``shape`` (scoring/edgegraph.Graph's numbering)."""
+    heads, kv, n = shape.heads, shape.kv_heads, shape.layers
+    nodes = 1 + n * (heads + 1)
+    reads = sum((heads + 2 * kv) * (1 + (layer - 1) * (heads + 1)) + (1 + (layer - 1) * (heads + 1) + heads)
+                for layer in range(1, n + 1))
+    return nodes, n * (heads + 2 * kv + 1) + 1, positions * reads + nodes, reads
+
+
+def forward_flops(shape: Shape, tokens: int) -> float:
+    return shape.layers * tokens * 2 * shape.layer_params + 2 * shape.hidden * shape.vocab
+
+
+def edge_flops(shape: Shape, tokens: int, positions: int, steps: int, k: int) -> float:
+    """One direction: the members' passes, the scores, the circuits and the verification."""
+    nodes, inputs, count, reads = graph_counts(shape, positions)
+    rows = 2 + 2 * len(circuit_sizes(count)) + k
+    scores = (steps + 1) * 3 * forward_flops(shape, tokens) + 2 * 2 * nodes * inputs * positions * shape.hidden
+    corrections = rows * 2 * (reads * positions + nodes) * shape.hidden
+    return 2 * forward_flops(shape, tokens) + scores + rows * forward_flops(shape, tokens) + corrections
+
+
+def rows(entries: list[Patching]) -> list[str]:
+    lines = ["| direction | T | positions | edges | fwd / bwd passes | scores s | circuits s | top three (exact, "
+             "EAP-IG) | EAP-IG signs | EAP signs | model from | CPR | CMD |",
+             "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
+    for p in entries:
+        e = p.edges
+        assert e is not None
+        name = f"{p.source} -> {p.target}{f' [{p.primer}]' if p.primer else ''}"
+        if e.under_floor:
+            lines.append(f"| {name} | {len(p.target_ids)} | {len(p.positions)} | {e.count} | 0 / 0 | | | under the "
+                         "floor: not ranked | | | | | |")
+            continue
+        top = "; ".join(f"{edge_name(p, x)} {percent(x.exact, e)} ({percent(x.eap_ig, e)})" for x in e.top[:3])
+        ig, eap = agreement(e), agreement(e, "eap")
+        shown = lambda v: "" if v is None else f"{v:.2f}"  # noqa: E731
+        lines.append(f"| {name} | {len(p.target_ids)} | {len(p.positions)} | {e.count} | {e.forward_passes} / "
+                     f"{e.backward_passes} | {e.score_seconds:.1f} | {e.circuit_seconds:.1f} | {top} | "
+                     f"{ig.signs}/{ig.verified} | {eap.signs}/{eap.verified} | {reproduces_at(e) or ''} | "
+                     f"{shown(e.cpr)} | {shown(e.cmd)} |")
+    ranked = [p.edges for p in entries if p.edges is not None and not p.edges.under_floor]
+    score, circuit = sum(e.score_seconds for e in ranked), sum(e.circuit_seconds for e in ranked)
+    lines.append(f"| {len(ranked)} ranked of {len(entries)} directions | | | | | {score:.1f} | {circuit:.1f} | "
+                 f"per ranked direction {(score + circuit) / max(1, len(ranked)):.1f} s | | | | | |")
+    return lines
+
+
+def projection(entries: list[Patching]) -> list[str]:
+    lines = ["| model (FLOP count, same directions and token counts) | edges per direction (median) | TFLOP |",
+             "|---|---:|---:|"]
+    for shape in BIGGER:
+        counts = sorted(graph_counts(shape, len(p.positions))[2] for p in entries)
+        total = sum(edge_flops(shape, len(p.target_ids), len(p.positions), p.edges.steps if p.edges else 5,
+                               p.edges.verified if p.edges else 10) for p in entries)
+        lines.append(f"| {shape.name} | {counts[len(counts) // 2]:,} | {total / 1e12:.1f} |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.edges", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("report", type=Path, help="a JSON report written with --gotchas-patch-edges")
+    args = parser.parse_args(argv)
+    entries = [p for case in read_report(args.report).cases for p in case.patching if p.edges is not None]
+    if not entries:
+        sys.exit("bench: the report has no direction with edges (run it with --gotchas-patch-edges)")
+    print("\n".join(rows(entries)))
+    print()
+    print("\n".join(projection(entries)))
+
+
+if __name__ == "__main__":
+    main()
