@@ -5,6 +5,7 @@ circuits' MIB areas; then the FLOP projection of the same directions to a 2B, a 
 
     pytest --gotchas cases/ -k sets --gotchas-patch-edges --gotchas-json /tmp/edges.json
     python -m bench.edges /tmp/edges.json
+    python -m bench.edges /tmp/edges.json --post-norm [--model NAME]   # Gemma: what a frozen post-norm would cost
 
 The FLOP count (matrix products only; attention's T-squared terms left out, as in bench/patching.py): a forward
 pass is N layers over T tokens and the head over one row; the members' own passes, two; the scores, steps + 1 rows
@@ -90,10 +91,50 @@ def projection(entries: list[Patching]) -> list[str]:
     return lines
 
 
+def post_norm_costs(entries: list[Patching], model_name: str | None) -> list[str]:
+    """Per direction, on a model with post-norms: the heads' additivity gap of the exact definition (what the run
+    recorded, recomputed), and what a linearisation would cost instead: each head's change with the post-norm frozen
+    at the target's scale, against its exact single-head change (summed norms of the differences over summed norms
+    of the exact changes, every layer, head and aligned position)."""
+    import torch
+
+    from pytest_gotchas.model.load import ModelSpec, load_model
+    from pytest_gotchas.scoring.align import align
+    from pytest_gotchas.scoring.edgegraph import deltas, edge_blocks, graph_of, member_writes
+    from pytest_gotchas.settings.options import Settings
+
+    model = load_model(ModelSpec(name=model_name, device="cpu"), Settings().model_cache).model
+    lines = ["| direction | head gap (exact edges' additivity) | frozen post-norm's error per head edge |",
+             "|---|---:|---:|"]
+    for p in entries:
+        graph = graph_of(model, align(tuple(p.source_ids), tuple(p.target_ids)).pairs)
+        if not graph.post_norms:
+            return ["the model has no post-norms: its heads' writes add up exactly"]
+        source, target = member_writes(model, graph, tuple(p.source_ids)), member_writes(model, graph,
+                                                                                      tuple(p.target_ids))
+        exact, gap = deltas(model, graph, source, target)
+        s, t = [a for a, _ in graph.positions], [b for _, b in graph.positions]
+        missed = moved = 0.0
+        for layer, b in enumerate(edge_blocks(model), start=1):
+            first = graph.head_node(layer, 0)
+            own = target.o[0, t, layer - 1]
+            scale = torch.rsqrt(own.pow(2).mean(-1, keepdim=True) + b.post_attn.eps)[:, None]
+            change = source.nodes[0, s, first:first + graph.heads] - target.nodes[0, t, first:first + graph.heads]
+            frozen = change * scale * (1.0 + b.post_attn.weight.float())
+            wanted = exact[:, first:first + graph.heads]
+            missed += float((frozen - wanted).norm(dim=-1).sum())
+            moved += float(wanted.norm(dim=-1).sum())
+        lines.append(f"| {p.source} -> {p.target} | {gap:.3f} | {missed / moved:.3f} |")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.edges", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("report", type=Path, help="a JSON report written with --gotchas-patch-edges")
+    parser.add_argument("--post-norm", action="store_true", help="recompute, on the report's model, what the post-norm "
+                        "costs each direction's head edges (exact and frozen)")
+    parser.add_argument("--model", default=None, help="the model the report ran (default: the embedded default)")
     args = parser.parse_args(argv)
     entries = [p for case in read_report(args.report).cases for p in case.patching if p.edges is not None]
     if not entries:
@@ -101,6 +142,9 @@ def main(argv: list[str] | None = None) -> None:
     print("\n".join(rows(entries)))
     print()
     print("\n".join(projection(entries)))
+    if args.post_norm:
+        print()
+        print("\n".join(post_norm_costs(entries, args.model)))
 
 
 if __name__ == "__main__":

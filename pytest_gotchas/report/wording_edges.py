@@ -90,8 +90,8 @@ def edges_line(p: Patching, shown: int = 3) -> str:
         return head + floor_text(edges)
     if not edges.top:
         return head + "no edge has a score other than 0"
-    named = [f"{edge_name(p, e)} {percent(e.exact, edges)} exact (EAP-IG {percent(e.eap_ig, edges)})"
-             for e in edges.top[:shown]]
+    named = [f"{edge_name(p, e)} " + ("not verified" if e.exact is None else f"{percent(e.exact, edges)} exact")
+             + f" (EAP-IG {percent(e.eap_ig, edges)})" for e in edges.top[:shown]]
     return head + ", ".join(named) + f"; {agreement_text(edges)}; {circuit_text(edges)}"
 
 

@@ -48,8 +48,8 @@ def test_an_edge_is_named_with_its_reader_and_its_place() -> None:
 def test_the_line_names_the_top_three_the_agreement_and_the_circuits() -> None:
     assert edges_line(direction()) == (
         "edges b -> a: head 1.0 -> MLP 2 at the cut 50% exact (EAP-IG 38%), the embeddings -> key-value head 1.0's "
-        "value at 'set' -> 'list' (positions 1 -> 1) 25% exact (EAP-IG 25%), MLP 2 -> the logits at the cut  exact "
-        "(EAP-IG -12%); EAP-IG has the exact sign for 2 of 2, median error 6% of the effect; EAP has the exact sign "
+        "value at 'set' -> 'list' (positions 1 -> 1) 25% exact (EAP-IG 25%), MLP 2 -> the logits at the cut not "
+        "verified (EAP-IG -12%); EAP-IG has the exact sign for 2 of 2, median error 6% of the effect; EAP has the exact sign "
         "for 1 of 2, median error 31% of the effect; circuits within 10% of the model from 2 of 40 edges; MIB's CPR "
         "0.50, CMD 0.50")
     under = edges_line(direction(top=[], curve=[], empty=None, under_floor=True))
