@@ -45,13 +45,19 @@ def forward_flops(shape: Shape, tokens: int) -> float:
     return shape.layers * tokens * 2 * shape.layer_params + 2 * shape.hidden * shape.vocab
 
 
-def edge_flops(shape: Shape, tokens: int, positions: int, steps: int, k: int) -> float:
-    """One direction: the members' passes, the scores, the circuits and the verification."""
+def edge_parts(shape: Shape, tokens: int, positions: int, steps: int, k: int) -> tuple[float, float, float]:
+    """One direction's FLOPs: (the passes: the members', the scores' forward and backward passes, the circuits' rows;
+    the scores' products; the circuits' corrections)."""
     nodes, inputs, count, reads = graph_counts(shape, positions)
     rows = 2 + 2 * len(circuit_sizes(count)) + k
-    scores = (steps + 1) * 3 * forward_flops(shape, tokens) + 2 * 2 * nodes * inputs * positions * shape.hidden
-    corrections = rows * 2 * (reads * positions + nodes) * shape.hidden
-    return 2 * forward_flops(shape, tokens) + scores + rows * forward_flops(shape, tokens) + corrections
+    passes = (2 + (steps + 1) * 3 + rows) * forward_flops(shape, tokens)
+    products = 2 * 2 * nodes * inputs * positions * shape.hidden
+    return passes, products, rows * 2 * (reads * positions + nodes) * shape.hidden
+
+
+def edge_flops(shape: Shape, tokens: int, positions: int, steps: int, k: int) -> float:
+    """One direction: the members' passes, the scores, the circuits and the verification."""
+    return sum(edge_parts(shape, tokens, positions, steps, k))
 
 
 def rows(entries: list[Patching]) -> list[str]:
@@ -81,13 +87,15 @@ def rows(entries: list[Patching]) -> list[str]:
 
 
 def projection(entries: list[Patching]) -> list[str]:
-    lines = ["| model (FLOP count, same directions and token counts) | edges per direction (median) | TFLOP |",
-             "|---|---:|---:|"]
+    lines = ["| model (FLOP count, same directions and token counts) | edges per direction (median) | TFLOP | "
+             "of which passes | scores' products | circuits' corrections |", "|---|---:|---:|---:|---:|---:|"]
     for shape in BIGGER:
         counts = sorted(graph_counts(shape, len(p.positions))[2] for p in entries)
-        total = sum(edge_flops(shape, len(p.target_ids), len(p.positions), p.edges.steps if p.edges else 5,
-                               p.edges.verified if p.edges else 10) for p in entries)
-        lines.append(f"| {shape.name} | {counts[len(counts) // 2]:,} | {total / 1e12:.1f} |")
+        parts = [edge_parts(shape, len(p.target_ids), len(p.positions), p.edges.steps if p.edges else 5,
+                            p.edges.verified if p.edges else 10) for p in entries]
+        sums = [sum(part[n] for part in parts) / 1e12 for n in range(3)]
+        lines.append(f"| {shape.name} | {counts[len(counts) // 2]:,} | {sum(sums):.1f} | "
+                     + " | ".join(f"{x:.1f}" for x in sums) + " |")
     return lines
 
 
@@ -106,6 +114,7 @@ def post_norm_costs(entries: list[Patching], model_name: str | None) -> list[str
     model = load_model(ModelSpec(name=model_name, device="cpu"), Settings().model_cache).model
     lines = ["| direction | head gap (exact edges' additivity) | frozen post-norm's error per head edge |",
              "|---|---:|---:|"]
+    torch.set_grad_enabled(False)
     for p in entries:
         graph = graph_of(model, align(tuple(p.source_ids), tuple(p.target_ids)).pairs)
         if not graph.post_norms:

@@ -18,8 +18,8 @@ from .wording_edges import (EDGES_EXPLAIN, RECURRING_COLUMNS, TOP_COLUMNS, curve
                             recurring_row, top_rows)
 from .wording_patching import cell_tokens
 
-COLUMN, ROW, MARGIN, BOTTOM = 150, 22, 60, 70  # graph: a position's width, a layer's height, the left and lower margins
-CURVE_W, CURVE_H, CURVE_PAD = 460, 240, 40
+COLUMN, ROW, MARGIN, BOTTOM = 220, 22, 110, 50  # graph: a position's width, a layer's height, the left and lower margins
+CURVE_W, CURVE_H, CURVE_PAD = 460, 250, 40
 LOW, HIGH = -1.0, 2.0  # the curve's faithfulness axis
 
 
@@ -29,6 +29,7 @@ class Dot:
     y: float
     label: str
     title: str
+    anchor: str = "start"  # the label's side: writes to the right of their dot, inputs to the left
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class GraphView:
     dots: list[Dot]
     labels: list[Label]  # the layers (left) and the tokens (below)
     grid: list[float]  # the y of each layer's guide line
+    left: float = MARGIN - 20  # where the guide lines start
 
 
 @dataclass(frozen=True)
@@ -80,22 +82,24 @@ class EdgesView:
     rows: list[tuple[str, ...]]
 
 
-def _offset(graph_heads: int, head: int) -> float:
-    spread = COLUMN * 0.5
-    return -COLUMN * 0.3 + (spread * head / (graph_heads - 1) if graph_heads > 1 else spread / 2)
+def _lane(heads: int, head: int) -> float:
+    """A head's distance from the column's middle: 0.08 to 0.33 of the column, in head order."""
+    return COLUMN * (0.08 + (0.25 * head / (heads - 1) if heads > 1 else 0.0))
 
 
 def _ends(e: Edge, heads: int, kv: int) -> tuple[tuple[float, float], tuple[float, float]]:
-    """(x offset, layer) of the edge's write and of its reading input, in a column."""
-    write = (0.0 if e.node == EdgeNode.EMBED else COLUMN * 0.38 if e.node == EdgeNode.MLP else _offset(heads, e.head),
-             float(e.layer))
+    """(x offset, layer) of the edge's write and of its reading input, in a column: writes in its right half
+    (heads in order, the MLP outermost), inputs in its left half (a query head, or a key-value head under its first
+    query head; the MLP outermost); the embeddings and the logits in the middle."""
+    outer = COLUMN * 0.42
+    write = 0.0 if e.node == EdgeNode.EMBED else outer if e.node == EdgeNode.MLP else _lane(heads, e.head)
     if e.reads == EdgeInput.QUERY:
-        x = _offset(heads, e.reads_head)
+        read = -_lane(heads, e.reads_head)
     elif e.reads in (EdgeInput.KEY, EdgeInput.VALUE):
-        x = _offset(heads, e.reads_head * max(1, heads // kv))
+        read = -_lane(heads, e.reads_head * max(1, heads // kv))
     else:
-        x = 0.0 if e.reads == EdgeInput.LOGITS else COLUMN * 0.38
-    return write, (x, e.reads_layer - 0.35 if e.reads != EdgeInput.LOGITS else float(e.reads_layer))
+        read = 0.0 if e.reads == EdgeInput.LOGITS else -outer
+    return (write, float(e.layer)), (read, float(e.reads_layer))
 
 
 def _colour(fraction: float) -> str:
@@ -118,7 +122,7 @@ def graph_view(p: Patching) -> GraphView | None:
         centre = MARGIN + columns.index(e.position) * COLUMN + COLUMN / 2
         (wx, wl), (rx, rl) = _ends(e, heads, kv)
         x1, y1, x2, y2 = centre + wx, y(wl), centre + rx, y(rl)
-        bow = 12 + 5 * rank
+        bow = 6 + 4 * rank
         value = e.exact if e.exact is not None else e.eap_ig
         fraction = value / effect(edges) if effect(edges) else 0.0
         title = f"{rank + 1}. {edge_name(p, e)}: exact {percent(e.exact, edges) or 'not verified'}, EAP-IG " \
@@ -127,8 +131,9 @@ def graph_view(p: Patching) -> GraphView | None:
                           round(1 + 5 * min(1.0, abs(fraction)), 2), _colour(fraction), title))
         dots.setdefault((x1, y1), Dot(x1, y1, _short(e.node, e.layer, e.head),
                                       f"{node_name(e.node, e.layer, e.head)}'s write"))
-        dots.setdefault((x2, y2), Dot(x2, y2, _short_input(e), input_name(e.reads, e.reads_layer, e.reads_head)))
-    labels = [Label(MARGIN - 8, y(layer) + 4, "emb" if layer == 0 else "logits" if layer == top_layer else str(layer))
+        dots.setdefault((x2, y2), Dot(x2, y2, _short_input(e), input_name(e.reads, e.reads_layer, e.reads_head),
+                                      "end"))
+    labels = [Label(MARGIN - 40, y(layer) + 4, "emb" if layer == 0 else "logits" if layer == top_layer else str(layer))
               for layer in range(0, top_layer + 1) if layer in (0, top_layer) or layer % 5 == 0 or layer <= layers]
     labels += [Label(MARGIN + n * COLUMN + COLUMN / 2, height - BOTTOM / 2, _column_tokens(p, edges, j))
                for n, j in enumerate(columns)]
@@ -156,7 +161,7 @@ def _short_input(e: Edge) -> str:
         return "logits"
     if e.reads == EdgeInput.MLP:
         return f"MLP{e.reads_layer} in"
-    return f"{e.reads.value}{e.reads_layer}.{e.reads_head}"
+    return f"{e.reads.value} {e.reads_layer}.{e.reads_head}"
 
 
 def _column_tokens(p: Patching, edges: Edges, position: int) -> str:
@@ -184,14 +189,15 @@ def curve_view(p: Patching) -> CurveView | None:
     line = lambda pick: " ".join(f"{_curve_x(n, edges.count):.1f},{_curve_y(pick(f, c)):.1f}"  # noqa: E731
                                  for n, f, c in points)
     dots = [Dot(_curve_x(n, edges.count), _curve_y(f), "", point_title(n, f, c)) for n, f, c in points]
-    labels = [Label(_curve_x(n, edges.count), CURVE_H - 6, str(n)) for n in _ticks(edges.count)]
-    labels += [Label(CURVE_PAD - 6, _curve_y(v) + 4, f"{v:g}") for v in (LOW, 0.0, 1.0, HIGH)]
+    labels = [Label(_curve_x(n, edges.count), CURVE_H - 2, str(n)) for n in _ticks(edges.count)]
+    labels += [Label(CURVE_PAD - 14, _curve_y(v) + 4, f"{v:g}") for v in (LOW, 0.0, 1.0, HIGH)]
     return CurveView(curve_caption(p), CURVE_W, CURVE_H, line(lambda f, c: f), line(lambda f, c: c), dots,
                      _curve_y(1.0), _curve_y(0.0), labels)
 
 
 def _ticks(count: int) -> list[int]:
-    return [10 ** k for k in range(0, len(str(count)))] + ([count] if count > 1 else [])
+    """Powers of ten up to ``count`` (none within a factor of 3 below it, where their labels would meet), and it."""
+    return [10 ** k for k in range(0, len(str(count))) if 10 ** k * 3 <= count] + ([count] if count > 1 else [])
 
 
 def edges_view(p: Patching) -> EdgesView | None:
