@@ -63,19 +63,23 @@ def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str
         components=None if mode == PatchMode.RESIDUAL else _components(model, mine, theirs, ids, metric, k, decode,
                                                                        mode),
         edges=None if edges is None else _edges(model, getattr(mine, "member", mine),
-                                                getattr(theirs, "member", theirs), ids, metric, *edges))
+                                                getattr(theirs, "member", theirs), ids, *edges))
 
 
-def _edges(model: Any, source: Any, target: Any, ids: tuple[int, int], metric: PatchMetric, config: EdgeConfig,
-           floor: Floor, writes: dict) -> Edges:
+def _edges(model: Any, source: Any, target: Any, ids: tuple[int, int], config: EdgeConfig, floor: Floor,
+           writes: dict) -> Edges:
     """A direction's edges (pairedges.py), or its record that it is under the floor (results/effects.py): the
-    effect and the logits' magnitude in the direction's own metric, as the component grid judges them."""
+    floor the component grid stands on, judged on the effect the edges explain, their float32 one, in steps of the
+    dtype the model computed its hidden states in (a bfloat16 effect of one step can be a fraction of it in float32:
+    SmolLM2's list-vs-set-reversed, 0.125 and 0.0094) and in logits."""
     from .edgegraph import member_writes
+    from .head import Float32Head
     from .pairedges import edge_entry
-    from .patching import _own_readings
 
-    own, theirs, dtype = _own_readings(model, source, target, ids, metric)
+    head = Float32Head(model, ids)
+    own, theirs = head.reading(target.head_input), head.reading(source.head_input)
     effect = (theirs[0] - theirs[1]) - (own[0] - own[1])
+    dtype = str(target.logits.dtype).split(".")[-1]
     under = under_floor(effect, max(abs(v) for v in (*own, *theirs)), dtype, floor)
 
     def writes_of(token_ids: tuple[int, ...], graph: Any) -> Any:
