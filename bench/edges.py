@@ -6,6 +6,7 @@ circuits' MIB areas; then the FLOP projection of the same directions to a 2B, a 
     pytest --gotchas cases/ -k sets --gotchas-patch-edges --gotchas-json /tmp/edges.json
     python -m bench.edges /tmp/edges.json
     python -m bench.edges /tmp/edges.json --post-norm [--model NAME]   # Gemma: what a frozen post-norm would cost
+    python -m bench.edges /tmp/edges.json --recompute [--model NAME]   # each direction again: wall and CPU seconds
 
 The FLOP count (matrix products only; attention's T-squared terms left out, as in bench/patching.py): a forward
 pass is N layers over T tokens and the head over one row; the members' own passes, two; the scores, steps + 1 rows
@@ -137,12 +138,41 @@ def post_norm_costs(entries: list[Patching], model_name: str | None) -> list[str
     return lines
 
 
+def recompute(entries: list[Patching], model_name: str | None) -> list[str]:
+    """Each direction's edges computed again in this process on the report's token ids (the members' own passes
+    included), with wall and CPU seconds: what a loaded machine's wall seconds cannot say."""
+    import time
+
+    from pytest_gotchas.model.load import ModelSpec, load_model
+    from pytest_gotchas.results.effects import Floor
+    from pytest_gotchas.scoring.pairedges import EdgeConfig
+    from pytest_gotchas.scoring.pairpatch import _edges
+    from pytest_gotchas.scoring.patching import member_pass
+    from pytest_gotchas.settings.options import Settings
+
+    model = load_model(ModelSpec(name=model_name, device="cpu"), Settings().model_cache).model
+    lines = ["| direction | wall s | CPU s | forward / backward passes (the members' own four included) | under the "
+             "floor |", "|---|---:|---:|---:|---|"]
+    for p in entries:
+        assert p.edges is not None
+        wall, cpu = time.perf_counter(), time.process_time()
+        source, target = member_pass(model, tuple(p.source_ids)), member_pass(model, tuple(p.target_ids))
+        found = _edges(model, source, target, (p.candidate_ids[0], p.candidate_ids[1]),
+                       EdgeConfig(p.edges.steps, max(1, p.edges.verified)), Floor(), {})
+        lines.append(f"| {p.source} -> {p.target} | {time.perf_counter() - wall:.1f} | "
+                     f"{time.process_time() - cpu:.1f} | {found.forward_passes + 4} / {found.backward_passes} | "
+                     f"{'yes' if found.under_floor else 'no'} |")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.edges", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("report", type=Path, help="a JSON report written with --gotchas-patch-edges")
     parser.add_argument("--post-norm", action="store_true", help="recompute, on the report's model, what the post-norm "
                         "costs each direction's head edges (exact and frozen)")
+    parser.add_argument("--recompute", action="store_true", help="compute each direction's edges again here, with "
+                        "wall and CPU seconds")
     parser.add_argument("--model", default=None, help="the model the report ran (default: the embedded default)")
     args = parser.parse_args(argv)
     entries = [p for case in read_report(args.report).cases for p in case.patching if p.edges is not None]
@@ -154,6 +184,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.post_norm:
         print()
         print("\n".join(post_norm_costs(entries, args.model)))
+    if args.recompute:
+        print()
+        print("\n".join(recompute(entries, args.model)))
 
 
 if __name__ == "__main__":
