@@ -18,7 +18,7 @@ from .wording_edges import (EDGES_EXPLAIN, RECURRING_COLUMNS, TOP_COLUMNS, curve
                             recurring_row, top_rows)
 from .wording_patching import cell_tokens
 
-COLUMN, ROW, MARGIN, BOTTOM = 220, 22, 110, 50  # graph: a position's width, a layer's height, the left and lower margins
+COLUMN, ROW, MARGIN, BOTTOM = 220, 22, 150, 50  # graph: a position's width, a layer's height, the left and lower margins
 CURVE_W, CURVE_H, CURVE_PAD = 460, 250, 40
 LOW, HIGH = -1.0, 2.0  # the curve's faithfulness axis
 
@@ -56,7 +56,7 @@ class GraphView:
     dots: list[Dot]
     labels: list[Label]  # the layers (left) and the tokens (below)
     grid: list[float]  # the y of each layer's guide line
-    left: float = MARGIN - 20  # where the guide lines start
+    left: float = 45  # where the guide lines start
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ def graph_view(p: Patching) -> GraphView | None:
                                       f"{node_name(e.node, e.layer, e.head)}'s write"))
         dots.setdefault((x2, y2), Dot(x2, y2, _short_input(e), input_name(e.reads, e.reads_layer, e.reads_head),
                                       "end"))
-    labels = [Label(MARGIN - 40, y(layer) + 4, "emb" if layer == 0 else "logits" if layer == top_layer else str(layer))
+    labels = [Label(30, y(layer) + 4, "emb" if layer == 0 else "logits" if layer == top_layer else str(layer))
               for layer in range(0, top_layer + 1) if layer in (0, top_layer) or layer % 5 == 0 or layer <= layers]
     labels += [Label(MARGIN + n * COLUMN + COLUMN / 2, height - BOTTOM / 2, _column_tokens(p, edges, j))
                for n, j in enumerate(columns)]
