@@ -11,41 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.results import read_report
+from helpers.chapters import SEVEN_EIGHT_RULES, seven_eight_chapter, tiny_runner
 from helpers.tinymodel import build_tiny_model
 
 pytest.importorskip("torch")
 
-RULES = {"a": {"7": 2.0, "8": 0.5}, "b": {"8": 2.0, "7": 0.5}}
-
-CHAPTER = """\
-chapter: demo
-title: "edges on a tiny model"
-interpreter: "3.11"
-env: {PYTHONHASHSEED: "0"}
-cases:
-  - id: seven
-    transcript: |-
-      >>> print("a7")
-      a█
-    correct: "7"
-    wrong: "8"
-  - id: eight
-    transcript: |-
-      >>> print("b8")
-      b█
-    correct: "8"
-    wrong: "7"
-  - id: again
-    transcript: |-
-      >>> print("a" + "7")
-      a█
-    correct: "7"
-    wrong: "8"
-pairs:
-  seven-eight: [seven, eight]
-  seven-again: [seven, again]
-"""
+RULES = SEVEN_EIGHT_RULES
+CHAPTER = seven_eight_chapter("edges on a tiny model", ("again", '"a" + "7"'),
+                              "  seven-eight: [seven, eight]\n  seven-again: [seven, again]\n")
 
 SECONDS = ("seconds", "score_seconds", "circuit_seconds")
 
@@ -65,16 +38,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def run(pytester: pytest.Pytester, tiny_model: Path):
-    def run(*args: str) -> tuple[pytest.RunResult, dict]:
-        (pytester.path / "demo.yaml").write_text(CHAPTER)
-        out = pytester.path / "result.json"
-        out.unlink(missing_ok=True)
-        result = pytester.runpytest_subprocess(
-            "--gotchas", "--gotchas-model", str(tiny_model), "--gotchas-cache-dir", str(pytester.path / "models"),
-            "-o", f"cache_dir={pytester.path / 'pc'}", "--rootdir", str(pytester.path), "-p", "no:randomly",
-            "--gotchas-json", str(out), *args)
-        return result, read_report(out) if out.exists() else {}
-    return run
+    return tiny_runner(pytester, tiny_model, CHAPTER)
 
 
 def pairs(data: dict) -> dict[str, dict]:
@@ -97,8 +61,8 @@ def test_the_edges_find_the_one_path_and_show_everywhere(run, pytester: pytest.P
     assert edges["faithfulness"][sizes.index(0)] == 0.0  # MIB's 0.1% of 33 edges: the empty circuit
     assert edges["cpr"] is not None and edges["batched"] is True and backward["edges"]["top"][0]["exact"] == -3.0
     result.stdout.fnmatch_lines([
-        "      edges seven -> eight: the embeddings -> the logits at the cut 100% exact (EAP-IG *%); EAP-IG has the exact "
-        "sign for 1 of 1*; circuits within 10% of the model from 1 of * edges; MIB's CPR *, CMD *"])
+        "      edges seven -> eight: the embeddings -> the logits at the cut 100% exact (EAP-IG *%); EAP-IG has the "
+        "exact sign for 1 of 1*; circuits within 10% of the model from 1 of * edges; MIB's CPR *, CMD *"])
     page = (pytester.path / "page.html").read_text()
     assert page.count('<div class="edgegraph">') == 2 and page.count('<div class="edgecurve">') == 2
     assert "<svg" in page and "<script" not in page
