@@ -60,6 +60,7 @@ class Feature(enum.Enum):
     PATCH = "patch"  # replacing a layer's residual stream inside the forward pass
     PATCH_COMPONENTS = "patch-components"  # replacing attention and MLP outputs inside the forward pass
     PATCH_SCREEN = "patch-screen"  # gradients of the metric at attention and MLP outputs, then replacing the top-k
+    PATCH_EDGES = "patch-edges"  # gradients at every head's and MLP's inputs, and each input's stream rewritten
     ONE_PASS_CHECK = "one-pass-check"  # separate full passes beside the one-pass path
     KERNELS = "kernels"  # a kernel path replacing transformers' linear layers (model/kernels.py)
     DEVICE = "device"  # a --gotchas-device outside Capabilities.devices

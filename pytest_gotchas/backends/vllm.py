@@ -53,6 +53,8 @@ CAPABILITIES = Capabilities(cannot=(
                 "pass, which vLLM's engine does not expose"),
     Unsupported(Feature.PATCH_SCREEN, "the screen takes gradients at attention and MLP outputs and verifies its "
                 "top-k by replacing them inside the forward pass, and vLLM's engine exposes neither"),
+    Unsupported(Feature.PATCH_EDGES, "edge patching takes gradients at every head's and MLP's inputs and rewrites "
+                "each input's residual stream inside the forward pass, and vLLM's engine exposes neither"),
     Unsupported(Feature.ONE_PASS_CHECK, "the check compares transformers' one pass per prompt with separate passes, "
                 "and vLLM already reads every context as a prompt of its own"),
     Unsupported(Feature.KERNELS, "the path replaces transformers' linear layers, and vLLM runs kernels of its own "

@@ -7,11 +7,12 @@ Pure data built from the report's rollups; the templates only lay it out.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..results.rollup import ChapterRollup, PairResult, TwinResult
 from ..results.schema import CaseResult, ChapterInfo, SeedOutput
 from ..results.verdict import Verdict
+from .page_edges import RecurringTable, edges_view, recurring_table
 from .page_patching import Heatmap, heatmap
 from .page_runs import Prompt, RunBlock, Variants, own_runs, prompts, run_blocks, variants
 from .wording import chapter_line
@@ -158,6 +159,7 @@ class PairsTable:
     explain: str | None
     rows: list[PairRow]
     patching: str | None = None  # how to read the heatmaps, when a row has any
+    recurring: list[RecurringTable] = field(default_factory=list)  # --gotchas-patch-edges: per model
 
 
 @dataclass(frozen=True)
@@ -317,7 +319,8 @@ def pairs_table(chapter: str, rollups: Mapping[Model, ChapterRollup], models: li
         cells = [pair_cell(p, marks) if isinstance(p := by_model.get(m), PairResult) else None for m in models]
         rows.append(PairRow(f"pair {pair_id}", _members(chapter, next(iter(by_model.values())).members), cells,
                             heatmaps(by_model, models)))
-    return PairsTable("pairs", "Pairs", "pair", "+", None, rows, _explain(rows)) if rows else None
+    return PairsTable("pairs", "Pairs", "pair", "+", None, rows, _explain(rows),
+                      _recurring(rollups, models, "pairs")) if rows else None
 
 
 def twins_table(chapter: str, rollups: Mapping[Model, ChapterRollup], models: list[Model]) -> PairsTable | None:
@@ -326,12 +329,21 @@ def twins_table(chapter: str, rollups: Mapping[Model, ChapterRollup], models: li
         cells = [twin_cell(t) if isinstance(t := by_model.get(m), TwinResult) else None for m in models]
         rows.append(PairRow(twin_id, _members(chapter, next(iter(by_model.values())).members), cells,
                             heatmaps(by_model, models)))
-    return PairsTable("pairs twins", "Written twice", "twins", "/", TWINS, rows, _explain(rows)) if rows else None
+    return PairsTable("pairs twins", "Written twice", "twins", "/", TWINS, rows, _explain(rows),
+                      _recurring(rollups, models, "twins")) if rows else None
 
 
 def heatmaps(by_model: Mapping[Model, PairResult | TwinResult], models: list[Model]) -> list[Heatmap]:
     """Every patched direction of a pair or twin, model by model in the report's order."""
-    return [heatmap(model_label(m), p) for m in models if (item := by_model.get(m)) for p in item.patching]
+    return [replace(heatmap(model_label(m), p), edges=edges_view(p)) for m in models if (item := by_model.get(m))
+            for p in item.patching]
+
+
+def _recurring(rollups: Mapping[Model, ChapterRollup], models: list[Model], kind: str) -> list[RecurringTable]:
+    """Per model, the edges that recur over the chapter's pairs' (or twins') directions."""
+    found = [recurring_table(model_label(m), [p for item in getattr(rollups[m], kind) for p in item.patching])
+             for m in models if m in rollups]
+    return [table for table in found if table is not None]
 
 
 def _explain(rows: list[PairRow]) -> str | None:

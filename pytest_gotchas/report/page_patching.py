@@ -5,6 +5,7 @@ answer, red away from it, white at 0%), the figures on hover. Pure data; _patchi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..results.schema import Patching
 from .wording_patching import (SCREEN_COLUMNS, components_line, heatmap_caption, heatmap_cell_title,
@@ -65,6 +66,7 @@ class Heatmap:
     components: list[Heatmap] = field(default_factory=list)  # --gotchas-patch-components: attention, MLP, heads
     pattern: PatternMap | None = None  # where the top heads at the cut read from
     screen: ScreenTable | None = None  # the screen's top-k, estimate beside exact
+    edges: Any = None  # --gotchas-patch-edges: page_edges.EdgesView (set by page_chapters: page_edges reads this module)
 
 
 def colour(fraction: float | None) -> tuple[str, bool]:

@@ -18,6 +18,7 @@ from .escape import escape
 from .wording import (Line, backend_text, chapter_line, comparison_line, differences_text, lead_text, model_line,
                       one_pass_check_line, pct, probabilities, slow_bfloat16_line, stepped_line)
 from .wording_claims import SIGN_FLIP
+from .wording_edges import direction_lines
 from .wording_patching import patched_lines
 from ..results.vocabulary import ReadingKind, ReadingName
 from .wording_run import partial_run
@@ -239,12 +240,12 @@ def _chapter(chapter: ChapterRollup) -> Iterator[Line]:
         state = "not scored" if pair.passed is None else "pass" if pair.passed else "FAIL"
         members = ", ".join(f"{m} {v or '-'}" for m, v in zip(pair.members, pair.verdicts))
         yield f"  pair {pair.id}: {state} ({members})", markup(Verdict.OK if pair.passed else Verdict.MISS)
-        yield from ((f"    {line}", _PLAIN) for p in pair.patching for line in patched_lines(p))
+        yield from ((f"    {line}", _PLAIN) for p in pair.patching for line in direction_lines(p))
     for twin in chapter.twins:
         state = "not scored" if twin.agree is None else "agree" if twin.agree else "DISAGREE"
         members = ", ".join(f"{m} {v or '-'}" for m, v in zip(twin.members, twin.verdicts))
         yield f"  written twice, {twin.id}: {state} ({members})", _PLAIN
-        yield from ((f"    {line}", _PLAIN) for p in twin.patching for line in patched_lines(p))
+        yield from ((f"    {line}", _PLAIN) for p in twin.patching for line in direction_lines(p))
     yield f"  {chapter_line(chapter)}", {"bold": True}
 
 
@@ -274,7 +275,7 @@ def _chapter_across(report: Report, rollups: list[ChapterRollup]) -> Iterator[Li
         for rollup in rollups:
             pair = next((p for p in rollup.pairs if p.id == pair_id), None)
             yield from ((f"    {line}", _PLAIN) for p in (pair.patching if pair else [])
-                        for line in patched_lines(p, rollup.model))
+                        for line in direction_lines(p, rollup.model))
     for rollup in rollups:
         yield f"  [{rollup.model}] {chapter_line(rollup)}", {"bold": True}
 

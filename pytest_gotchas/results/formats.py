@@ -32,7 +32,9 @@ What each format is, from the history of results/schema.py and report.schema.jso
    families); a comparison's and a twins' test's `clusters` and whether they are `clustered` (their p then the
    sign-flip test's over families), a comparison's `families_needed` and `units_needed` for the difference seen; a
    log ratio difference's `clusters`; and the `family_shares` section (per family, its instances passed beside
-   instance zero's verdict).
+   instance zero's verdict); a patched direction's `edges` (--gotchas-patch-edges: the top edges by EAP-IG with
+   their EAP scores and exact values, the faithfulness curve of circuits of the top edges and MIB's areas over it,
+   results/circuits.py).
 
 Format 3 migrates: its data sections read as they are (every field added during format 3 has a default that says
 "not recorded": `incremental_steps` 0, patching's `source_tokens` empty and `step` 0.0, a baseline header's `reading`
@@ -43,7 +45,7 @@ GradDrop score, no patterns), and changed no rule a computed section follows; so
 all "exact", its seconds are not recorded: 0.0), and so does format 6 (how it ended is not recorded: `exit_status`
 None, not `interrupted`, nothing listed as not run; a partial run of format 6 cannot be told from a whole one; its
 `margins` section is a former one, dropped and computed again as `log_ratios`), and so does format 7 (it records no
-families: every unit is its own, and every statistic is what format 7 computed). Formats 1 and 2 are refused
+families and no edges: every unit is its own, and every statistic is what format 7 computed). Formats 1 and 2 are refused
 (UNMIGRATABLE says why): a migration would have to guess what they do not record.
 """
 

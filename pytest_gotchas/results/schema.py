@@ -29,6 +29,7 @@ from typing import Any
 from pydantic import computed_field
 from pydantic.dataclasses import dataclass
 
+from .circuits import Edges
 from .verdict import Judged, Status, Verdict
 from .vocabulary import Cell, ComponentKind, ComponentsMethod, FamilyKind, PatchMethod, ReadingKind, ReadingName
 
@@ -321,6 +322,7 @@ class Patching:
     metric_dtype: str = ""
     step: float = 0.0
     components: Components | None = None  # --gotchas-patch-components or -screen; None when not asked for
+    edges: Edges | None = None  # --gotchas-patch-edges (results/circuits.py); None when not asked for
     # Wall seconds of the residual grid (its cells and checks, the members' own passes left out), in the process that
     # ran it: what bench/components.py --from-report sets beside the components' costs. 0.0 in older reports.
     seconds: float = 0.0

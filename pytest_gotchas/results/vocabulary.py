@@ -120,3 +120,21 @@ class IntervalMethod(StrEnum):
     WILSON_CLUSTERED = "wilson-design-effect"
     T = "t"
     T_CLUSTERED = "cluster-t"
+
+
+class EdgeNode(StrEnum):
+    """An edge's upstream end (--gotchas-patch-edges, scoring/edgegraph.py): what writes to the residual stream."""
+
+    EMBED = "embed"  # the token embeddings
+    HEAD = "head"  # one query head's output (its o_proj slice; under a post-norm, its share as edgegraph.py defines)
+    MLP = "mlp"  # an MLP block's write (after its post-norm where the model has one)
+
+
+class EdgeInput(StrEnum):
+    """An edge's downstream end: the input that reads the residual stream."""
+
+    QUERY = "q"  # one query head's query input
+    KEY = "k"  # one key-value head's key input
+    VALUE = "v"  # one key-value head's value input
+    MLP = "mlp"  # an MLP block's input
+    LOGITS = "logits"  # the final norm and the head, at the cut

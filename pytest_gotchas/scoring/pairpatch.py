@@ -12,10 +12,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..results.circuits import Edges
+from ..results.effects import Floor, under_floor
 from ..results.schema import Components, HeadPattern, Patching, Screened
 from ..truth.collect import Planned
 from ..truth.partners import Partner
 from .cut import CutPlan
+from .pairedges import EdgeConfig
 from ..results.vocabulary import Cell, ComponentKind, ComponentsMethod, PatchMethod, PatchMetric, PatchMode
 
 
@@ -25,7 +28,7 @@ def _by_primer(planned: Planned, cuts: list[CutPlan]) -> dict[str | None, CutPla
 
 def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str, CutPlan],
                target: tuple[str, CutPlan], decode: Callable[[int], str], method: PatchMethod, metric: PatchMetric,
-               mode: PatchMode, k: int) -> tuple[Any, Patching]:
+               mode: PatchMode, k: int, edges: tuple[EdgeConfig, Floor, dict] | None = None) -> tuple[Any, Patching]:
     from .components import component_pass
     from .patching import member_pass, patch_exact
 
@@ -49,7 +52,33 @@ def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str
         prefix_apart=result.prefix_apart, prefix_shift=result.prefix_shift, metric_dtype=result.metric_dtype,
         step=result.step, seconds=seconds,
         components=None if mode == PatchMode.RESIDUAL else _components(model, mine, theirs, ids, metric, k, decode,
-                                                                       mode))
+                                                                       mode),
+        edges=None if edges is None else _edges(model, getattr(mine, "member", mine),
+                                                getattr(theirs, "member", theirs), ids, *edges))
+
+
+def _edges(model: Any, source: Any, target: Any, ids: tuple[int, int], config: EdgeConfig, floor: Floor,
+           writes: dict) -> Edges:
+    """A direction's edges (pairedges.py), or its record that it is under the floor (results/effects.py): the
+    floor the component grid stands on, judged on the effect the edges explain, their float32 one, in steps of the
+    dtype the model computed its hidden states in (a bfloat16 effect of one step can be a fraction of it in float32:
+    SmolLM2's list-vs-set-reversed, 0.125 and 0.0094) and in logits."""
+    from .edgegraph import member_writes
+    from .head import Float32Head
+    from .pairedges import edge_entry
+
+    head = Float32Head(model, ids)
+    own, theirs = head.reading(target.head_input), head.reading(source.head_input)
+    effect = (theirs[0] - theirs[1]) - (own[0] - own[1])
+    dtype = str(target.logits.dtype).split(".")[-1]
+    under = under_floor(effect, max(abs(v) for v in (*own, *theirs)), dtype, floor)
+
+    def writes_of(token_ids: tuple[int, ...], graph: Any) -> Any:
+        if token_ids not in writes:
+            writes[token_ids] = member_writes(model, graph, token_ids)
+        return writes[token_ids]
+
+    return edge_entry(model, source, target, ids, config, writes_of, under)
 
 
 def _components(model: Any, source: Any, target: Any, ids: tuple[int, int], metric: PatchMetric, k: int,
@@ -142,11 +171,13 @@ def top_heads_at_cut(exact: dict[Cell, float], unpatched: float, cut: int,
 
 def patch_partners(model: Any, planned: Planned, cuts: list[CutPlan], partners: list[Partner],
                    cuts_of: Callable[[Planned], list[CutPlan]], decode: Callable[[int], str],
-                   method: PatchMethod, metric: PatchMetric, mode: PatchMode, k: int) -> list[Patching]:
+                   method: PatchMethod, metric: PatchMetric, mode: PatchMode, k: int,
+                   edges: EdgeConfig | None = None, floor: Floor = Floor()) -> list[Patching]:
     """Every partner's pair in both directions (first member -> last, then last -> first), per shared primer, by
     patching.py's `method` (``full`` again where its checks fail: patch_exact), the metric's logits by head.py's
     `metric`; with PatchMode.COMPONENTS also components.py's exact grid of each direction and screen.py's top ``k``
-    beside it, with PatchMode.SCREEN the screen's verified top ``k`` without the grid. A failed check of
+    beside it, with PatchMode.SCREEN the screen's verified top ``k`` without the grid; with ``edges`` the scores,
+    top edges and circuits of each direction above ``floor`` (pairedges.py). A failed check of
     ``full`` (or of the component grid) raises CheckError, a model without decoder layers PatchingError."""
     from dataclasses import replace
 
@@ -154,6 +185,7 @@ def patch_partners(model: Any, planned: Planned, cuts: list[CutPlan], partners: 
 
     mine = _by_primer(planned, cuts)
     passes: dict[tuple[int, ...], Any] = {}
+    writes: dict[tuple[int, ...], Any] = {}  # each member's writes, for the edges
     found = []
     for partner in partners:
         theirs = _by_primer(partner.other, cuts_of(partner.other))
@@ -161,7 +193,8 @@ def patch_partners(model: Any, planned: Planned, cuts: list[CutPlan], partners: 
             first, last = (partner.other.case.id, theirs[primer]), (planned.case.id, mine[primer])
             for source, target in ((first, last), (last, first)):
                 try:
-                    _, entry = _direction(model, passes, source, target, decode, method, metric, mode, k)
+                    _, entry = _direction(model, passes, source, target, decode, method, metric, mode, k,
+                                          None if edges is None else (edges, floor, writes))
                 except CheckError as error:
                     under = f" under primer {primer!r}" if primer else ""
                     kind = "twin" if partner.twin else "pair"

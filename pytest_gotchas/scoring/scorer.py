@@ -15,18 +15,20 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from ..backends.protocol import Backend, ModelLoadError, ModuleBackend, Role
 from ..errors import GotchasError, ModelUnavailable
+from ..results.effects import Floor
 from ..results.onepass import judged_alone, separate
 from ..results.schema import CacheUse, CaseResult, Cost, LayerReading, ModelInfo, Run, Timings
 from ..results.verdict import NonFiniteProbability, case_verdict
 from ..results.vocabulary import PatchMethod, PatchMetric, PatchMode, ReadingName
 from ..truth.collect import Planned, Scoring
 from .engine_rows import Fetcher
+from .pairedges import EdgeConfig
 from .slot import Clock, ModelSlot
 
 
@@ -47,6 +49,8 @@ class ScoringConfig:
     patch: PatchMode | None = None
     patch_metric: PatchMetric = PatchMetric.MODEL  # the dtype of patching's two logits: the model's or float32 (head.py)
     patch_screen_k: int = 20  # the screen's top-k verified exactly (screen.py), with the component grid or alone
+    patch_edges: EdgeConfig | None = None  # --gotchas-patch-edges (pairedges.py); None: no edges
+    patch_floor: Floor = field(default_factory=Floor)  # the effect under which a direction is not explained
     # this plugin's folder in pytest's cache, for cut plans and token texts (not the model cache); None: none kept,
     # and the tokenizer loads eagerly
     pytest_cache: Path | None = None
@@ -154,7 +158,8 @@ class Scorer:
             with self.clock.phase("patching", exclude=self.slot.tokenizer_seconds):
                 entries = patch_partners(model, planned, cuts, partners, cuts_of, decode, method,
                                          self.config.patch_metric, self.config.patch or PatchMode.RESIDUAL,
-                                         self.config.patch_screen_k)
+                                         self.config.patch_screen_k, self.config.patch_edges,
+                                         self.config.patch_floor)
             fell_back = (f"patching: the {method} method's exactness checks failed on this machine's kernels for "
                          "some directions (a batch's rows rounded otherwise than a row alone), so those were computed "
                          "again with full, one pass per cell; the JSON names the method of each")

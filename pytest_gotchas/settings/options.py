@@ -85,6 +85,18 @@ def level(raw: str) -> float:
     return value
 
 
+def between(maximum: float) -> Callable[[str], float]:
+    """A number in [0, maximum] (nan refused)."""
+
+    def parse(raw: str) -> float:
+        value = _number(raw, f"a number from 0 to {maximum:g}")
+        if not 0 <= value <= maximum:
+            raise OptionError(f"must be a number from 0 to {maximum:g}, got {raw!r}")
+        return value
+
+    return parse
+
+
 def text(raw: str) -> str | None:
     return str(raw).strip() or None
 
@@ -261,6 +273,20 @@ OPTIONS = (
     Option("patch_screen_k", "with --gotchas-patch-components or --gotchas-patch-screen: how many of the screen's "
            "cells (attribution patching, ranked by |estimate|) are verified by exact patching and reported beside "
            "their estimates, per direction", integer(1, 10000), metavar="K"),
+    Option("patch_edges", "also score, in every direction --gotchas-patch runs (this option turns it on), every edge "
+           "between the embeddings, attention heads, MLPs and the logits at each aligned position by EAP and EAP-IG, "
+           "verify the top edges by exact edge patching, and measure the faithfulness of circuits of the top edges "
+           "(which path carries the answer)", kind=OptionKind.FLAG),
+    Option("patch_edges_steps", "with --gotchas-patch-edges: EAP-IG's interpolation steps between the source's and "
+           "the target's embeddings", integer(1, 1000), metavar="N"),
+    Option("patch_edges_k", "with --gotchas-patch-edges: how many of the top edges (by |EAP-IG|) are patched "
+           "exactly and reported, per direction", integer(1, 1000), metavar="K"),
+    # #53's floor (results/effects.py); the edges stand on it too.
+    Option("patch_floor_steps", "a patched direction whose effect is under this many steps of its metric's dtype "
+           "and under --gotchas-patch-floor-logits gets no fraction, ranking or circuit", between(1024),
+           metavar="STEPS"),
+    Option("patch_floor_logits", "a patched direction whose effect is under this many logits and under "
+           "--gotchas-patch-floor-steps steps gets no fraction, ranking or circuit", between(100), metavar="LOGITS"),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 
@@ -306,6 +332,11 @@ class Settings:
     patch_components: bool = False
     patch_screen: bool = False
     patch_screen_k: int = 20
+    patch_edges: bool = False
+    patch_edges_steps: int = 5
+    patch_edges_k: int = 10
+    patch_floor_steps: float = 4.0
+    patch_floor_logits: float = 0.05
 
     @property
     def model_cache(self) -> Path:

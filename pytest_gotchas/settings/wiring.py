@@ -9,8 +9,10 @@ from typing import Protocol
 
 from ..backends.protocol import Asked, Backend, EngineOptions, Feature, LoadRequest, ModelLoadError, ModelSpec
 from ..model.ref import ModelRef
+from ..results.effects import Floor
 from ..results.hardware import PLAIN_KERNELS
 from ..results.vocabulary import PatchMetric, PatchMode, ReadingName
+from ..scoring.pairedges import EdgeConfig
 from ..scoring.scorer import Scorer, ScoringConfig
 from ..scoring.slot import Clock, ModelSlot
 from ..truth.collect import Collector, Planned
@@ -33,13 +35,13 @@ class Progress(Protocol):
 
 
 def patch_mode(settings: Settings) -> PatchMode | None:
-    """The three patching flags as one mode: the component grid (with the screen beside it) wins over the screen
-    alone, and either implies the residual grid; None: no patching."""
+    """The patching flags as one mode: the component grid (with the screen beside it) wins over the screen alone,
+    and either, like the edges, implies the residual grid; None: no patching."""
     if settings.patch_components:
         return PatchMode.COMPONENTS
     if settings.patch_screen:
         return PatchMode.SCREEN
-    return PatchMode.RESIDUAL if settings.patch else None
+    return PatchMode.RESIDUAL if settings.patch or settings.patch_edges else None
 
 
 def scoring_config(settings: Settings, pytest_cache: Path | None) -> ScoringConfig:
@@ -48,6 +50,9 @@ def scoring_config(settings: Settings, pytest_cache: Path | None) -> ScoringConf
                          layers=settings.layers, one_pass_check=settings.one_pass_check,
                          patch=patch_mode(settings), patch_metric=PatchMetric(settings.patch_metric),
                          patch_screen_k=settings.patch_screen_k,
+                         patch_edges=EdgeConfig(settings.patch_edges_steps, settings.patch_edges_k)
+                         if settings.patch_edges else None,
+                         patch_floor=Floor(settings.patch_floor_steps, settings.patch_floor_logits),
                          pytest_cache=pytest_cache)
 
 
@@ -116,7 +121,7 @@ def asked(settings: Settings, flag: str = "--gotchas-", workers: int = 0) -> lis
     the order refusals are said."""
     switches = ((Feature.LAYERS, settings.layers), (Feature.PRECISION_CHECK, settings.precision_check),
                 (Feature.PATCH, settings.patch), (Feature.PATCH_COMPONENTS, settings.patch_components),
-                (Feature.PATCH_SCREEN, settings.patch_screen),
+                (Feature.PATCH_SCREEN, settings.patch_screen), (Feature.PATCH_EDGES, settings.patch_edges),
                 (Feature.ONE_PASS_CHECK, settings.one_pass_check))
     out = [Asked(feature, f"{flag}{feature.value}") for feature, on in switches if on]
     if settings.kernels != PLAIN_KERNELS:

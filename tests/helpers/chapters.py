@@ -132,3 +132,57 @@ REFUSED_BETWEEN = """
   wrong: "3"
 """
 REFUSED_BETWEEN_RULES = {"[": {"1": 2.0, "2": 1.0}, "\n": {"2": 2.0, "3": 1.0}}
+
+
+# The tiny model's rules (helpers/tinymodel.py) after `a` and `b`, and the chapter of the two cases they answer
+# opposite ways: patching's and the edges' plugin tests.
+SEVEN_EIGHT_RULES = {"a": {"7": 2.0, "8": 0.5}, "b": {"8": 2.0, "7": 0.5}}
+
+
+def seven_eight_chapter(title: str, third: tuple[str, str], pairs: str) -> str:
+    """`seven` (`print("a7")`, answers 7) and `eight` (`print("b8")`, answers 8), then a third case answering 7,
+    `third` = (its id, the expression printed), then the chapter's `pairs:` lines."""
+    name, printed = third
+    return f'''\
+chapter: demo
+title: "{title}"
+interpreter: "3.11"
+env: {{PYTHONHASHSEED: "0"}}
+cases:
+  - id: seven
+    transcript: |-
+      >>> print("a7")
+      a█
+    correct: "7"
+    wrong: "8"
+  - id: eight
+    transcript: |-
+      >>> print("b8")
+      b█
+    correct: "8"
+    wrong: "7"
+  - id: {name}
+    transcript: |-
+      >>> print({printed})
+      a█
+    correct: "7"
+    wrong: "8"
+pairs:
+{pairs}'''
+
+
+def tiny_runner(pytester, model, chapter: str):
+    """`run(*args)`: pytest --gotchas on `chapter` (as demo.yaml) with the tiny `model`, its JSON report read back
+    ({} when none was written)."""
+    from helpers.results import read_report
+
+    def run(*args: str):
+        (pytester.path / "demo.yaml").write_text(chapter)
+        out = pytester.path / "result.json"
+        out.unlink(missing_ok=True)
+        result = pytester.runpytest_subprocess(
+            "--gotchas", "--gotchas-model", str(model), "--gotchas-cache-dir", str(pytester.path / "models"),
+            "-o", f"cache_dir={pytester.path / 'pc'}", "--rootdir", str(pytester.path), "-p", "no:randomly",
+            "--gotchas-json", str(out), *args)
+        return result, read_report(out) if out.exists() else {}
+    return run

@@ -34,3 +34,19 @@ def component_model():
         model.lm_head.weight[YES, YES] = 1.0
         model.lm_head.weight[NO, NO] = 1.0
     return model.to(torch.bfloat16).eval()
+
+
+def split_model():
+    """component_model with the path split over two edges: both query heads of layer 1 read the shared values and
+    write half the flags each (head 1.0 from o_proj's input 0..7, head 1.1 from 8..15), so MLP 2 needs both heads'
+    writes at the cut for the whole answer, and either alone carries half the flags."""
+    import torch
+
+    model = component_model()
+    with torch.no_grad():
+        o_proj = model.model.layers[0].self_attn.o_proj
+        o_proj.weight.zero_()
+        for offset in (0, VOCAB // 2):
+            o_proj.weight[FLAG_A, offset] = GAIN / 2
+            o_proj.weight[FLAG_B, offset + 1] = GAIN / 2
+    return model

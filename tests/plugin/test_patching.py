@@ -12,40 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.chapters import SEVEN_EIGHT_RULES, seven_eight_chapter, tiny_runner
 from helpers.tinymodel import build_tiny_model, build_tokenizer
 from helpers.results import read_report
 
 pytest.importorskip("torch")
 
-RULES = {"a": {"7": 2.0, "8": 0.5}, "b": {"8": 2.0, "7": 0.5}}
-
-CHAPTER = """\
-chapter: demo
-title: "patching on a tiny model"
-interpreter: "3.11"
-env: {PYTHONHASHSEED: "0"}
-cases:
-  - id: seven
-    transcript: |-
-      >>> print("a7")
-      a█
-    correct: "7"
-    wrong: "8"
-  - id: eight
-    transcript: |-
-      >>> print("b8")
-      b█
-    correct: "8"
-    wrong: "7"
-  - id: alone
-    transcript: |-
-      >>> print("a7")
-      a█
-    correct: "7"
-    wrong: "8"
-pairs:
-  seven-eight: [seven, eight]
-"""
+RULES = SEVEN_EIGHT_RULES
+CHAPTER = seven_eight_chapter("patching on a tiny model", ("alone", '"a7"'), "  seven-eight: [seven, eight]\n")
 
 KEYS = ["source", "target", "primer", "source_ids", "target_ids", "candidate_ids", "layers", "positions", "tokens",
         "unpatched", "source_value", "cells", "method"]
@@ -69,16 +43,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def run(pytester: pytest.Pytester, tiny_model: Path):
-    def run(*args: str) -> tuple[pytest.RunResult, dict]:
-        (pytester.path / "demo.yaml").write_text(CHAPTER)
-        out = pytester.path / "result.json"
-        out.unlink(missing_ok=True)
-        result = pytester.runpytest_subprocess(
-            "--gotchas", "--gotchas-model", str(tiny_model), "--gotchas-cache-dir", str(pytester.path / "models"),
-            "-o", f"cache_dir={pytester.path / 'pc'}", "--rootdir", str(pytester.path), "-p", "no:randomly",
-            "--gotchas-json", str(out), *args)
-        return result, read_report(out) if out.exists() else {}
-    return run
+    return tiny_runner(pytester, tiny_model, CHAPTER)
 
 
 def test_both_directions_are_on_the_pair(run) -> None:

@@ -21,13 +21,15 @@ cases:
 
 @pytest.mark.parametrize("flag, named", [("--gotchas-layers", "--gotchas-layers"),
                                          ("--gotchas-precision-check", "--gotchas-precision-check"),
-                                         ("--gotchas-one-pass-check", "--gotchas-one-pass-check")])
+                                         ("--gotchas-one-pass-check", "--gotchas-one-pass-check"),
+                                         ("--gotchas-patch-edges", "--gotchas-patch-edges")])
 def test_an_unsupported_option_is_one_usage_error(pytester: pytest.Pytester, flag: str, named: str) -> None:
     (pytester.path / "demo.yaml").write_text(CHAPTER)
     result = pytester.runpytest_subprocess("--gotchas", "--gotchas-model", "vllm:gemma-3-270m", flag,
                                            "-p", "no:randomly")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{named} cannot be used with the vllm backend (vllm:gemma-3-270m)*"])
+    assert result.stderr.str().count("cannot be used with the vllm backend") == 1
     assert "passed" not in result.stdout.str()
 
 

@@ -57,6 +57,7 @@ def test_a_transformers_run_refuses_nothing() -> None:
                                            ("patch", "--gotchas-patch"),
                                            ("patch_components", "--gotchas-patch-components"),
                                            ("patch_screen", "--gotchas-patch-screen"),
+                                           ("patch_edges", "--gotchas-patch-edges"),
                                            ("one_pass_check", "--gotchas-one-pass-check")])
 def test_each_unsupported_option_is_named_with_the_backend(setting: str, flag: str) -> None:
     (message,) = refusals(settings(**{setting: True}), ["gemma-3-270m", "vllm:gemma-3-270m"])
@@ -68,6 +69,13 @@ def test_the_screen_alone_is_refused_in_one_message() -> None:
         "--gotchas-patch-screen cannot be used with the vllm backend (vllm:gemma-3-270m): the screen takes gradients "
         "at attention and MLP outputs and verifies its top-k by replacing them inside the forward pass, and vLLM's "
         "engine exposes neither"]
+
+
+def test_the_edges_are_refused_in_one_message() -> None:
+    assert refusals(settings(patch_edges=True), ["vllm:gemma-3-270m"]) == [
+        "--gotchas-patch-edges cannot be used with the vllm backend (vllm:gemma-3-270m): edge patching takes "
+        "gradients at every head's and MLP's inputs and rewrites each input's residual stream inside the forward "
+        "pass, and vLLM's engine exposes neither"]
 
 
 def test_a_kernel_path_is_transformers_own() -> None:

@@ -57,6 +57,11 @@ def test_gotchas_new_offers_the_shared_options_under_their_short_names() -> None
     ("vllm_memory", "2", "must be more than 0 and at most 1, got '2'"),
     ("dtype", "int8", "must be one of bfloat16, float16, float32, got 'int8'"),
     ("patch_metric", "bfloat16", "must be one of model, float32, got 'bfloat16'"),
+    ("patch_edges_steps", "0", "must be a whole number from 1 to 1000, got 0"),
+    ("patch_edges_k", "1001", "must be a whole number from 1 to 1000, got 1001"),
+    ("patch_floor_steps", "-1", "must be a number from 0 to 1024, got '-1'"),
+    ("patch_floor_logits", "nan", "must be a number from 0 to 100, got 'nan'"),
+    ("patch_floor_logits", "a few", "expects a number from 0 to 100, got 'a few'"),
 ])
 def test_each_value_is_validated_by_its_declaration(name: str, raw: str, message: str) -> None:
     with pytest.raises(OptionError) as error:
