@@ -30,8 +30,26 @@ from pydantic import computed_field
 from pydantic.dataclasses import dataclass
 
 from .verdict import Judged, Status, Verdict
-from .vocabulary import Cell, ComponentKind, ComponentsMethod, PatchMethod, ReadingKind, ReadingName
+from .vocabulary import Cell, ComponentKind, ComponentsMethod, FamilyKind, PatchMethod, ReadingKind, ReadingName
 
+
+
+@dataclass
+class Instance:
+    """One drawn instance of a family: the unit it made and the slot values it was drawn with."""
+
+    unit: str  # the pair id (pair family), twin id (twin family) or case id (case family) in ChapterInfo
+    slots: dict[str, str]  # slot name -> the value drawn, as written into the transcript
+    index: int  # 0 is the hand-written unit (instance zero); drawn instances count from 1
+
+
+@dataclass
+class FamilyInfo:
+    """A family of a chapter: how its instances were drawn, and which units they are."""
+
+    kind: FamilyKind
+    seed: int
+    instances: list[Instance]  # instance zero first
 
 
 @dataclass
@@ -52,6 +70,7 @@ class ChapterInfo:
     # The primers its prompts start with (truth/collect.primers_fact: "none", or their sha256 and a short form), so
     # that a baseline can tell a chapter read with other primers; "" in a report written before it was recorded.
     primers: str = ""
+    families: dict[str, FamilyInfo] = field(default_factory=dict)  # family id -> its instances
 
     @property
     def order(self) -> tuple[Any, ...]:

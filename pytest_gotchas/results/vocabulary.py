@@ -99,3 +99,24 @@ class PatchMode(StrEnum):
     RESIDUAL = "residual"
     COMPONENTS = "components"
     SCREEN = "screen"
+
+
+class FamilyKind(StrEnum):
+    """What a family draws instances of (cases/families.py)."""
+
+    PAIR = "pair"
+    TWIN = "twin"
+    CASE = "case"
+
+
+class SlotKind(StrEnum):
+    """What a slot of a family draws (cases/slots.py): an identifier from a pool, an integer from a range, a string
+    literal, container contents, an order of operands, an unrelated statement, or one of listed fragments of code."""
+
+    NAME = "name"
+    INT = "int"
+    TEXT = "text"
+    ITEMS = "items"
+    ORDER = "order"
+    STATEMENT = "statement"
+    CHOICE = "choice"
