@@ -164,7 +164,7 @@ def _case(family: Family, member: Member, own: Case, rendered: Rendered, positio
     parsed: Transcript = transcript.parse(text) if text is not None else own.transcript
     draw = Draw(family=family.id, kind=family.kind, unit=unit, index=index, slots=tuple(slots.items()),
                 partner=partner, misreading=rendered.misreadings[position] if rendered.problem is None else None,
-                zero=(own.correct or "", own.wrong or ""), problem=rendered.problem)
+                zero=(own.correct or "", own.wrong or ""), line=family.line, problem=rendered.problem)
     return Case(id=ids[position], line=member.line, transcript=parsed, correct=None, wrong=None, unscored=None,
                 note=own.note, interpreter=own.interpreter, env=own.env, drawn=draw)
 

@@ -86,6 +86,7 @@ class Draw:
     partner: str | None  # the other member's case id, whose output is this one's wrong answer (pair families)
     misreading: str | None  # the stated misreading, written out (twin and case families, or a member's own)
     zero: tuple[str, str]  # instance zero's (correct, wrong) for this member: a drawn cut keeps their kinds
+    line: int  # the family's, which a message about the whole instance names
     problem: str | None = None  # why the draw is no transcript at all: refused at collection
 
     @property

@@ -50,10 +50,11 @@ class Planned:
 
     @property
     def instance(self) -> str:
-        """file:line: family 'id', instance 'id' (slot values), as a message about a drawn instance starts."""
+        """file:line (the family's): family 'id', instance 'id' (slot values), as a message about a drawn instance
+        starts."""
         draw = self.case.drawn
         assert draw is not None
-        return f"{self.info.path}:{self.case.line}: family {draw.family!r}, instance {draw.unit!r} ({draw.shown})"
+        return f"{self.info.path}:{draw.line}: family {draw.family!r}, instance {draw.unit!r} ({draw.shown})"
 
     def result(self, **values: object) -> CaseResult:
         interpreter = f"{self.interpreter.version} {self.interpreter.path}" if self.interpreter else None
@@ -234,8 +235,10 @@ class Collector:
                     continue
                 made = instances.cut_case(case, cuts[case.id]) if isinstance(cuts, dict) else cuts
                 if isinstance(made, str):  # said of the instance: its messages name the cases they are about
-                    refused.append(f"{planned.instance}: {made}" if made is cuts else f"{planned.where}: {made}")
-                    planned.refusals.append(refused[-1])
+                    message = f"{planned.instance}: {made}" if made is cuts else f"{planned.where}: {made}"
+                    planned.refusals.append(message)
+                    if message not in refused[-1:]:  # listed once, where both members carry it
+                        refused.append(message)
                 else:
                     planned.case, planned.prompts = made, chapter.prompts(made)
         return refused

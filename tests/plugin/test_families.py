@@ -105,7 +105,7 @@ def test_an_instance_that_cannot_be_cut_is_refused_with_its_family_and_slots(run
     assert collected(result) == ["fam.yaml::list-first", "fam.yaml::set-first",
                                  *(f"fam.yaml::{case}" for case in chapter.instances[0].cases + chapter.instances[1].cases)]
     first, second = bad.cases
-    where = f"fam.yaml:{line_of(REFUSING_FAMILY, '>>> list(reversed([${x}')}: family 'list-vs-set', instance " \
+    where = f"fam.yaml:{line_of(REFUSING_FAMILY, '    pair: list-vs-set')}: family 'list-vs-set', instance " \
             f"'{bad.unit}' (x='x', n='1')"
     assert_block(result, [
         f"{where}: case '{first}': its outputs part at ']' against '}}' (another character against another "
