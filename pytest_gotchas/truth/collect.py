@@ -224,7 +224,7 @@ class Collector:
                  if n == 0 and p.case.drawn is not None}
         first.update({c.id: instances.Executed(prompt.transcript.prompt, runs) for (c, prompt, _), runs in partners})
         by_id = {planned.case.id: planned for planned in every_planned}
-        refused = []
+        refused: list[str] = []
         for members in drawn.values():
             if not all(case.id in first for case in members):
                 continue  # an interpreter is missing: the member is skipped, and says why
