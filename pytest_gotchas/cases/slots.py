@@ -200,7 +200,8 @@ _COMPARE: dict[type, Callable[[Any, Any], Any]] = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
     ast.GtE: operator.ge, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
 FUNCTIONS: dict[str, Callable[..., Any]] = {"len": len, "abs": abs, "min": min, "max": max, "sum": sum,
-                                            "sorted": sorted, "str": str, "repr": repr, "int": int}
+                                            "sorted": sorted, "str": str, "repr": repr, "int": int, "list": list,
+                                            "tuple": tuple, "zip": zip, "reversed": reversed}
 
 
 @dataclass(frozen=True)

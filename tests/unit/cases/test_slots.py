@@ -73,9 +73,10 @@ def test_expressions_compute_over_the_slots() -> None:
 
 @pytest.mark.parametrize(("text", "message"), [
     ("y + 1", "`y + 1` names 'y', which is no slot of the family (slots: n)"),
-    ("n.bit_length()", "`n.bit_length()` may call only len, abs, min, max, sum, sorted, str, repr, int, with plain "
-                       "arguments"),
-    ("open('x')", "`open('x')` may call only len, abs, min, max, sum, sorted, str, repr, int, with plain arguments"),
+    ("n.bit_length()", "`n.bit_length()` may call only len, abs, min, max, sum, sorted, str, repr, int, list, "
+                       "tuple, zip, reversed, with plain arguments"),
+    ("open('x')", "`open('x')` may call only len, abs, min, max, sum, sorted, str, repr, int, list, tuple, zip, "
+                  "reversed, with plain arguments"),
     ("[k for k in n]", "`[k for k in n]`: ListComp is not allowed in a family's expression"),
     ("n / 2", "`n / 2`: Div is not allowed in a family's expression"),
     ("n is 2", "`n is 2`: Compare is not allowed in a family's expression"),
