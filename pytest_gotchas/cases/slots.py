@@ -22,8 +22,8 @@ from typing import Any
 from ..results.vocabulary import SlotKind
 from .transcript import CURSOR, PS1
 
-# The pools of a slot written as its kind alone (`x: name`): names no template of the library uses as a builtin,
-# short words, and statements that print nothing (the empty one leaves the line out).
+# The pools of a slot written as its kind alone (`x: name`): identifiers that are no keyword or builtin, short
+# lower-case words, and statements that print nothing (the empty one leaves the line out).
 NAMES = ("x", "y", "z", "n", "i", "j", "k", "v", "w", "a", "b", "c", "p", "q", "r", "s", "t", "u", "xs", "ys",
          "items", "values", "data", "nums", "vals", "elems", "seq", "acc", "total", "count", "key", "val", "item",
          "obj", "thing", "node", "rest", "tmp", "foo", "bar", "baz", "alpha", "beta", "gamma", "delta", "first")
