@@ -63,7 +63,8 @@ def cut_unit(members: tuple[Case, ...], executed: dict[str, Executed]) -> dict[s
             problems.append(f"case {case.id!r}: {problem}")
     if problems:
         return "\n".join(problems)
-    if len(members) == 2 and _apart(*(after[case.id] for case in members)) is None:
+    takes_partner = any(case.drawn is not None and case.drawn.partner for case in members)
+    if takes_partner and _apart(*(after[case.id] for case in members)) is None:
         first, second = (after[case.id] for case in members)
         at = divergence(first, second)
         same = "print the same text" if first == second else "part only where one of them ends"

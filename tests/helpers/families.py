@@ -49,3 +49,57 @@ REFUSING_FAMILY = FAMILY_CHAPTER.replace("n: {int: [2, 9]}", "n: {int: [1, 3]}")
 # The tiny model's rules for FAMILY_CHAPTER: after "[" it prefers "2", after "{" "0" (each instance's own numbers
 # decide its verdicts; the tests read the cut, not the verdicts).
 FAMILY_RULES = {"[": {"2": 2.0, "0": 1.0}, "{": {"0": 2.0, "2": 1.0}}
+
+# A twin family and a case family, each stating its misreading: the twin prints "a<d> <w>" two ways (the misreading
+# is d + 1), the case doubles n (the misreading triples it).
+TWIN_AND_CASE_FAMILIES = """\
+chapter: tw
+title: "twin and case families"
+interpreter: "3.12"
+cases:
+  - id: joined
+    transcript: |-
+      >>> print("a7", "x")
+      a█
+    correct: "7"
+    wrong: "8"
+  - id: concatenated
+    transcript: |-
+      >>> print("a" + "7", "x")
+      a█
+    correct: "7"
+    wrong: "8"
+  - id: doubled
+    transcript: |-
+      >>> 3 * 2
+      █
+    correct: "6"
+    wrong: "9"
+twins:
+  spelled-twice: [joined, concatenated]
+families:
+  spelled-twice:
+    twin: spelled-twice
+    slots:
+      d: {int: [1, 8]}
+      w: {choice: [x, y, z]}
+    zero: {d: 7, w: x}
+    misreading: "${d + 1}"
+    members:
+      joined: |-
+        >>> print("a${d}", "${w}")
+        a█
+      concatenated: |-
+        >>> print("a" + "${d}", "${w}")
+        a█
+  doubled:
+    case: doubled
+    slots:
+      n: {int: [2, 9]}
+    zero: {n: 3}
+    misreading: "${n * 3}"
+    members:
+      doubled: |-
+        >>> ${n} * 2
+        █
+"""

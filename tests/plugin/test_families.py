@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from helpers.chapters import line_of
-from helpers.families import FAMILY_CHAPTER, FAMILY_RULES, REFUSING_FAMILY
+from helpers.families import FAMILY_CHAPTER, FAMILY_RULES, REFUSING_FAMILY, TWIN_AND_CASE_FAMILIES
 from helpers.output import assert_block
 from helpers.results import read_report
 from helpers.tinymodel import build_tiny_model
@@ -113,3 +113,28 @@ def test_an_instance_that_cannot_be_cut_is_refused_with_its_family_and_slots(run
         f"case '{second}': its outputs part at '}}' against ']' (another character against another character), "
         "where instance zero's part at '0' against '2' (a digit against a digit): not the family's trap"])
     assert not any(good.unit in line for line in result.outlines if "refuse" in line)
+
+
+def test_twin_and_case_families_are_cut_where_their_stated_misreading_parts(run, pytester: pytest.Pytester) -> None:
+    chapter = instances(pytester, 3, TWIN_AND_CASE_FAMILIES)
+    result = run("--gotchas-instances", "3", "--gotchas-json", "out.json", "-p", "no:cacheprovider",
+                 text=TWIN_AND_CASE_FAMILIES)
+    assert "refuses" not in result.stdout.str(), result.stdout.str()
+    report = read_report(pytester.path / "out.json")
+    runs = {case["id"]: case["runs"][0] for case in report["cases"]}
+    (info,) = report["chapters"]
+    twins = [i for i in chapter.instances if i.family == "spelled-twice"]
+    assert set(info["twins"]) == {"spelled-twice", *(i.unit for i in twins)}
+    for instance in twins:
+        d = int(dict(instance.slots)["d"])
+        for case in instance.cases:  # both spellings cut at the same point, against the stated misreading
+            assert (runs[case]["correct"], runs[case]["wrong"]) == (str(d), str(d + 1))
+    for instance in (i for i in chapter.instances if i.family == "doubled"):
+        n = int(dict(instance.slots)["n"])
+        (case,) = instance.cases
+        doubled, tripled = str(2 * n), str(3 * n)
+        at = next(k for k in range(len(doubled)) if doubled[k] != tripled[k])
+        assert runs[case]["prompt"].endswith(f"{n} * 2\n{doubled[:at]}")
+        assert (runs[case]["correct"], runs[case]["wrong"]) == (doubled[at:], tripled[at:])
+    assert {name: family["kind"] for name, family in info["families"].items()} == {"spelled-twice": "twin",
+                                                                                   "doubled": "case"}

@@ -85,3 +85,11 @@ def test_a_crash_is_said_as_collection_says_it(tmp_path: Path) -> None:
     crashed = Executed(first.transcript.prompt, (Execution(first.transcript.prompt, "1", -11, False),))
     problem = cut_unit((first, second), {first.id: crashed, second.id: ran(second, "0}\n")})
     assert problem == f"case {first.id!r}: the interpreter crashed: killed by SIGSEGV (seed 1)"
+
+
+def test_twins_print_alike_and_are_cut_against_their_stated_misreading(tmp_path: Path) -> None:
+    first, second = members(tmp_path)
+    assert first.drawn is not None and second.drawn is not None
+    one, two = (replace(case, drawn=replace(case.drawn, partner=None, misreading="4, 5")) for case in (first, second))
+    cuts = cut_unit((one, two), {one.id: ran(one, "4, 3]\n"), two.id: ran(two, "4, 3]\n")})
+    assert cuts == {one.id: Cut("4, ", "3", "5"), two.id: Cut("4, ", "3", "5")}
