@@ -11,13 +11,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import environment, transcript
+from . import environment, familyfile, transcript
 from . import yamlfile
+from .familyfile import Draw, Drawn, Family
 from .transcript import Transcript, TranscriptError
 from .yamlfile import Map
 
 CHAPTER_KEYS = {"chapter", "number", "title", "interpreter", "env", "implementation_defined", "prelude",
-                "primers", "cases", "pairs", "twins"}
+                "primers", "cases", "pairs", "twins", "families"}
 CASE_KEYS = {"id", "transcript", "correct", "wrong", "unscored", "note", "interpreter", "env", "variants"}
 VARIANT_KEYS = {"id", "transcript", "correct", "wrong", "note"}
 # `\Z`, not `$`: `$` also matches before a final newline, which let the id "one\n" through.
@@ -57,6 +58,7 @@ class Case:
     interpreter: str  # "3.11"
     env: tuple[tuple[str, str], ...]  # sorted; for shell cases exactly what the command line sets
     variants: tuple[Variant, ...] = ()
+    drawn: Draw | None = None  # a family's drawn member, cut by collection (truth/instances.py)
 
     @property
     def scored(self) -> bool:
@@ -95,6 +97,8 @@ class Chapter:
     cases: tuple[Case, ...]
     pairs: tuple[Pair, ...]
     twins: tuple[Pair, ...]
+    families: tuple[Family, ...] = ()
+    instances: tuple[Drawn, ...] = ()  # what cases/families.drawn added: its cases, pairs and twins follow the file's
 
     @property
     def label(self) -> str:
@@ -192,11 +196,14 @@ class _Chapter:
                 raise self.fail(case.line, "duplicate case id", case.id)
             seen.add(case.id)
             cases.append(case)
+        pairs, twins = self._pairs(data, "pairs", cases), self._pairs(data, "twins", cases)
         chapter = Chapter(
             name=name, number=number, title=str(title), path=self.path,
             implementation_defined=implementation_defined,
             primers=tuple((str(k), v) for k, v in primers.items()), prelude=prelude, cases=tuple(cases),
-            pairs=self._pairs(data, "pairs", cases), twins=self._pairs(data, "twins", cases),
+            pairs=pairs, twins=twins,
+            families=familyfile.families(data.get("families"), data.lines.get("families", data.line),
+                                         {c.id: c for c in cases}, pairs, twins, self.fail, CASE_ID),
         )
         for case in chapter.cases:  # primer + prelude + case must still parse as one session
             try:

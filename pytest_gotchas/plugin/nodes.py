@@ -22,6 +22,7 @@ from ..results.schema import CaseResult, ChapterInfo
 from ..results.verdict import Status
 from ..errors import GotchasError
 from ..cases.chapter import Chapter, load_chapter
+from ..cases.families import keywords
 from ..truth.collect import Planned, chapter_info
 from ..truth.execute import ExecutionError
 from ..truth.partners import Partner, partners
@@ -45,7 +46,7 @@ class ChapterFile(pytest.File):
         gotchas = self.config.stash[SESSION]
         shown = _relative(self.path, self.config.rootpath)
         try:
-            chapter = load_chapter(self.path, shown)
+            chapter = gotchas.collector.load(self.path, shown)
         except CaseFileError as error:
             raise self.CollectError(escape(str(error), lines=True)) from None
         self.chapter, self.info = chapter, chapter_info(chapter, shown)
@@ -61,12 +62,13 @@ class ChapterFile(pytest.File):
         items: list[pytest.Item] = []
         several = len(gotchas.model_ids) > 1
         planned_cases = gotchas.collector.prepare(chapter, self.info)  # shared by the models' items
+        family_names = keywords(chapter)  # `-k FAMILY` and `-k INSTANCE`
         for index, model in enumerate(gotchas.model_ids):
             for planned in planned_cases:
                 name = f"{planned.case.id}[{model}]" if several else planned.case.id
                 item = GotchaItem.from_parent(self, name=name, planned=planned, model=model,
                                               index=index if several else None)
-                item.extra_keyword_matches.update({chapter.name, model})
+                item.extra_keyword_matches.update({chapter.name, model, *family_names.get(planned.case.id, ())})
                 items.append(item)
         return items
 

@@ -26,8 +26,9 @@ What each format is, from the history of results/schema.py and report.schema.jso
    tokenizer was let through its round trip (`allow_unfaithful_tokenizer`); and the closed sets (a reading's
    `kind`, a component's `kind`, the patching `method`s, a baseline pair's state) listed as enums (the same
    strings).
-8. families (cases/families.py) and the statistics that respect them: each chapter's `families` (their kind, seed and
-   instances, instance zero first); the interval kinds named as an enum (`wilson`, `wilson-design-effect`, `t`,
+8. families (cases/families.py) and the statistics that respect them: each chapter's `families`, by family id, with
+   its kind, seed and instances (the unit each made and its slot values; instance zero, the hand-written unit,
+   first), empty where a run drew none; the interval kinds named as an enum (`wilson`, `wilson-design-effect`, `t`,
    `cluster-t`); a rollup's `pairs_clustered` (the paired instances passed with the interval that accounts for the
    families); a comparison's and a twins' test's `clusters` and whether they are `clustered` (their p then the
    sign-flip test's over families), a comparison's `families_needed` and `units_needed` for the difference seen; a

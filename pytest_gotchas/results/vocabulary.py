@@ -138,3 +138,16 @@ class EdgeInput(StrEnum):
     VALUE = "v"  # one key-value head's value input
     MLP = "mlp"  # an MLP block's input
     LOGITS = "logits"  # the final norm and the head, at the cut
+
+
+class SlotKind(StrEnum):
+    """What a slot of a family draws (cases/slots.py): an identifier from a pool, an integer from a range, a string
+    literal, container contents, an order of operands, an unrelated statement, or one of listed fragments of code."""
+
+    NAME = "name"
+    INT = "int"
+    TEXT = "text"
+    ITEMS = "items"
+    ORDER = "order"
+    STATEMENT = "statement"
+    CHOICE = "choice"

@@ -232,6 +232,9 @@ OPTIONS = (
            "stays ahead, and whether the lead changed hands", kind=OptionKind.FLAG, cli=True),
     Option("variants", "also put every case's variants to the model: a case whose transcripts answer unlike is "
            "surface-dep, which fails its pair", kind=OptionKind.FLAG),
+    Option("instances", "draw up to N instances of each family of the chapters (docs/cases.md, \"Families\"): "
+           "each a pair, twin or case of its own, executed, cut where its outputs part and verified at collection; "
+           "0 draws none", integer(0, 10000), metavar="N"),
     Option("precision_check", "also run every prompt in float32 (weights upcast, float32 softmax): a run whose "
            "verdict differs is precision-dep, which fails its pair", kind=OptionKind.FLAG, cli=True),
     Option("one_pass_check", "also compute every reading again with separate full forward passes (one per context, "
@@ -319,6 +322,7 @@ class Settings:
     strict: bool = False
     layers: bool = False
     variants: bool = False
+    instances: int = 0
     precision_check: bool = False
     one_pass_check: bool = False
     vllm_tensor_parallel: int = 1

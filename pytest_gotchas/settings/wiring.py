@@ -60,7 +60,7 @@ def collector(settings: Settings, transcripts: Path | None, isolation: Isolation
     """Interpreters, the transcript cache (None: nothing kept), the run's isolation and the limits of every snippet
     run."""
     return Collector(Finder(overrides=settings.python), Cache(transcripts, isolation), Limits(timeout=settings.timeout),
-                     settings.runs, settings.variants)
+                     settings.runs, settings.variants, settings.instances)
 
 
 def scorer(settings: Settings, model_id: str, ref: ModelRef, clock: Clock, pytest_cache: Path | None, *,

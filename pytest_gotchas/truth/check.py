@@ -85,14 +85,14 @@ def check(prompt: str, correct: str | None, wrong: str | None, runs: tuple[Execu
 def _problem(prompt: str, correct: str | None, wrong: str | None, actual: str) -> str | None:
     if not actual.startswith(prompt):
         at = divergence(prompt, actual)
-        return "the prompt is not what Python printed\n" + _show(prompt, actual, at)
+        return "the prompt is not what Python printed\n" + show(prompt, actual, at)
     rest = actual[len(prompt):]
     if correct is not None and not rest.startswith(correct):
         if wrong is not None and rest.startswith(wrong):
             return (f"`correct` {correct!r} is not what Python prints at the cut, `wrong` {wrong!r} is\n"
-                    + _show(prompt + correct, actual, len(prompt)))
+                    + show(prompt + correct, actual, len(prompt)))
         return (f"`correct` {correct!r} is not what Python prints at the cut; it prints "
-                f"{rest[:max(len(correct), 12)]!r}\n" + _show(prompt + correct, actual, len(prompt)))
+                f"{rest[:max(len(correct), 12)]!r}\n" + show(prompt + correct, actual, len(prompt)))
     if wrong is not None and rest.startswith(wrong):
         return f"`wrong` {wrong!r} is what Python prints at the cut: it is not a misreading"
     return None
@@ -113,7 +113,7 @@ def _runs_differ(a: Execution, b: Execution, runs: tuple[Execution, ...]) -> str
             f"    {second + ':':<{width}} {b.text[at:at + CONTEXT]!r}")
 
 
-def _show(expected: str, actual: str, at: int) -> str:
+def show(expected: str, actual: str, at: int) -> str:
     line = expected.count("\n", 0, at) + 1
     start = max(0, at - CONTEXT)
     return (f"  at line {line} of the transcript, after {expected[start:at]!r}:\n"

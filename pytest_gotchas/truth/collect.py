@@ -14,9 +14,11 @@ from pathlib import Path
 
 from ..cases import yamlfile
 from ..cases.chapter import Case, Chapter, Prompt, load_chapter
+from ..cases.families import drawn as drawn_instances, family_infos
 from .execute import Cache, Limits, Request, Execution
 from .check import Checked, CheckStatus, check
 from .twins import twin_problem
+from . import instances
 from .interpreters import Finder, Interpreter, Missing
 from ..results.schema import CaseResult, ChapterInfo, Patching, Run, SeedOutput
 from ..cases.transcript import Transcript
@@ -41,8 +43,18 @@ class Planned:
 
     @property
     def where(self) -> str:
-        """file:line: case 'id', as every message about this case starts."""
-        return f"{self.info.path}:{self.case.line}: case {self.case.id!r}"
+        """file:line: case 'id', as every message about this case starts (a drawn case names its family, its
+        instance and the slot values it was drawn with)."""
+        return f"{self.instance}: case {self.case.id!r}" if self.case.drawn else (
+            f"{self.info.path}:{self.case.line}: case {self.case.id!r}")
+
+    @property
+    def instance(self) -> str:
+        """file:line (the family's): family 'id', instance 'id' (slot values), as a message about a drawn instance
+        starts."""
+        draw = self.case.drawn
+        assert draw is not None
+        return f"{self.info.path}:{draw.line}: family {draw.family!r}, instance {draw.unit!r} ({draw.shown})"
 
     def result(self, model: str | None, scoring: Scoring | None = None) -> CaseResult:
         """The case's result for `model`: what collection decided, and what scoring found where it was scored."""
@@ -83,7 +95,7 @@ def chapter_info(chapter: Chapter, display: str, from_file: bool = True) -> Chap
         implementation_defined=chapter.implementation_defined, case_ids=[c.id for c in chapter.cases],
         pairs={p.id: list(p.members) for p in chapter.pairs}, twins={t.id: list(t.members) for t in chapter.twins},
         sha256=hashlib.sha256(yamlfile.read_bytes(Path(chapter.path))[0]).hexdigest() if from_file else None,
-        primers=primers_fact(chapter.primers),
+        primers=primers_fact(chapter.primers), families=family_infos(chapter),
     )
 
 
@@ -125,15 +137,21 @@ def request_for(interpreter: Interpreter, transcript: Transcript, env: tuple[tup
 class Collector:
     """Interpreters and the transcript cache of one process."""
 
-    def __init__(self, finder: Finder, cache: Cache, limits: Limits, runs: int, variants: bool = False) -> None:
+    def __init__(self, finder: Finder, cache: Cache, limits: Limits, runs: int, variants: bool = False,
+                 instances: int = 0) -> None:
         self.finder, self.cache, self.limits, self.runs = finder, cache, limits, runs
         # Whether the run puts the cases' variants to the model. Only what a run scores is executed: without
         # --gotchas-variants a cold run executes none of the library's variants (CI checks them: .ci/run).
         self.variants = variants
+        self.instances = instances  # how many instances of each family the run draws (--gotchas-instances)
+
+    def load(self, path: Path, display: str) -> Chapter:
+        """A chapter file, with the instances of its families the run draws."""
+        return drawn_instances(load_chapter(path, display), self.instances)
 
     def plan_chapter(self, path: Path, display: str) -> ChapterPlan:
         """A chapter file, loaded and planned."""
-        chapter = load_chapter(path, display)
+        chapter = self.load(path, display)
         return self.plan(chapter, chapter_info(chapter, display))
 
     def plan(self, chapter: Chapter, info: ChapterInfo) -> ChapterPlan:
@@ -157,15 +175,22 @@ class Collector:
     def verify(self, chapter: Chapter, info: ChapterInfo, every_planned: list[Planned]) -> ChapterPlan:
         """The prompts of `every_planned` (cases of one chapter, from `prepare`) executed and checked, in place: a
         case's status, message, outputs and refusals are set here. A twin is checked where both members are given."""
-        requests: list[tuple[Planned, Prompt, Request]] = []
+        requests: list[tuple[Planned, int, Request]] = []
         for planned in every_planned:
             if planned.interpreter is not None:
-                requests.extend((planned, prompt, request_for(planned.interpreter, prompt.transcript, planned.case.env))
-                                for prompt in planned.prompts)
-        executed = self.cache.execute_all([r for _, _, r in requests], self.runs, self.limits)
-        refused, warnings = [], []
+                requests.extend((planned, n, request_for(planned.interpreter, prompt.transcript, planned.case.env))
+                                for n, prompt in enumerate(planned.prompts))
+        drawn = instances.units(chapter, [planned.case for planned in every_planned])
+        partners = self._partners(chapter, drawn, {planned.case.id for planned in every_planned})
+        executed = self.cache.execute_all([r for _, _, r in requests] + [r for _, _, r in partners], self.runs,
+                                          self.limits)
+        refused, warnings = self._cut(chapter, every_planned, drawn, list(zip(requests, executed)),
+                                      list(zip(partners, executed[len(requests):]))), []
         after: dict[tuple[str, str | None], str] = {}  # (case, primer) -> what its own transcript printed after the cut
-        for (planned, prompt, _), runs in zip(requests, executed):
+        for (planned, n, _), runs in zip(requests, executed):
+            prompt = planned.prompts[n]
+            if planned.case.drawn is not None and planned.refusals:
+                continue  # refused as it was cut
             checked = check(prompt.transcript.prompt, prompt.correct, prompt.wrong, runs)
             if checked.status == CheckStatus.OK and prompt.variant is None:
                 after[(planned.case.id, prompt.primer)] = runs[0].text[len(prompt.transcript.prompt):]
@@ -191,6 +216,48 @@ class Collector:
             for member in members:  # both spellings fail with the message: neither alone is the twin
                 by_id[member].refusals.append(message)
         return ChapterPlan(chapter, info, every_planned, refused, warnings)
+
+    def _partners(self, chapter: Chapter, drawn: dict[str, tuple[Case, ...]],
+                  planned: set[str]) -> list[tuple[Case, Prompt, Request]]:
+        """The first prompt of each member of a selected drawn instance that is not itself selected: its output is
+        its partner's wrong answer."""
+        found = []
+        for members in drawn.values():
+            for case in members:
+                interpreter = self.finder.find(case.interpreter)
+                if case.id not in planned and not isinstance(interpreter, Missing):
+                    prompt = chapter.prompts(case)[0]
+                    found.append((case, prompt, request_for(interpreter, prompt.transcript, case.env)))
+        return found
+
+    @staticmethod
+    def _cut(chapter: Chapter, every_planned: list[Planned], drawn: dict[str, tuple[Case, ...]],
+             own: list[tuple[tuple[Planned, int, Request], tuple[Execution, ...]]],
+             partners: list[tuple[tuple[Case, Prompt, Request], tuple[Execution, ...]]]) -> list[str]:
+        """Each drawn case of `every_planned` cut where its instance's outputs part (truth/instances.py), in place,
+        or refused with its family, instance and slots; returns the refusals."""
+        first = {p.case.id: instances.Executed(p.prompts[0].transcript.prompt, runs) for (p, n, _), runs in own
+                 if n == 0 and p.case.drawn is not None}
+        first.update({c.id: instances.Executed(prompt.transcript.prompt, runs) for (c, prompt, _), runs in partners})
+        by_id = {planned.case.id: planned for planned in every_planned}
+        refused: list[str] = []
+        for members in drawn.values():
+            if not all(case.id in first for case in members):
+                continue  # an interpreter is missing: the member is skipped, and says why
+            cuts = instances.cut_unit(members, first)
+            for case in members:
+                planned = by_id.get(case.id)
+                if planned is None:
+                    continue
+                made = instances.cut_case(case, cuts[case.id]) if isinstance(cuts, dict) else cuts
+                if isinstance(made, str):  # said of the instance: its messages name the cases they are about
+                    message = f"{planned.instance}: {made}" if made is cuts else f"{planned.where}: {made}"
+                    planned.refusals.append(message)
+                    if message not in refused[-1:]:  # listed once, where both members carry it
+                        refused.append(message)
+                else:
+                    planned.case, planned.prompts = made, chapter.prompts(made)
+        return refused
 
     @staticmethod
     def _twins(chapter: Chapter, info: ChapterInfo,

@@ -1,63 +1,105 @@
-"""Reports whose chapters have families, made by hand: pairs drawn as instances of families (instance zero the
-hand-written pair), each pair passed or not under each model as the test says, and the same report with its families
-taken away (every unit its own cluster, as before families existed)."""
+"""Chapters with families, written by the tests of cases/families.py, truth/instances.py and the plugin.
+
+FAMILY_CHAPTER's pair is a list and a set of range(n) reversed: the list prints n - 1 first, the set 0 first, so
+each member's wrong answer is its partner's first number. Its family draws n from 2 to 9 (instance zero is n = 3)
+and a name for the loop variable. REFUSING_FAMILY draws n from 1 to 3: at n = 1 both print 0 and their outputs part
+at the closing bracket, not at a number as instance zero's do, so that instance is refused.
+"""
 
 from __future__ import annotations
 
-from dataclasses import replace
+FAMILY_CHAPTER = """\
+chapter: fam
+title: "families"
+interpreter: "3.12"
+cases:
+  - id: list-first
+    transcript: |-
+      >>> list(reversed([x for x in range(3)]))
+      [█
+    correct: "2"
+    wrong: "0"
+    note: "a list keeps the order reversed() gives"
+  - id: set-first
+    transcript: |-
+      >>> set(reversed([x for x in range(3)]))
+      {█
+    correct: "0"
+    wrong: "2"
+pairs:
+  list-vs-set: [list-first, set-first]
+families:
+  list-vs-set:
+    pair: list-vs-set
+    slots:
+      x: name
+      n: {int: [2, 9]}
+    zero: {x: x, n: 3}
+    members:
+      list-first: |-
+        >>> list(reversed([${x} for ${x} in range(${n})]))
+        [█
+      set-first: |-
+        >>> set(reversed([${x} for ${x} in range(${n})]))
+        {█
+"""
 
-from helpers.results import make_case, make_run
+REFUSING_FAMILY = FAMILY_CHAPTER.replace("n: {int: [2, 9]}", "n: {int: [1, 3]}").replace("x: name", "x: {name: [x]}")
 
-from pytest_gotchas.results.report import Report
-from pytest_gotchas.results.schema import ChapterInfo, FamilyInfo, Instance, Invocation, ModelInfo
-from pytest_gotchas.results.vocabulary import FamilyKind
+# The tiny model's rules for FAMILY_CHAPTER: after "[" it prefers "2", after "{" "0" (each instance's own numbers
+# decide its verdicts; the tests read the cut, not the verdicts).
+FAMILY_RULES = {"[": {"2": 2.0, "0": 1.0}, "{": {"0": 2.0, "2": 1.0}}
 
-PASS = ((0.75, 0.125), (0.625, 0.25))  # both members ok
-FAIL = ((0.75, 0.125), (0.125, 0.75))  # the second member a MISS
-
-
-def model(model_id: str) -> ModelInfo:
-    return ModelInfo(id=model_id, name=model_id, source=f"/m/{model_id}", weights_sha256=model_id[-1] * 64,
-                     dtype="bfloat16", device="cpu", hardware="cpu AVX512", torch_version="2.13.0",
-                     transformers_version="5.25.0", numerics="0" * 16, threads=2, bos="auto: <bos>")
-
-
-def pair_chapter(name: str, families: dict[str, int], lone: int = 0) -> ChapterInfo:
-    """A chapter of pair families (family id -> its pairs, instance zero included) and `lone` pairs in no family.
-    Pair "<family>-<i>" has cases "<family>-<i>-a" and "-b"; pair "<family>-0" is instance zero."""
-    pairs: dict[str, list[str]] = {}
-    infos = {}
-    for family, size in families.items():
-        instances = []
-        for i in range(size):
-            pairs[f"{family}-{i}"] = [f"{family}-{i}-a", f"{family}-{i}-b"]
-            instances.append(Instance(f"{family}-{i}", {"n": str(i)}, i))
-        infos[family] = FamilyInfo(FamilyKind.PAIR, 54, instances)
-    for j in range(lone):
-        pairs[f"lone-{j}"] = [f"lone-{j}-a", f"lone-{j}-b"]
-    cases = [case for members in pairs.values() for case in members]
-    return ChapterInfo(name=name, label=f"ch {name}", title=name, path=f"{name}.yaml", implementation_defined=False,
-                       case_ids=cases, pairs=pairs, twins={}, sha256="c" * 64, families=infos)
-
-
-def pair_report(chapters: list[ChapterInfo], passed: dict[str, dict[str, list[bool]]], level: float = 0.05) -> Report:
-    """`passed`: model -> chapter -> whether each pair passed, in the chapter's pair order. A passing pair's second
-    member reads (0.625, 0.25); a failing one's (0.125, 0.75); every first member (0.75, 0.125), shifted a little per
-    pair so that the log ratios vary."""
-    results = []
-    for model_id, by_chapter in passed.items():
-        for info in chapters:
-            for n, ((pair, members), ok) in enumerate(zip(info.pairs.items(), by_chapter[info.name])):
-                first, second = PASS if ok else FAIL
-                shift = (n % 5) / 64 + (0.0625 if model_id.endswith("b") else 0.0)
-                results.append(make_case(members[0], info.name, [make_run(first[0] - shift, first[1])],
-                                         model=model_id))
-                results.append(make_case(members[1], info.name, [make_run(*second)], model=model_id))
-    run = Invocation(command="pytest --gotchas", date="2026-12-06T00:00:00+00:00", level=level)
-    return Report(results, chapters, [model(m) for m in passed], run)
-
-
-def without_families(report: Report) -> Report:
-    """The same results, every chapter's families dropped: each pair and case its own cluster."""
-    return Report(report.results, [replace(i, families={}) for i in report.chapter_infos], report.model_infos,
-                  report.run)
+# A twin family and a case family, each stating its misreading: the twin prints "a<d> <w>" two ways (the misreading
+# is d + 1), the case doubles n (the misreading triples it).
+TWIN_AND_CASE_FAMILIES = """\
+chapter: tw
+title: "twin and case families"
+interpreter: "3.12"
+cases:
+  - id: joined
+    transcript: |-
+      >>> print("a7", "x")
+      a█
+    correct: "7"
+    wrong: "8"
+  - id: concatenated
+    transcript: |-
+      >>> print("a" + "7", "x")
+      a█
+    correct: "7"
+    wrong: "8"
+  - id: doubled
+    transcript: |-
+      >>> 3 * 2
+      █
+    correct: "6"
+    wrong: "9"
+twins:
+  spelled-twice: [joined, concatenated]
+families:
+  spelled-twice:
+    twin: spelled-twice
+    slots:
+      d: {int: [1, 8]}
+      w: {choice: [x, y, z]}
+    zero: {d: 7, w: x}
+    misreading: "${d + 1}"
+    members:
+      joined: |-
+        >>> print("a${d}", "${w}")
+        a█
+      concatenated: |-
+        >>> print("a" + "${d}", "${w}")
+        a█
+  doubled:
+    case: doubled
+    slots:
+      n: {int: [2, 9]}
+    zero: {n: 3}
+    misreading: "${n * 3}"
+    members:
+      doubled: |-
+        >>> ${n} * 2
+        █
+"""

@@ -142,7 +142,8 @@ def test_unknown_chapter_key_names_its_line(pytester: pytest.Pytester, write_cha
     _, text = write_chapter(ONE_CASE, header=HEADER.replace("cases:", "colour: red\ncases:"))
     result = pytester.runpytest("--gotchas", "--collect-only", "-q")
     assert (f"a.yaml:{line_of(text, 'colour:')}: unknown chapter key 'colour' (allowed: cases, chapter, env, "
-            f"implementation_defined, interpreter, number, pairs, prelude, primers, title, twins)") in result.outlines
+            f"families, implementation_defined, interpreter, number, pairs, prelude, primers, title, twins)") in (
+        result.outlines)
 
 
 def test_a_broken_chapter_does_not_hide_the_others(pytester: pytest.Pytester, write_chapter) -> None:

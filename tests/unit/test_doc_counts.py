@@ -31,6 +31,7 @@ def counts() -> dict[str, int]:
         "pair chapters": sum(1 for ch in chapters if ch.pairs and not _from_spec(ch)),
         "twin chapters": sum(1 for ch in chapters if ch.twins and not _from_spec(ch)),
         "most pairs": max(len(ch.pairs) for ch in chapters),
+        "families": sum(len(ch.families) for ch in chapters),
     }
 
 
@@ -53,6 +54,7 @@ CLAIMS: list[tuple[str, str, list[str]]] = [
     ("docs/cases.md", r"the other ([\w-]+) are this project's own\. (\w+) of them", ["own", "pair chapters"]),
     ("docs/cases.md", r"The other (\w+)\s+\(ch\.17-28\) are chapters of twins", ["twin chapters"]),
     ("docs/cases.md", r"With (\d+) pairs, chapters of", ["pairs"]),
+    ("docs/cases.md", r"(\d+) families, one for each of\s+the library's (\d+) pairs", ["families", "pairs"]),
     ("docs/report.md", r"on CPU over all (\d+) chapters", ["chapters"]),
     ("docs/models.md", r"A chapter holds at most (\d+) pairs", ["most pairs"]),
 ]

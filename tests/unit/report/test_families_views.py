@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from helpers.families import pair_chapter, pair_report, without_families
+from helpers.familyreports import pair_chapter, pair_report, without_families
 from scipy.stats import t as student
 
 from pytest_gotchas.report import terminal

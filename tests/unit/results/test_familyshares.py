@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 import statsmodels.api as sm
-from helpers.families import pair_chapter, pair_report, without_families
+from helpers.familyreports import pair_chapter, pair_report, without_families
 from helpers.results import SCHEMA
 from jsonschema import validate
 from scipy.stats import binomtest
