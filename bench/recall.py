@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from pytest_gotchas.model.load import ModelSpec, load_model
     from pytest_gotchas.settings.options import Settings
-    from pytest_gotchas.results.patching import spacing
+    from pytest_gotchas.results.effects import spacing
     from pytest_gotchas.scoring.components import component_pass, patch_components
     from pytest_gotchas.scoring.pairpatch import components_entry
     from pytest_gotchas.scoring.screen import screen

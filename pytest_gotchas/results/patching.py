@@ -3,13 +3,11 @@ of the effect, and from which layer the last position carries it. Pure."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from .schema import Patching
 from .vocabulary import Cell, ComponentKind
 
-MANTISSA_BITS = {"bfloat16": 7, "float16": 10, "float32": 23, "float64": 52}  # stored bits after the leading 1
 CARRIES = 0.5  # the last position "carries" the effect from the lowest layer after which it restores at least this
 
 
@@ -51,16 +49,6 @@ def carried_from(patching: Patching) -> int | None:
             break
         layer = patching.layers[n]
     return layer
-
-
-def spacing(value: float, dtype: str) -> float:
-    """The gap between ``value`` (its magnitude) and the next larger number of ``dtype`` (a name of
-    MANTISSA_BITS): the resolution of a logit of that size. 0.0 for 0 or a dtype not listed (resolution unknown)."""
-    bits = MANTISSA_BITS.get(dtype)
-    if bits is None or value == 0 or not math.isfinite(value):
-        return 0.0
-    exponent = math.frexp(abs(value))[1] - 1  # abs(value) = 1.x * 2**exponent
-    return math.ldexp(1.0, exponent - bits)
 
 
 @dataclass(frozen=True)

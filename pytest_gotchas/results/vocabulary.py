@@ -99,3 +99,11 @@ class PatchMode(StrEnum):
     RESIDUAL = "residual"
     COMPONENTS = "components"
     SCREEN = "screen"
+
+
+class Under(StrEnum):
+    """Why a patched direction's effect is under the floor (results/effects.py): no fraction is taken of it."""
+
+    NO_EFFECT = "no-effect"  # the source's metric equals the target's
+    FLOOR = "floor"  # below the floor's steps of the metric's dtype and below its logits
+    NOISE = "noise"  # within the floor's steps of the kernels' measured disagreement (a check whose premise failed)

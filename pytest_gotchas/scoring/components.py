@@ -35,7 +35,7 @@ from typing import Any
 from .align import Alignment, align
 from .head import float32_head
 from .hooks import Hooks, counting
-from ..results.patching import spacing
+from ..results.effects import spacing
 from .patching import (CheckError, Exactness, Ids, MemberPass, Reading, _forward, _hidden, _metric, _own_readings,
                        _reading, _StartedAt, _with_hidden, find_layers, member_pass)
 from ..results.vocabulary import ComponentKind, PatchMetric

@@ -46,7 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..results.patching import spacing
+from ..results.effects import spacing
 from .align import Alignment, align
 from .head import Float32Head, float32_head, head_of
 from .hooks import Hooks, counting

@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 from pytest_gotchas.report.wording_patching import patching_line
-from pytest_gotchas.results.patching import carried_from, strongest, spacing
+from pytest_gotchas.results.effects import spacing
+from pytest_gotchas.results.patching import carried_from, strongest
 from pytest_gotchas.results.rollup import rollup
 from pytest_gotchas.results.schema import CaseResult, ChapterInfo, Patching
 
