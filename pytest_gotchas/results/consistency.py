@@ -115,7 +115,7 @@ def subject_of(section: str, path: str, data: Any) -> tuple[str, str | None]:
     if isinstance(entry, dict) and isinstance(entry.get("chapter"), str):
         name = entry["chapter"] + (f"/{entry['id']}" if isinstance(entry.get("id"), str) else "")
         kind = {"pairs": "pair", "rollups": "chapter", "comparisons": "comparison", "twin_splits": "twin split",
-                "log_ratios": "log ratio difference"}.get(section, section)
+                "log_ratios": "log ratio difference", "effects": "patched chapter"}.get(section, section)
         model = entry.get("model")
         return f"{kind} {name}", model if isinstance(model, str) else None
     return section, None

@@ -36,8 +36,8 @@ class Floor:
     """The floor under a fraction's denominator: an effect below ``steps`` steps of its dtype at its magnitude and
     below ``logits`` of a logit is too small to divide by (defaults: bench/RESULTS.md, "Effects worth explaining")."""
 
-    steps: float = 4.0
-    logits: float = 0.05
+    steps: float = 3.0
+    logits: float = 0.3
 
 
 def spacing(value: float, dtype: str) -> float:

@@ -25,7 +25,14 @@ What each format is, from the history of results/schema.py and report.schema.jso
    `log_ratios` (was `margins`), each a t interval with the `cases_needed` for a direction; whether a model's
    tokenizer was let through its round trip (`allow_unfaithful_tokenizer`); and the closed sets (a reading's
    `kind`, a component's `kind`, the patching `method`s, a baseline pair's state) listed as enums (the same
-   strings).
+   strings);
+8. effects worth explaining: a patched direction's effect `floor` (the floor it was held to, the magnitude its
+   steps were counted at, the kernels' measured `noise`, and why it fell `under`; under it `fractions` is null), a
+   component grid's `heads_apart` (every head against the attention write, measured where the kernels round o_proj's
+   row otherwise in another shape) and the screen's `score` against the grid (overlap, mass, the verified-recall
+   curve's `found_at` and its `area`), replacing format 7's `recall` and `recall_plain` (a line at 10% of the
+   effect: not read); a layer reading's `under_floor`; and the computed section `effects`: per chapter and model,
+   the directions under the floor by why, the screen summed, the components that recur.
 
 Format 3 migrates: its data sections read as they are (every field added during format 3 has a default that says
 "not recorded": `incremental_steps` 0, patching's `source_tokens` empty and `step` 0.0, a baseline header's `reading`
@@ -35,17 +42,19 @@ data. Format 4 migrates as it is: format 5 only added fields whose defaults say 
 GradDrop score, no patterns), and changed no rule a computed section follows; so does format 5 (its components were
 all "exact", its seconds are not recorded: 0.0), and so does format 6 (how it ended is not recorded: `exit_status`
 None, not `interrupted`, nothing listed as not run; a partial run of format 6 cannot be told from a whole one; its
-`margins` section is a former one, dropped and computed again as `log_ratios`). Formats 1 and 2 are refused (UNMIGRATABLE says why): a migration would have to guess what they do not record.
+`margins` section is a former one, dropped and computed again as `log_ratios`), and so does format 7 (no floor
+recorded: its fractions are shown as they were; no score, no `heads_apart`; its `recall` keys are not read; the
+`effects` section is computed again). Formats 1 and 2 are refused (UNMIGRATABLE says why): a migration would have to guess what they do not record.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-FORMAT = 7
-# The sections a writer computes from the data and a reader computes again (ReportFile's last six): the one list
+FORMAT = 8
+# The sections a writer computes from the data and a reader computes again (ReportFile's last seven): the one list
 # that the migration drops and results/report.py's inconsistencies() checks, section by section.
-COMPUTED_SECTIONS = ("pairs", "rollups", "comparisons", "twin_splits", "log_ratios", "one_pass_check")
+COMPUTED_SECTIONS = ("pairs", "rollups", "comparisons", "twin_splits", "log_ratios", "one_pass_check", "effects")
 # Computed sections of older formats under names no longer written (`margins`: `log_ratios` before it was renamed):
 # dropped by the migration and ignored by a reader, which computes the section again under its new name.
 FORMER_SECTIONS = ("margins",)
@@ -99,9 +108,13 @@ def _from_6(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "format": 7}
 
 
+def _from_7(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "format": 8}
+
+
 # format -> the function that turns a document of it into one of the next format. Every format below FORMAT is here
 # or in UNMIGRATABLE (tests/unit/results/test_reading.py): the commit that bumps FORMAT says which.
-MIGRATIONS = {3: _from_3, 4: _from_4, 5: _from_5, 6: _from_6}
+MIGRATIONS = {3: _from_3, 4: _from_4, 5: _from_5, 6: _from_6, 7: _from_7}
 
 
 def _migrated() -> str:

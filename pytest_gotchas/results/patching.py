@@ -69,7 +69,7 @@ def top_components(patching: Patching, count: int = 3) -> list[Component]:
     empty when there is no effect or no component grid."""
     grid = patching.components
     effect = patching.source_value - patching.unpatched
-    if grid is None or not effect:
+    if grid is None or not effect or patching.under is not None:
         return []
     cells: list[tuple[Cell, float]] = []
     for i, layer in enumerate(grid.layers):
@@ -100,10 +100,10 @@ class Verified:
 
 def verified_cells(patching: Patching) -> list[Verified]:
     """The screen's top-k in its own order (max(|estimate|, GradDrop) descending), each with its exact and its
-    estimated fraction; empty when there is no effect or no screen."""
+    estimated fraction; empty when there is no effect, it is under the floor, or there is no screen."""
     grid = patching.components
     effect = patching.source_value - patching.unpatched
-    if grid is None or not effect:
+    if grid is None or not effect or patching.under is not None:
         return []
     found = []
     for cell in grid.screened:

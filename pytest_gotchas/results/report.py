@@ -24,6 +24,7 @@ from .baselines import BaselineOutcome
 from .consistency import Inconsistency, case_inconsistencies, first_difference, non_finite, subject_of
 from .formats import COMPUTED_SECTIONS, FORMAT, migrate
 from .onepass import OnePassCheck, check
+from .patched import ChapterEffects, chapter_effects
 from .pairwise import (LogRatioDifference, ModelComparison, TwinSplit, compare_models, corrected,
                        log_ratio_differences, twin_splits)
 from .rollup import ChapterRollup, PairResult, TwinResult, merged_infos, rollup
@@ -85,6 +86,12 @@ class Report:
                 wilson(sum(1 for c in scored if c.verdict == Verdict.OK), len(scored), self.run.level))
 
     @cached_property
+    def effects(self) -> list[ChapterEffects]:
+        """--gotchas-patch: per chapter and model, the directions under the effect floor, the screen summed and the
+        components the directions share (results/patched.py)."""
+        return chapter_effects(self.chapters)
+
+    @cached_property
     def one_pass_check(self) -> OnePassCheck | None:
         """--gotchas-one-pass-check: the readings and case verdicts separate full passes give otherwise."""
         return check(self.results)
@@ -142,6 +149,7 @@ class ReportFile:
     twin_splits: list[TwinSplit] = field(default_factory=list)  # per chapter with twins and model
     log_ratios: list[LogRatioDifference] = field(default_factory=list)  # per chapter, each two models
     one_pass_check: OnePassCheck | None = None  # only when the runs were checked (--gotchas-one-pass-check)
+    effects: list[ChapterEffects] = field(default_factory=list)  # per chapter and model with patched directions
 
     @model_validator(mode="before")
     @classmethod
@@ -163,7 +171,7 @@ def to_file(report: Report) -> ReportFile:
                for c in report.chapters]
     return ReportFile(FORMAT, report.run, list(report.model_infos), list(report.infos.values()), report.cases,
                       report.baselines, [p for c in report.chapters for p in c.pairs], rollups, report.comparisons,
-                      report.twin_splits, report.log_ratios, report.one_pass_check)
+                      report.twin_splits, report.log_ratios, report.one_pass_check, report.effects)
 
 
 def to_data(report: Report) -> dict[str, Any]:

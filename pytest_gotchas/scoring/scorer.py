@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..backends.protocol import Backend
+from ..results.effects import Floor
 from ..results.onepass import judged_alone, separate
 from ..results.schema import CacheUse, CaseResult, Cost, LayerReading, ModelInfo, Run, Timings
 from ..results.verdict import NonFiniteProbability, case_verdict
@@ -57,6 +58,7 @@ class ScoringConfig:
     patch: PatchMode | None = None
     patch_metric: PatchMetric = PatchMetric.MODEL  # the dtype of patching's two logits: the model's or float32 (head.py)
     patch_screen_k: int = 20  # the screen's top-k verified exactly (screen.py), with the component grid or alone
+    patch_floor: Floor = Floor()  # the effect floor under patching's fractions and the layers' leads (results/effects.py)
     # this plugin's folder in pytest's cache, for cut plans and token texts (not the model cache); None: none kept,
     # and the tokenizer loads eagerly
     pytest_cache: Path | None = None
@@ -217,7 +219,7 @@ class Scorer:
     def _patch(self, loaded: Backend, planned: Planned, cuts: list[Any], partners: list[Any]) -> list[Any]:
         """pairpatch.py on this model; a failed exactness check is an error naming the pair, a model whose decoder
         layers cannot be found stops the session with one message that names its class."""
-        from .pairpatch import patch_partners
+        from .pairpatch import PatchRequest, patch_partners
         from .patching import CheckError, PatchingError
 
         def cuts_of(other: Planned) -> list[Any]:
@@ -232,9 +234,9 @@ class Scorer:
         method = patch_method(loaded)
         try:
             with self.clock.phase("patching", exclude=self.slot.tokenizer_seconds):
-                entries = patch_partners(loaded.model, planned, cuts, partners, cuts_of, decode, method,
-                                         self.config.patch_metric, self.config.patch or PatchMode.RESIDUAL,
-                                         self.config.patch_screen_k)
+                entries = patch_partners(loaded.model, planned, cuts, partners, cuts_of, decode, PatchRequest(
+                    method, self.config.patch_metric, self.config.patch or PatchMode.RESIDUAL,
+                    self.config.patch_screen_k, self.config.patch_floor))
             fell_back = (f"patching: the {method} method's exactness checks failed on this machine's kernels for "
                          "some directions (a batch's rows rounded otherwise than a row alone), so those were computed "
                          "again with full, one pass per cell; the JSON names the method of each")

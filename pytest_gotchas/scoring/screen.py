@@ -43,7 +43,6 @@ from .patching import Ids, _hidden, _metric, _own_readings, _with_hidden
 from ..results.vocabulary import Cell, ComponentKind, PatchMetric
 
 DEFAULT_K = 20
-RECALL_LINE = 0.1  # recall counts the exact cells that restore at least this |fraction| of the effect
 
 @dataclass(frozen=True)
 class Screened:
@@ -208,17 +207,3 @@ def screen(model: Any, source: ComponentPass, target: ComponentPass, ids: Ids, k
             readings = _run_layer(model, target, layer, rows, ids, batched=False)
             verified.update((cell, _metric(r)) for cell, r in zip(cells, readings))
     return Screened(estimates, verified, unpatched, seconds, time.perf_counter() - started, scores)
-
-
-def recall(screened: Screened, exact: dict[Cell, float], effect: float, k: int, at_least: float = RECALL_LINE,
-           graddrop: bool = True) -> dict[ComponentKind, tuple[int, int]]:
-    """Per component kind: (exact cells whose |fraction| >= at_least that the screen's top-k holds, how many there
-    are). ``exact`` maps each cell to its exact metric value; ``graddrop``: the top-k by the ranking with GradDrop,
-    else by |estimate| alone."""
-    top = set(screened.top(k, graddrop))
-    out: dict[ComponentKind, tuple[int, int]] = {}
-    for kind in tuple(ComponentKind):
-        big = [c for c, v in exact.items() if c.kind == kind and effect and abs((v - screened.unpatched) / effect)
-               >= at_least]
-        out[kind] = (sum(c in top for c in big), len(big))
-    return out

@@ -19,6 +19,7 @@ from typing import Any
 from ..files import user_cache_home
 from ..model import DTYPES
 from ..model.kernels import KERNELS
+from ..results.effects import Floor
 from ..results.stats import MIN_LEVEL, level_computable
 from ..scoring.head import METRICS as PATCH_METRICS
 from ..truth.sandbox import IsolationLevel
@@ -72,6 +73,19 @@ def fraction(raw: str) -> float:
     if not 0 < value <= 1:
         raise OptionError(f"must be more than 0 and at most 1, got {raw!r}")
     return value
+
+
+def floor_part(ceiling: float) -> Callable[[str], float]:
+    """A part of the effect floor (results/effects.py): a number from 0 (off: only an effect of exactly 0 is under
+    the floor) to ``ceiling``."""
+
+    def parse(raw: str) -> float:
+        value = _number(raw, f"a number from 0 to {ceiling:g}")
+        if not 0 <= value <= ceiling:  # also refuses nan and inf
+            raise OptionError(f"must be a number from 0 to {ceiling:g}, got {raw!r}")
+        return value
+
+    return parse
 
 
 def level(raw: str) -> float:
@@ -252,6 +266,13 @@ OPTIONS = (
     Option("patch_screen_k", "with --gotchas-patch-components or --gotchas-patch-screen: how many of the screen's "
            "cells (attribution patching, ranked by |estimate|) are verified by exact patching and reported beside "
            "their estimates, per direction", integer(1, 10000), metavar="K"),
+    Option("patch_floor_steps", "the effect floor, in steps: a patched direction whose effect (source - unpatched) is "
+           "below this many steps of the metric's dtype at the metric's magnitude and below --gotchas-patch-floor-logits "
+           "is not explained (no fraction, ranking, colour or best component; its logit changes are kept); the same "
+           "floor holds a lead after a layer (--gotchas-layers) as a tie; 0: only an effect of exactly 0",
+           floor_part(1024.0), metavar="STEPS"),
+    Option("patch_floor_logits", "the effect floor, in logits: see --gotchas-patch-floor-steps; an effect at or "
+           "above this many logits is explained whatever its steps", floor_part(100.0), metavar="LOGITS"),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 
@@ -297,6 +318,10 @@ class Settings:
     patch_components: bool = False
     patch_screen: bool = False
     patch_screen_k: int = 20
+    # The effect floor's defaults (results/effects.Floor): bench/effects.py's distribution over the library, in
+    # bench/RESULTS.md ("Effects worth explaining")
+    patch_floor_steps: float = Floor().steps
+    patch_floor_logits: float = Floor().logits
 
     @property
     def model_cache(self) -> Path:

@@ -9,6 +9,7 @@ from typing import Protocol
 
 from ..backends.protocol import Asked, Backend, EngineOptions, Feature, LoadRequest
 from ..model.ref import ModelRef
+from ..results.effects import Floor
 from ..results.hardware import PLAIN_KERNELS
 from ..results.vocabulary import PatchMetric, PatchMode
 from ..scoring.scorer import Clock, ModelSlot, Scorer, ScoringConfig
@@ -47,6 +48,7 @@ def scoring_config(settings: Settings, pytest_cache: Path | None) -> ScoringConf
                          layers=settings.layers, one_pass_check=settings.one_pass_check,
                          patch=patch_mode(settings), patch_metric=PatchMetric(settings.patch_metric),
                          patch_screen_k=settings.patch_screen_k,
+                         patch_floor=Floor(settings.patch_floor_steps, settings.patch_floor_logits),
                          pytest_cache=pytest_cache)
 
 

@@ -110,3 +110,39 @@ def test_random_models_keep_every_check_and_batch_equals_alone(kind: str) -> Non
     assert batched.post_norms == (kind == "gemma3")
     assert all(c.passed for c in batched.checks), batched.checks
     assert (batched.attn, batched.mlp, batched.head) == (alone.attn, alone.mlp, alone.head)
+
+
+@pytest.mark.parametrize("kind", ["gemma3", "llama"])
+def test_o_proj_rounding_a_row_otherwise_in_another_shape_is_measured_not_raised(kind: str, monkeypatch) -> None:
+    """The all-heads check's premise is the kernels': made false here (o_proj's output nudged in every product of
+    the target's length, as an Intel AMX Xeon's rounds o_proj's row otherwise in other shapes), the difference is
+    reported as heads_apart and the check says why, instead of failing the direction."""
+    model = tiny(kind)
+    source, target = (2, 17, 40, 41, 42, 43, 99), (2, 18, 18, 40, 41, 77, 43, 98)
+    for layer in model.model.layers:
+        real = layer.self_attn.o_proj.forward
+
+        def nudged(x, real=real):
+            out = real(x)
+            return out + 2.0 ** -6 if x.shape[-2] == len(target) else out
+        monkeypatch.setattr(layer.self_attn.o_proj, "forward", nudged)
+    result = run(model, source, target)
+    assert result.heads_apart > 0
+    (heads,) = [c for c in result.checks if c.name == "all-heads"]
+    assert heads.passed and "a measurement: apart by up to" in heads.detail, heads
+    assert all(c.passed for c in result.checks)
+
+
+def test_every_head_at_once_unlike_the_write_where_o_proj_agrees_is_a_failure(model, monkeypatch) -> None:
+    """Where o_proj computes the source's row alike in the batch (the premise measured true), a difference between
+    every head at once and the attention write is the patch's: it fails the direction."""
+    real = C._vector
+
+    def spoilt(member, kind, layer, head, s, dim):  # every head at once, from the source only, pushed off
+        value = real(member, kind, layer, head, s, dim)
+        return value + 1 if head < 0 and member.member.ids == SOURCE else value
+
+    monkeypatch.setattr(C, "_vector", spoilt)
+    with pytest.raises(CheckError, match=r"all-heads: layer 1, aligned pair \d+: every head at once and the attention "
+                                         r"write gave metrics .* apart, though o_proj computes their rows alike here"):
+        run(model)
