@@ -47,10 +47,14 @@ def area(places: Sequence[int], cells: int) -> float:
     return sum(cells - p + 1 for p in places) / (len(places) * cells)
 
 
-def screen_score(order: Sequence[Cell], plain: Sequence[Cell], changes: dict[Cell, float], k: int) -> ScreenScore:
+def screen_score(order: Sequence[Cell], plain: Sequence[Cell], changes: dict[Cell, float], k: int
+                 ) -> ScreenScore | None:
     """One direction's screen against its exact grid: ``order`` is every cell in the screen's ranking (GradDrop
-    included), ``plain`` the same by |estimate| alone, ``changes`` every cell's exact value less unpatched."""
+    included), ``plain`` the same by |estimate| alone, ``changes`` every cell's exact value less unpatched. None
+    where no cell moves the metric (nothing to find)."""
     top = exact_top(changes, k)
+    if not top:
+        return None
     mine = list(order[:len(top)])
     best = sum(abs(changes[c]) for c in top)
     places = found_at(order, top)

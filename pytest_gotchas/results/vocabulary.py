@@ -76,6 +76,7 @@ class Leader(StrEnum):
     CORRECT = "correct"
     WRONG = "wrong"
     TIE = "tie"
+    FLOOR = "within-floor"  # closer than the effect floor (results/effects.lead_under_floor): nobody's lead either
 
 
 @dataclass(frozen=True, order=True)

@@ -363,8 +363,8 @@ class Scorer:
         batch = effective_batch_size(loaded, config)
         try:
             with self.clock.phase("layers"):
-                return [layer_readings(loaded.model, cut, t, config.reading, vocab, dtype, batch, lambda token: "")
-                        for cut, t in zip(cuts, texts)]
+                return [layer_readings(loaded.model, cut, t, config.reading, vocab, dtype, batch, lambda token: "",
+                                       config.patch_floor) for cut, t in zip(cuts, texts)]
         except LensError as error:
             raise self.slot.fail(f"{error}; run without --gotchas-layers") from None
 
