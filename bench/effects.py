@@ -29,8 +29,8 @@ from typing import Any
 from pytest_gotchas.results.effects import Floor, spacing, why_under
 
 SPEC = ("pep289", "floats", "sets", "bound-methods", "versions")  # bench/scenarios.SPEC_CHAPTERS by name
-STEPS = (1.0, 2.0, 4.0, 8.0)  # the floors the summary tries
-LOGITS = (0.01, 0.02, 0.05, 0.1, 0.2)
+STEPS = (1.0, 2.0, 3.0, 4.0, 8.0)  # the floors the summary tries
+LOGITS = (0.05, 0.1, 0.2, 0.3, 0.5)
 
 
 @dataclass(frozen=True)
@@ -112,26 +112,46 @@ def _under(e: Effect, floor: Floor, wide: bool) -> bool:
     return why_under(effect, magnitude, dtype, floor) is not None
 
 
+def misjudged(e: Effect) -> bool:
+    """The model's dtype gets the effect wrong: another sign than float32's, or more than half of it off."""
+    return e.effect * e.effect32 <= 0 or abs(e.effect - e.effect32) > 0.5 * abs(e.effect32)
+
+
+def rounding(mine: list[Effect]) -> list[str]:
+    """What the metric's rounding does to the effect: the model's dtype against the float32 head over the same
+    hidden states, in logits and in steps; and how many directions each floor tried leaves misjudged above it."""
+    shift = [abs(e.effect - e.effect32) for e in mine]
+    steps = [abs(e.effect - e.effect32) / spacing(e.magnitude, e.dtype) for e in mine]
+    lines = [f"- |{mine[0].dtype} effect - float32 effect| in logits: {_quantiles(shift)}",
+             f"- the same in steps of {mine[0].dtype} at the magnitude: {_quantiles(steps)}",
+             f"- misjudged by {mine[0].dtype} (another sign than float32's, or more than half of it off): "
+             f"{sum(map(misjudged, mine))}", "",
+             f"Directions under each floor ({mine[0].dtype} metric), and of those above it how many are misjudged:", "",
+             "| steps \\ logits | " + " | ".join(f"{x:g}" for x in LOGITS) + " |", "|---|" + "---:|" * len(LOGITS)]
+    for s in STEPS:
+        cells = []
+        for x in LOGITS:
+            above = [e for e in mine if not _under(e, Floor(s, x), False)]
+            cells.append(f"{len(mine) - len(above)} ({sum(map(misjudged, above))})")
+        lines.append(f"| {s:g} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def summary(effects: list[Effect], floor: Floor) -> list[str]:
-    """The distribution per model (|effect| in logits and in steps), how many directions fall under each floor
-    tried, and per chapter of the spec at ``floor``: under it, of how many."""
+    """The distribution per model (|effect| in logits and in steps), what the metric's rounding does to it, how
+    many directions fall under each floor tried, and per chapter of the spec at ``floor``: under it, of how many."""
     lines = []
     for model in sorted({e.model for e in effects}):
         mine = [e for e in effects if e.model == model]
         steps = [abs(e.effect) / spacing(e.magnitude, e.dtype) for e in mine]
         lines += [f"### {model}: {len(mine)} directions ({len({(e.chapter, e.group) for e in mine})} pairs and twins)",
-                  "", f"- |effect| in logits, the model's dtype ({mine[0].dtype}): {_quantiles([abs(e.effect) for e in mine])}",
+                  "", f"- |effect| in logits, the model's dtype ({mine[0].dtype}): "
+                  f"{_quantiles([abs(e.effect) for e in mine])}",
                   f"- |effect| in steps of {mine[0].dtype} at its magnitude: {_quantiles(steps)}",
                   f"- |effect| in logits, float32 metric: {_quantiles([abs(e.effect32) for e in mine])}",
                   f"- exactly 0 in {mine[0].dtype}: {sum(e.effect == 0 for e in mine)}; in float32: "
-                  f"{sum(e.effect32 == 0 for e in mine)}", "",
-                  f"Under the floor ({mine[0].dtype} metric / float32 metric), of {len(mine)}:", "",
-                  "| steps \\ logits | " + " | ".join(f"{x:g}" for x in LOGITS) + " |",
-                  "|---|" + "---:|" * len(LOGITS)]
-        for s in STEPS:
-            cells = [f"{sum(_under(e, Floor(s, x), False) for e in mine)} / {sum(_under(e, Floor(s, x), True) for e in mine)}"
-                     for x in LOGITS]
-            lines.append(f"| {s:g} | " + " | ".join(cells) + " |")
+                  f"{sum(e.effect32 == 0 for e in mine)}; under the floor with the float32 metric: "
+                  f"{sum(_under(e, floor, True) for e in mine)}", *rounding(mine)]
         spec = [e for e in mine if e.chapter in SPEC]
         by: Counter[str] = Counter(e.chapter for e in spec)
         under = Counter(e.chapter for e in spec if _under(e, floor, False))
@@ -148,11 +168,13 @@ def summary(effects: list[Effect], floor: Floor) -> list[str]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.effects", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("files", type=Path, nargs="+", help="a JSON report (its prompts); with --summarize, --out files")
+    parser.add_argument("files", type=Path, nargs="+",
+                        help="a JSON report (its prompts); with --summarize, --out files")
     parser.add_argument("--model", default=None, help="the model to measure (default: the embedded default)")
     parser.add_argument("--out", type=Path, help="write the directions' effects here (JSON)")
     parser.add_argument("--summarize", action="store_true", help="print the distribution of --out files")
-    parser.add_argument("--steps", type=float, default=Floor().steps, help="the floor's steps for the per-chapter count")
+    parser.add_argument("--steps", type=float, default=Floor().steps,
+                        help="the floor's steps for the per-chapter count")
     parser.add_argument("--logits", type=float, default=Floor().logits, help="the floor's logits, likewise")
     args = parser.parse_args(argv)
     if args.summarize:

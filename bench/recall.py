@@ -146,8 +146,17 @@ def directions(path: Path) -> list[Patching]:
 
 
 def summarize(files: list[Path], k: int) -> None:
-    """The summary of --out files, or of reports run with --gotchas-patch-components."""
+    """The summary of --out files, or of reports run with --gotchas-patch-components; for a report, then each
+    chapter's directions together (its `effects` section: under the floor, the screen summed, what recurs)."""
     print("\n".join(summary([e for path in files for e in directions(path)], k)))
+    from pytest_gotchas.report.wording_effects import effects_lines
+
+    for path in files:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict):
+            print(f"\n{path}:")
+            for chapter in from_data(data).effects:
+                print("\n".join(f"[{chapter.model}] {chapter.chapter}: {line}" for line in effects_lines(chapter)))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -77,7 +77,9 @@ def colour(fraction: float | None) -> tuple[str, bool]:
 
 def why_none(patching: Patching) -> str:
     """What a cell without a fraction says on hover: no effect, or under the effect floor."""
-    return (UNDER[patching.under] + ", under the effect floor") if patching.under is not None else "no effect to restore"
+    if patching.under is None:
+        return "no effect to restore"
+    return UNDER[patching.under] + ", under the effect floor"
 
 
 def heatmap(model: str, patching: Patching) -> Heatmap:

@@ -44,7 +44,8 @@ all "exact", its seconds are not recorded: 0.0), and so does format 6 (how it en
 None, not `interrupted`, nothing listed as not run; a partial run of format 6 cannot be told from a whole one; its
 `margins` section is a former one, dropped and computed again as `log_ratios`), and so does format 7 (no floor
 recorded: its fractions are shown as they were; no score, no `heads_apart`; its `recall` keys are not read; the
-`effects` section is computed again). Formats 1 and 2 are refused (UNMIGRATABLE says why): a migration would have to guess what they do not record.
+`effects` section is computed again). Formats 1 and 2 are refused (UNMIGRATABLE says why): a migration would have
+to guess what they do not record.
 """
 
 from __future__ import annotations

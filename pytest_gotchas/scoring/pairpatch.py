@@ -61,7 +61,8 @@ def floored(entry: Patching, magnitude: float, floor: Floor) -> Patching:
 
 
 def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str, CutPlan],
-               target: tuple[str, CutPlan], decode: Callable[[int], str], request: PatchRequest) -> tuple[Any, Patching]:
+               target: tuple[str, CutPlan], decode: Callable[[int], str], request: PatchRequest
+               ) -> tuple[Any, Patching]:
     from .components import component_pass
     from .patching import member_pass, patch_exact
 

@@ -58,7 +58,7 @@ class ScoringConfig:
     patch: PatchMode | None = None
     patch_metric: PatchMetric = PatchMetric.MODEL  # the dtype of patching's two logits: the model's or float32 (head.py)
     patch_screen_k: int = 20  # the screen's top-k verified exactly (screen.py), with the component grid or alone
-    patch_floor: Floor = Floor()  # the effect floor under patching's fractions and the layers' leads (results/effects.py)
+    patch_floor: Floor = Floor()  # the floor under patching's fractions and the layers' leads (results/effects.py)
     # this plugin's folder in pytest's cache, for cut plans and token texts (not the model cache); None: none kept,
     # and the tokenizer loads eagerly
     pytest_cache: Path | None = None

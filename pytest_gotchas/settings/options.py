@@ -267,9 +267,10 @@ OPTIONS = (
            "cells (attribution patching, ranked by |estimate|) are verified by exact patching and reported beside "
            "their estimates, per direction", integer(1, 10000), metavar="K"),
     Option("patch_floor_steps", "the effect floor, in steps: a patched direction whose effect (source - unpatched) is "
-           "below this many steps of the metric's dtype at the metric's magnitude and below --gotchas-patch-floor-logits "
-           "is not explained (no fraction, ranking, colour or best component; its logit changes are kept); the same "
-           "floor holds a lead after a layer (--gotchas-layers) as a tie; 0: only an effect of exactly 0",
+           "below this many steps of the metric's dtype at the metric's magnitude and below "
+           "--gotchas-patch-floor-logits is not explained (no fraction, ranking, colour or best component; its logit "
+           "changes are kept); the same floor holds a lead after a layer (--gotchas-layers) as a tie; 0: only an "
+           "effect of exactly 0",
            floor_part(1024.0), metavar="STEPS"),
     Option("patch_floor_logits", "the effect floor, in logits: see --gotchas-patch-floor-steps; an effect at or "
            "above this many logits is explained whatever its steps", floor_part(100.0), metavar="LOGITS"),

@@ -76,7 +76,8 @@ def test_a_layer_closer_than_the_effect_floor_leads_nobody() -> None:
     under = [False] * 3 + [True] * 2 + [False] * 3
     assert lead(readings).decided_at == 1  # without the floor: ahead from the start
     story = lead(readings, under=under)
-    assert story.stretches == (Stretch(Leader.CORRECT, 1, 3), Stretch(Leader.FLOOR, 4, 5), Stretch(Leader.CORRECT, 6, 8))
+    assert story.stretches == (Stretch(Leader.CORRECT, 1, 3), Stretch(Leader.FLOOR, 4, 5),
+                               Stretch(Leader.CORRECT, 6, 8))
     assert (story.final, story.decided_at) == (Leader.CORRECT, 6)
     assert lead_text(story) == ("decided at layer 6 of 8 (correct); before: correct ahead at layers 1-3, within the "
                                 "effect floor at layers 4-5")
