@@ -58,7 +58,7 @@ def band(layer: int, layers: int) -> str:
 def top_bands(entry: Patching, grid: Components) -> Counter[str]:
     """The exact top-k's cells by kind and layer band, and how many of them the first k verifications find."""
     assert grid.score is not None
-    top = exact_top(changes(entry, grid), grid.score.k)
+    top = exact_top(changes(entry, grid), grid.score.k, grid.score.least)
     found: Counter[str] = Counter()
     for cell, place in zip(top, grid.score.found_at):
         where = f"{cell.kind} {band(cell.layer, grid.layers[-1])}"

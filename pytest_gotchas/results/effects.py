@@ -60,6 +60,11 @@ def under_floor(effect: float, magnitude: float, dtype: str, floor: Floor) -> bo
     return size < floor.steps * spacing(magnitude, dtype) and size < floor.logits
 
 
+def least(magnitude: float, dtype: str, floor: Floor) -> float:
+    """The smallest |change| not under the floor at ``magnitude``: under_floor(x) is |x| < least (x not 0)."""
+    return min(floor.steps * spacing(magnitude, dtype), floor.logits)
+
+
 def why_under(effect: float, magnitude: float, dtype: str, floor: Floor, noise: float = 0.0) -> Under | None:
     """Why a direction's effect is under the floor, or None when it is worth explaining: no effect at all, below
     the floor, or within ``floor.steps`` times the kernels' measured ``noise``."""

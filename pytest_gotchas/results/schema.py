@@ -237,6 +237,7 @@ class ScreenScore:
     found_at: list[int]  # per cell of the exact top-k, largest first: the verifications that find it (1-based)
     area: float  # the curve's area: mean over n = 1..cells of the share of the exact top-k within n verifications
     area_plain: float  # the same with the cells ranked by |estimate| alone (no GradDrop)
+    least: float = 0.0  # the exact top-k holds only cells that move the metric by this much (the effect floor's)
 
 
 @dataclass

@@ -2,8 +2,8 @@
 screen and the exact grid wants to know how many exact verifications, made in the screen's order, find the cells the
 grid would have named. Pure.
 
-Per direction, against the exact grid's top-k (the k cells whose patch moves the metric furthest, either way; fewer
-where fewer cells move it at all):
+Per direction, against the exact grid's top-k (the k cells whose patch moves the metric furthest, either way, of
+those that move it by more than the effect floor: fewer where fewer do):
 
 - **overlap**: how many of the screen's top-k are in the exact top-k;
 - **mass**: the |exact change| the screen's top-k holds, over the exact top-k's (1: the best k cells; a screen can
@@ -29,9 +29,11 @@ from .vocabulary import Cell
 CHECKPOINTS = (1, 2, 5, 10)  # the curve is shown at these multiples of k verifications
 
 
-def exact_top(changes: dict[Cell, float], k: int) -> list[Cell]:
-    """The k cells whose |exact change| is largest (cell order among equals), of those that move the metric at all."""
-    return sorted((c for c in changes if changes[c]), key=lambda c: (-abs(changes[c]), c))[:k]
+def exact_top(changes: dict[Cell, float], k: int, least: float = 0.0) -> list[Cell]:
+    """The k cells whose |exact change| is largest (cell order among equals), of those that move the metric by
+    ``least`` or more (and at all)."""
+    moved = (c for c in changes if changes[c] and abs(changes[c]) >= least)
+    return sorted(moved, key=lambda c: (-abs(changes[c]), c))[:k]
 
 
 def found_at(order: Sequence[Cell], top: Sequence[Cell]) -> list[int]:
@@ -47,12 +49,14 @@ def area(places: Sequence[int], cells: int) -> float:
     return sum(cells - p + 1 for p in places) / (len(places) * cells)
 
 
-def screen_score(order: Sequence[Cell], plain: Sequence[Cell], changes: dict[Cell, float], k: int
-                 ) -> ScreenScore | None:
+def screen_score(order: Sequence[Cell], plain: Sequence[Cell], changes: dict[Cell, float], k: int,
+                 least: float = 0.0) -> ScreenScore | None:
     """One direction's screen against its exact grid: ``order`` is every cell in the screen's ranking (GradDrop
-    included), ``plain`` the same by |estimate| alone, ``changes`` every cell's exact value less unpatched. None
-    where no cell moves the metric (nothing to find)."""
-    top = exact_top(changes, k)
+    included), ``plain`` the same by |estimate| alone, ``changes`` every cell's exact value less unpatched; the exact
+    top-k only of cells that move the metric by ``least`` or more (the effect floor's, results/effects.py: a cell a
+    step or two of the metric's dtype from unpatched is tied with hundreds of others, and which of them a top-k
+    holds is the rounding's choice, not the screen's). None where no such cell is left (nothing to find)."""
+    top = exact_top(changes, k, least)
     if not top:
         return None
     mine = list(order[:len(top)])
@@ -60,7 +64,8 @@ def screen_score(order: Sequence[Cell], plain: Sequence[Cell], changes: dict[Cel
     places = found_at(order, top)
     return ScreenScore(k=len(top), cells=len(changes), overlap=len(set(mine) & set(top)),
                        mass=sum(abs(changes[c]) for c in mine) / best if best else 0.0, top_mass=best, found_at=places,
-                       area=area(places, len(changes)), area_plain=area(found_at(plain, top), len(changes)))
+                       area=area(places, len(changes)), area_plain=area(found_at(plain, top), len(changes)),
+                       least=least)
 
 
 def found_within(score: ScreenScore, n: int) -> int:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..results.effects import Floor, why_under
+from ..results.effects import Floor, least, why_under
 from ..results.schema import Components, EffectFloor, HeadPattern, Patching, Screened
 from ..results.screening import screen_score
 from ..results.vocabulary import Cell, ComponentKind, ComponentsMethod, PatchMethod, PatchMetric, PatchMode
@@ -87,11 +87,13 @@ def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str
         prefix_apart=result.prefix_apart, prefix_shift=result.prefix_shift, metric_dtype=result.metric_dtype,
         step=result.step, seconds=seconds,
         components=None if mode == PatchMode.RESIDUAL else _components(model, mine, theirs, ids, metric, k, decode,
-                                                                       mode)), result.magnitude, request.floor)
+                                                                       mode, request.floor)),
+        result.magnitude, request.floor)
 
 
 def _components(model: Any, source: Any, target: Any, ids: tuple[int, int], metric: PatchMetric, k: int,
-                decode: Callable[[int], str], mode: PatchMode = PatchMode.COMPONENTS) -> Components:
+                decode: Callable[[int], str], mode: PatchMode = PatchMode.COMPONENTS, floor: Floor = Floor()
+                ) -> Components:
     """The exact component grid of one direction (not with PatchMode.SCREEN), the screen's top-k with their exact
     values beside them, and where the heads that restore most at the cut read from; with the seconds each took."""
     from dataclasses import replace
@@ -106,7 +108,7 @@ def _components(model: Any, source: Any, target: Any, ids: tuple[int, int], metr
     screened = screen(model, source, target, ids, k, metric=metric)
     screen_seconds = time.perf_counter() - started - screened.verify_seconds  # unpatched's reading included
     entry = (screen_entry(model, target, screened, k, decode) if grid is None
-             else components_entry(model, target, grid, screened, k, decode))
+             else components_entry(model, target, grid, screened, k, decode, floor))
     return replace(entry, grid_seconds=grid_seconds, screen_seconds=screen_seconds,
                    verify_seconds=screened.verify_seconds)
 
@@ -140,8 +142,8 @@ def _patterns(model: Any, target: Any, heads: list[tuple[int, int]], decode: Cal
     return [HeadPattern(layer=layer, head=head, weights=weights[(layer, head)], tokens=tokens) for layer, head in heads]
 
 
-def components_entry(model: Any, target: Any, grid: Any, screened: Any, k: int, decode: Callable[[int], str]
-                     ) -> Components:
+def components_entry(model: Any, target: Any, grid: Any, screened: Any, k: int, decode: Callable[[int], str],
+                     floor: Floor = Floor()) -> Components:
     """The typed entry of a direction's exact grid (components.ComponentResult) and screen (screen.Screened): the
     top-k with exact values beside estimates, the screen judged against the grid (results/screening.py: overlap,
     mass, the verified-recall curve), the all-heads check's measured disagreement, and the top heads' attention."""
@@ -156,8 +158,8 @@ def components_entry(model: Any, target: Any, grid: Any, screened: Any, k: int, 
     effect = grid.source_value - grid.unpatched
     changes = {cell: value - grid.unpatched for cell, value in exact.items()}
     every = len(screened.estimates)
-    score = (screen_score(screened.top(every), screened.top(every, graddrop=False), changes, k) if effect
-             else None)
+    score = (screen_score(screened.top(every), screened.top(every, graddrop=False), changes, k,
+                          least(grid.magnitude, grid.metric_dtype, floor)) if effect else None)
     heads = top_heads_at_cut(exact, grid.unpatched, len(grid.positions) - 1) if effect else []
     return Components(layers=grid.layers, heads=grid.heads, attn=grid.attn, mlp=grid.mlp, head=grid.head,
                       post_norms=grid.post_norms, batched=grid.batched,

@@ -54,3 +54,21 @@ def test_a_chapter_sums_counts_adds_curves_and_takes_the_mass_as_a_ratio_of_sums
     assert total.curve == [[1, 3 + 1], [2, 3 + 3], [5, 6], [10, 6]]  # found within k, 2k, 5k, 10k verifications
     assert total.area == pytest.approx((good.area + bad.area) / 2)
     assert screen_sum([]) is None
+
+
+def test_the_exact_top_k_holds_only_cells_above_the_floor() -> None:
+    """A cell a step or two of the metric from unpatched is tied with many others: which of them a top-k holds is
+    the rounding's choice, so the exact top-k holds only cells that move the metric by the floor's least change."""
+    assert exact_top(CHANGES, 10, least=1.0) == [CELLS[1], CELLS[3], CELLS[4]]
+    order = [CELLS[0], CELLS[1], CELLS[3], CELLS[4], CELLS[5], CELLS[2]]
+    score = screen_score(order, order, CHANGES, 5, least=1.0)
+    assert score is not None and (score.k, score.found_at, score.least) == (3, [2, 3, 4], 1.0)
+    assert screen_score(order, order, CHANGES, 5, least=5.0) is None
+
+
+def test_the_least_change_the_floor_lets_count() -> None:
+    from pytest_gotchas.results.effects import Floor, least, under_floor
+
+    floor = Floor(steps=3, logits=0.3)
+    assert least(20.0, "bfloat16", floor) == 0.3 and least(10.0, "bfloat16", floor) == 0.1875
+    assert all(under_floor(x, 10.0, "bfloat16", floor) == (abs(x) < 0.1875) for x in (0.125, 0.1875, 0.25, -0.0625))
