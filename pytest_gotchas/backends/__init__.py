@@ -13,8 +13,7 @@ from collections.abc import Iterable, Sequence
 from types import ModuleType
 
 from ..model.ref import ModelRef
-from ..model.load import ModelLoadError
-from .protocol import Asked, refusals
+from .protocol import Asked, ModelLoadError, refusals
 
 NOT_BACKENDS = ("protocol",)
 

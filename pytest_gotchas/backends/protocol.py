@@ -2,13 +2,16 @@
 
 A backend reads a model's next-token distributions for the contexts scoring asks for (token ids, decided by
 scoring/cut.py with the model's own transformers tokenizer, so that every backend reads the same contexts). It gives
-scoring one of two things:
+scoring one of two things, its `role`:
 
-- a torch module (`model`): scoring runs the forward passes itself (one pass per prompt, KV-cached steps; the guard
-  of scoring/guard.py hooks it; the logit lens, patching and a float32 twin read it). backends/transformers.py;
-- whole logits rows per context (`context_logits()`): an engine or a server computes each context as a prompt of its
-  own, and scoring/engine_rows.py puts each row through scoring's own softmax; every context a run needs is asked for
-  in as few calls as the readings allow (the prefetch). backends/vllm.py.
+- a torch module (`ModuleBackend`, role "module", `model`): scoring runs the forward passes itself (one pass per
+  prompt, KV-cached steps; the guard of scoring/guard.py hooks it; the logit lens, patching and a float32 twin,
+  `float32()`, read it). backends/transformers.py;
+- whole logits rows per context (`EngineBackend`, role "engine", `context_logits()`): an engine or a server computes
+  each context as a prompt of its own, and scoring/engine_rows.py puts each row through scoring's own softmax; every
+  context a run needs is asked for in as few calls as the readings allow (the prefetch). backends/vllm.py.
+
+`Backend` is either; scoring tells them apart by `role`, so the type checker knows which one it holds.
 
 **Adding a backend is one new file** in this folder, `backends/NAME.py`, which `--gotchas-model NAME:MODEL` chooses
 (backends/__init__.py finds it by that name; the model's short name becomes `NAME-MODEL`, so it has its own items,
@@ -17,13 +20,14 @@ results and baseline). The file defines:
 - `CAPABILITIES`: a `Capabilities` naming each `Feature` it cannot honour and why (the run refuses those options
   with one message naming the flag and the backend, before anything loads), and the `--gotchas-device` values it
   takes;
-- `load(request: LoadRequest) -> Backend`: the model loaded (raising model.load.ModelLoadError with one message for
-  the user), with `info` (results.schema.ModelInfo, its `backend` a BackendInfo naming the engine) and the
-  transformers tokenizer of the same model (model.load.load_tokenizer and check_tokenizer);
-- the class `load` returns, which satisfies `Backend` below. A llama.cpp or other HTTP server returns `model =
-  None` and implements `ContextLogits`: `fetch` posts the contexts' token ids and keeps each whole logits row (a
-  float32 tensor of the vocabulary's width) in `logits`; `float32()` returns None; `close()` ends the session.
-  Declaring every `Feature` but the ones it can do (a server reads no residual stream) keeps the refusals honest.
+- `load(request: LoadRequest) -> Backend`: the model loaded (raising `ModelLoadError`, published here, with one
+  message for the user), with `info` (results.schema.ModelInfo, its `backend` a BackendInfo naming the engine) and the
+  transformers tokenizer of the same model (model/tokenizer.py: load_tokenizer and check_tokenizer);
+- the class `load` returns, which satisfies `ModuleBackend` or `EngineBackend` below. A llama.cpp or other HTTP
+  server is an engine: its `context_logits()` returns a `ContextLogits` whose `fetch` posts the contexts' token ids
+  and keeps each whole logits row (a float32 tensor of the vocabulary's width) in `logits`; `close()` ends the
+  session. Declaring every `Feature` but the ones it can do (a server reads no residual stream, has no float32
+  twin) keeps the refusals honest.
 
 tests/unit/backends/test_protocol.py checks both shipped backends against this contract, and runs the scorer with a
 backend defined in the test file alone.
@@ -35,17 +39,17 @@ import enum
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Literal, Protocol
 
 from ..model.ref import TRANSFORMERS as TRANSFORMERS  # a name without a NAME: prefix
+from ..model.spec import ModelLoadError as ModelLoadError  # the error every backend's load raises
+from ..model.spec import ModelSpec as ModelSpec  # what a load is asked for
 from ..results.schema import ModelInfo
 
-if TYPE_CHECKING:  # model/ is the floor below: only for the types
-    from ..model.load import ModelSpec
-
 Context = tuple[int, ...]
-__all__ = ["TRANSFORMERS", "Asked", "Backend", "Capabilities", "Context", "ContextLogits", "EngineOptions", "Feature",
-           "LoadRequest", "Unsupported", "refusals"]
+__all__ = ["TRANSFORMERS", "Asked", "Backend", "Capabilities", "Context", "ContextLogits", "EngineBackend", "EngineOptions",
+           "Feature", "LoadRequest", "Loaded", "ModelLoadError", "ModelSpec", "ModuleBackend", "Role", "Unsupported",
+           "refusals"]
 
 
 class Feature(enum.Enum):
@@ -136,17 +140,17 @@ class ContextLogits(Protocol):
         """Compute the contexts not fetched yet, in one call; returns those. Raises ModelLoadError."""
 
 
-class Backend(Protocol):
-    """A loaded model as scoring reads it (scoring/scorer.py calls nothing else)."""
+class Role(enum.StrEnum):
+    """Which of the two things a backend gives scoring; scoring narrows a `Backend` on it."""
+
+    MODULE = "module"  # a torch module that scoring runs itself (ModuleBackend)
+    ENGINE = "engine"  # whole logits rows by context, computed elsewhere (EngineBackend)
+
+
+class Loaded(Protocol):
+    """What every backend gives scoring, whichever its role (scoring/scorer.py calls nothing else)."""
 
     # Read-only to scoring: a plain attribute or a property satisfies each.
-    @property
-    def name(self) -> str:
-        """The backend's name: "transformers", "vllm"."""
-
-    @property
-    def capabilities(self) -> Capabilities: ...
-
     @property
     def info(self) -> ModelInfo | None:
         """What the report says of the model (set once it loaded)."""
@@ -171,10 +175,6 @@ class Backend(Protocol):
     def tokenizer_loaded(self) -> bool: ...
 
     @property
-    def model(self) -> Any:
-        """The torch module scoring runs itself and the guard hooks; None where rows come from context_logits."""
-
-    @property
     def dtype(self) -> str:
         """The dtype the logits are computed in: "bfloat16", "float16" or "float32"."""
 
@@ -186,12 +186,36 @@ class Backend(Protocol):
     def batch_invariant(self) -> bool:
         """Whether a batch of prompts computes each prompt's bits as it alone would (model/invariance.py)."""
 
-    def context_logits(self) -> ContextLogits | None:
-        """The rows by context where scoring does not run the model itself (then `model` is None)."""
-
-    def float32(self) -> Any:
-        """A float32 twin of `model` for --gotchas-precision-check (the model itself when it runs in float32), or
-        None where the backend has none (it declares Feature.PRECISION_CHECK)."""
-
     def close(self) -> None:
         """Give back what the model holds (an engine's workers, threads it took); the object is not used again."""
+
+
+class ModuleBackend(Loaded, Protocol):
+    """A backend whose torch module scoring runs itself: one pass per prompt, KV-cached steps, the guard's hooks, the
+    logit lens, patching and the float32 twin (backends/transformers.py)."""
+
+    @property
+    def role(self) -> Literal[Role.MODULE]: ...
+
+    @property
+    def model(self) -> Any:
+        """The torch module scoring runs and the guard hooks."""
+
+    def float32(self) -> Any:
+        """A float32 twin of `model` for --gotchas-precision-check (the model itself when it runs in float32)."""
+
+
+class EngineBackend(Loaded, Protocol):
+    """A backend that gives whole logits rows by context, each context computed as a prompt of its own by an engine
+    or a server (backends/vllm.py). What it cannot do of a module's (a float32 twin, the residual stream) it
+    declares in its module's CAPABILITIES, and the run refuses before anything loads."""
+
+    @property
+    def role(self) -> Literal[Role.ENGINE]: ...
+
+    def context_logits(self) -> ContextLogits:
+        """The rows by context."""
+
+
+# A loaded model as scoring reads it: `backend.role is Role.MODULE` tells the type checker which of the two it is.
+Backend = ModuleBackend | EngineBackend

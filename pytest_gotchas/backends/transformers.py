@@ -3,20 +3,19 @@ itself (one pass per prompt, KV-cached steps, the guard's hooks, the logit lens,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from ..model.load import LoadedModel, load_model
 from ..results.schema import ModelInfo
-from .protocol import TRANSFORMERS, Backend, Capabilities, ContextLogits, LoadRequest
+from .protocol import Capabilities, LoadRequest, ModuleBackend, Role
 
 CAPABILITIES = Capabilities()  # every option the plugin declares reads a transformers model
 
 
 class TransformersBackend:
-    """A LoadedModel (its model, tokenizer and load notes) as scoring reads it."""
+    """A LoadedModel (its model, tokenizer and load notes) as scoring reads it: a torch module scoring runs."""
 
-    name = TRANSFORMERS
-    capabilities = CAPABILITIES
+    role: Literal[Role.MODULE] = Role.MODULE
 
     def __init__(self, loaded: LoadedModel) -> None:
         self.loaded = loaded
@@ -61,9 +60,6 @@ class TransformersBackend:
     def batch_invariant(self) -> bool:
         return self.loaded.invariance.batch
 
-    def context_logits(self) -> ContextLogits | None:
-        return None
-
     def float32(self) -> Any:
         return self.loaded.float32()
 
@@ -71,7 +67,7 @@ class TransformersBackend:
         """Nothing to shut down: the slot drops its reference and collects."""
 
 
-def load(request: LoadRequest) -> Backend:  # mypy checks here that the class satisfies it
+def load(request: LoadRequest) -> ModuleBackend:  # mypy checks here that the class satisfies it
     """model/load.load_model (a GGUF conversion shows its steps where the caller set model/convert.STEPS)."""
     return TransformersBackend(load_model(request.spec, request.model_cache, log=request.log,
                                           lazy_tokenizer=request.lazy_tokenizer, prefetch=request.prefetch))

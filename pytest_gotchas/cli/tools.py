@@ -12,13 +12,13 @@ from ..cases import environment
 from ..cases.chapter import VERSION
 from ..model import names
 from ..model.ref import ModelRef, short_ids
-from ..plugin import compat
+from .. import compat
 from ..settings import wiring
 from ..truth import sandbox
 from .errors import CLIError
-from ..settings.options import OPTIONS, OptionError, Settings, settings
+from ..settings.options import OPTIONS, OptionError, OptionKind, Settings, settings
 from ..scoring.rows import softmax_refusal
-from ..scoring.scorer import Clock
+from ..scoring.slot import Clock
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -60,13 +60,13 @@ def shared_parser() -> argparse.ArgumentParser:
     for option in OPTIONS:
         if not option.cli:
             continue
-        if option.kind == "flag":
+        if option.kind == OptionKind.FLAG:
             parser.add_argument(option.cli_flag, dest=option.name, action="store_true", default=None, help=option.help)
             continue
-        default = f" (default {option.shown_default or option.default})" if option.kind != "list" else ""
+        default = f" (default {option.shown_default or option.default})" if option.kind != OptionKind.LIST else ""
+        action = "append" if option.kind == OptionKind.LIST else "store"
         parser.add_argument(option.cli_flag, dest=option.name, metavar=option.metavar, choices=option.choices,
-                            type=validated(option.parse), action="append" if option.kind == "list" else "store",
-                            help=option.help + default)
+                            type=validated(option.parse), action=action, help=option.help + default)
     return parser
 
 
@@ -78,7 +78,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
 
 def project_root(chapter: Path | None) -> Path:
     """The rootdir pytest would use to collect `chapter` (None: the current folder) from the current folder, by
-    pytest's own rule (ini files, then setup.py, up from there; plugin/compat.py), so that a tool run from a
+    pytest's own rule (ini files, then setup.py, up from there; compat.py), so that a tool run from a
     subfolder such as cases/ hides the same project that collection hides."""
     where = [] if chapter is None else [str(chapter if chapter.exists() else chapter.parent)]  # a new file: its folder
     return compat.rootdir(where, Path.cwd())

@@ -19,9 +19,9 @@ from typing import TextIO
 from ..cases.chapter import Case, CaseFileError, Chapter, load_chapter
 from ..truth.collect import request_for
 from ..cases.authoring import AuthoringError, cut, output_start
-from ..truth.check import check
+from ..truth.check import CheckStatus, check
 from ..truth.interpreters import Missing
-from ..scoring.scorer import GotchasError, ModelUnavailable
+from ..errors import GotchasError, ModelUnavailable
 from ..cases.transcript import CURSOR, PS1, PS2
 from ..results.verdict import Status
 from .chapterfile import case_entry, install, stage, writing
@@ -153,7 +153,7 @@ def _variant(tools: Tools, chapter: Chapter, case: Case, rewrite: Rewrite, out: 
     prompt = rendered[:start + found_cut.at]
     correct, wrong = found_cut.correct, found_cut.wrong
     checked = check(runs[0].text[:frame] + prompt, correct, wrong, runs)
-    if checked.status != "ok":
+    if checked.status != CheckStatus.OK:
         print(f"  {rewrite.id}: skipped: {checked.message}", file=out)
         return None
     print(f"  {rewrite.id}: cut after {prompt.rsplit(chr(10), 1)[-1][-30:]!r}: correct {correct!r}, wrong {wrong!r}",

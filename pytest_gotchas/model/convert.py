@@ -87,7 +87,7 @@ def unfaithful(shown: str, checked: RoundTrip, version: str) -> str:
 
 
 def unfaithful_folder(shown: str, checked: RoundTrip, flag: str) -> str:
-    """The converter's round trip, failed by the tokenizer of a model folder (model/load.py checks every one)."""
+    """The converter's round trip, failed by the tokenizer of a model folder (model/tokenizer.py checks every one)."""
     return (f"cannot use model {shown!r}: its tokenizer fails the round trip a converted model's must pass: "
             f"{_misread(checked)}. Give the folder the tokenizer the model was trained with; or, to score it as it "
             f"is, run with {flag}allow-unfaithful-tokenizer (the report names the setting)")

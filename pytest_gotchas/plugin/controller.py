@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from ..baseline.gate import Gate
-from ..report import json_report, terminal, wording
+from ..report import json_report, terminal, wording, wording_baseline
 from ..report.escape import escape
 from ..results.baselines import BaselineOutcome
 from ..results.report import Report, result_from_data
-from ..results.rollup import merged_infos
+from ..results.rollup import in_run_order, merged_infos
 from ..results.schema import CaseResult, ChapterInfo, Invocation
 from . import newhooks, worker
 from .session import GotchasSession
@@ -114,7 +114,7 @@ class Controller:
         known = self.gathered()
         self.say_notes(session, known.notes)
         infos = merged_infos(known.chapters)
-        results = self.gotchas.ordered(self.results, infos)
+        results = in_run_order(self.results, infos, self.gotchas.model_ids)
         models = {m.id: m for m in known.models}
         self.outcomes = gate.finish_all(results, models, infos)
         for outcome in self.outcomes:
@@ -141,9 +141,9 @@ class Controller:
                        infos: dict[str, ChapterInfo]) -> wording.Line:
         """A regression: this run's baseline beside the shipped one (baseline/gate.py), for CI to upload and diff."""
         try:
-            return wording.obtained_line(outcome.path or "", gate.obtained(outcome, results, infos))
+            return wording_baseline.obtained_line(outcome.path or "", gate.obtained(outcome, results, infos))
         except OSError as error:
-            return wording.obtained_line(outcome.path or "", None, error.strerror or str(error))
+            return wording_baseline.obtained_line(outcome.path or "", None, error.strerror or str(error))
 
     def invocation(self, config: pytest.Config) -> Invocation:
         return Invocation(
@@ -187,7 +187,7 @@ class Controller:
         several = len(self.gotchas.model_ids) > 1
         lines = []
         for outcome in self.outcomes:
-            lines += wording.outcome_lines(outcome, prefix=several)
+            lines += wording_baseline.outcome_lines(outcome, prefix=several)
             if outcome.model in self.obtained:
                 text, markup = self.obtained[outcome.model]
                 lines.append((f"[{outcome.model}] {text.strip()}" if several else text, markup))

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from .fixtures import gotchas, gotchas_model  # noqa: F401  (the fixtures of this plugin)
-from ..settings.options import OPTIONS, Option, OptionError
+from ..settings.options import OPTIONS, Option, OptionError, OptionKind
 from .state import MODEL_FIXTURE, SESSION, RECORDED, ensure, read_settings
 
 
@@ -26,14 +26,14 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("gotchas", "probe a language model with executed Python transcripts")
     for option in OPTIONS:
-        if option.kind == "flag":
+        if option.kind == OptionKind.FLAG:
             group.addoption(option.flag, action="store_true", default=None, dest=option.ini, help=option.help)
             parser.addini(option.ini, option.help, type="bool", default=option.default)
             continue
-        action = "append" if option.kind == "list" else "store"
+        action = "append" if option.kind == OptionKind.LIST else "store"
         group.addoption(option.flag, action=action, default=None, dest=option.ini, metavar=option.metavar,
                         choices=option.choices, type=_argparse_type(option), help=option.help)
-        if option.kind == "list":
+        if option.kind == OptionKind.LIST:
             parser.addini(option.ini, option.help, type="linelist", default=[])
         else:
             parser.addini(option.ini, option.help, type="string", default=None)
@@ -134,15 +134,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if call.when != "call" or SESSION not in item.config.stash:
         return report
     from ..results.report import result_to_data
-    from ..scoring.scorer import ModelUnavailable
+    from ..errors import ModelUnavailable
     from .nodes import GotchaItem
 
     results = item.stash.get(RECORDED, [])
     if isinstance(item, GotchaItem) and item.result is not None:
-        from ..report import junit
+        from ..report import junit, terminal
 
         results = [item.result]
-        report.gotchas_item = True
+        report.gotchas_status = terminal.status_of(item.result)  # plain strings: the report crosses xdist
         item.user_properties.extend(junit.properties(item.result))  # --junitxml carries the numbers
         report.user_properties = list(item.user_properties)
     if results:
@@ -153,19 +153,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
-    data = getattr(report, "gotchas", None)
-    if not data or not getattr(report, "gotchas_item", False) or report.when != "call" or report.failed:
+    status = getattr(report, "gotchas_status", None)  # set where the case ran (pytest_runtest_makereport)
+    if not status or report.when != "call" or report.failed:
         return None
-    from ..report import terminal
-    from ..results.report import result_from_data
-    from ..results.verdict import OUTCOMES
-
-    result = result_from_data(data[0])
-    outcome = OUTCOMES.get(result.outcome)
-    if outcome is None or outcome.category is None:
-        return None
-    word = terminal.verbose_word(result) if result.scored else outcome.word
-    return outcome.category, outcome.letter, (word, {outcome.colour: True})
+    category, letter, word, colour = status
+    return category, letter, (word, {colour: True})
 
 
 # --collect-only: the refusals of the cases selected, which no run fails; kept from the session's end for its summary.

@@ -1,7 +1,7 @@
 """The collection tree: a chapter file, and one item per case and model.
 
 Items request the session fixture `gotchas_model` the way pytest's own doctest items request `doctest_namespace`
-(plugin/compat.py), so `--setup-show` shows it and pytest's fixture machinery owns the model. With several models
+(compat.py), so `--setup-show` shows it and pytest's fixture machinery owns the model. With several models
 each item carries the model as its parameter, as a parametrized test does: pytest then groups the items by model
 and tears one model down before it sets up the next, so one model is in memory at a time.
 """
@@ -15,16 +15,17 @@ from typing import Any
 import pytest
 
 from ..cases.chapter import CaseFileError
-from ..report import wording
+from ..baseline.gate import case_failure
+from ..report import wording, wording_baseline, wording_collection
 from ..report.escape import escape
 from ..results.schema import CaseResult, ChapterInfo
 from ..results.verdict import Status
-from ..scoring.pairpatch import Partner
-from ..scoring.scorer import GotchasError
+from ..errors import GotchasError
 from ..cases.chapter import Chapter, load_chapter
 from ..truth.collect import Planned, chapter_info
 from ..truth.execute import ExecutionError
-from . import compat
+from ..truth.partners import Partner, partners
+from .. import compat
 from .state import MODEL_FIXTURE, SESSION
 from .warning import GotchasWarning
 
@@ -50,13 +51,11 @@ class ChapterFile(pytest.File):
         self.chapter, self.info = chapter, chapter_info(chapter, shown)
         first = gotchas.chapter_files.setdefault(chapter.name, self.path)
         if first != self.path:
-            raise self.CollectError(escape(
-                f"{chapter.path.name}: chapter name {chapter.name!r} is already the name of "
-                f"{_relative(first, self.config.rootpath)}; give each chapter file its own `chapter:` name (pairs, "
-                "reports and baselines are keyed by it)"))
+            raise self.CollectError(escape(wording_collection.duplicate_chapter(
+                chapter.path.name, chapter.name, _relative(first, self.config.rootpath))))
         # `-m gotchas_<chapter>` selects this chapter exactly, where `-k` matches substrings of every id.
         marker = chapter_marker(chapter.name)
-        self.config.addinivalue_line("markers", f"{marker}: the cases of chapter {chapter.name} (pytest-gotchas)")
+        self.config.addinivalue_line("markers", wording_collection.chapter_marker(marker, chapter.name))
         self.add_marker(getattr(pytest.mark, marker))
         gotchas.know(self.info)
         items: list[pytest.Item] = []
@@ -152,38 +151,29 @@ class GotchaItem(pytest.Item):
                 raise compat.skip_at_item(escape(planned.message or planned.status, lines=True))
             return
         scorer = self.funcargs[MODEL_FIXTURE]  # type: ignore[attr-defined]
-        partners = self.partners() if scorer.config.patch else []
+        pairs = self.partners() if scorer.config.patch else []
         with gotchas.progress.around():  # patching takes a while a pair
-            if partners:
+            if pairs:
                 if gotchas.patch_total is None:
                     gotchas.patch_total = sum(len(i.partners()) for i in self.session.items
                                               if isinstance(i, GotchaItem) and i.planned.status == Status.SCORED)
                 gotchas.progress.show("patching pair", gotchas.patch_done, gotchas.patch_total,
-                                      ", ".join(p.group for p in partners))
-                gotchas.patch_done += len(partners)
-            self.result = scorer.score(planned, partners)
+                                      ", ".join(p.group for p in pairs))
+                gotchas.patch_done += len(pairs)
+            self.result = scorer.score(planned, pairs)
         gotchas.keep_notes(scorer)  # said once, at the run's end: they are the model's, not this case's
-        failure, stop = gotchas.failure(self.result, scorer, planned.info)
-        if stop:
-            self.session.shouldstop = stop
-        if failure:
-            raise GotchasError(failure)
+        failure = case_failure(gotchas.gate, self.result, scorer.model_info, planned.info, gotchas.settings.strict)
+        if failure.stops:
+            self.session.shouldstop = wording_baseline.REFUSED_STOP
+        text = wording_baseline.case_failure_text(failure)
+        if text:
+            raise GotchasError(text)
 
     def partners(self) -> list[Partner]:
-        """--gotchas-patch: the pairs (and twins) this case is the last member of in chapter order, whose other
-        member is selected too (``-k``) and scored, for the same model. Every process collects every item, so the
-        item computes its pairs wherever it runs (xdist), and a serial run gives the same cells."""
-        info, me = self.planned.info, self.planned.case.id
-        order, selected = self._chapter_view()
-        found = []
-        for twin, groups in ((False, info.pairs), (True, info.twins)):
-            for group, members in groups.items():
-                if len(members) != 2 or me not in members or max(members, key=lambda m: order.get(m, -1)) != me:
-                    continue
-                other = selected.get(members[0] if members[1] == me else members[1])
-                if other is not None and other.status == Status.SCORED:
-                    found.append(Partner(group, twin, other))
-        return found
+        """--gotchas-patch: the pairs (and twins) this case patches (truth/partners.py), among the cases selected for
+        its model. Every process collects every item, so the item computes its pairs wherever it runs (xdist), and a
+        serial run gives the same cells."""
+        return partners(self.planned, *self._chapter_view())
 
     def _chapter_view(self) -> tuple[dict[str, int], dict[str, Planned]]:
         """The chapter's case order and its selected cases for this item's model, computed once per chapter and
@@ -220,7 +210,7 @@ class RefusedItem(pytest.Item):
 
     @property
     def message(self) -> str:
-        return "ground truth refuses this case:\n" + "\n".join(self.planned.refusals)
+        return wording_collection.refused_case(self.planned.refusals)
 
     def runtest(self) -> None:
         raise CaseRefused(self.message)
@@ -251,9 +241,7 @@ def refuse_unsafe_name(path: Path, root: Path) -> None:
     where such a character is not well-formed. The collection error is its folder's, naming the file escaped."""
     shown = _relative(path, root)
     if escape(shown) != shown:
-        raise pytest.Collector.CollectError(
-            f"{escape(shown)}: a chapter file's name may not hold control characters (pytest would write them into "
-            "node ids and the JUnit XML, which cannot hold them); rename the file")
+        raise pytest.Collector.CollectError(wording_collection.unsafe_file_name(escape(shown)))
 
 
 def _relative(path: Path, root: Path) -> str:

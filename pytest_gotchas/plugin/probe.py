@@ -13,7 +13,9 @@ from ..cases.authoring import AuthoringError, build_case, chapter_of, cut, outpu
 from ..cases.transcript import CURSOR, parse
 from ..results.schema import CaseResult, ChapterInfo
 from ..results.verdict import Status
-from ..scoring.scorer import GotchasError, Scorer
+from ..errors import GotchasError
+from ..report import wording_collection
+from ..scoring.scorer import Scorer
 from ..truth.collect import chapter_info, request_for
 from ..truth.interpreters import Missing
 from .state import SESSION, RECORDED
@@ -46,7 +48,7 @@ class Probe:
         info = replace(chapter_info(built, shown, from_file=False), pairs={pair: [case_id]} if pair else {})
         chapter_plan = self.gotchas.collector.plan(built, replace(info, path=where))
         if chapter_plan.refused:
-            raise GotchasError("ground truth refuses this case:\n" + "\n".join(chapter_plan.refused))
+            raise GotchasError(wording_collection.refused_case(chapter_plan.refused))
         planned = chapter_plan.planned[0]
         if planned.status != Status.SCORED:
             raise GotchasError(f"{where}: case {case_id!r} cannot be scored: {planned.message or planned.status}")

@@ -19,7 +19,7 @@ import pytest
 
 from ..report.escape import escape
 from ..report.wording import progress_text
-from . import compat
+from .. import compat
 
 EVERY = 0.1  # seconds between two rewrites of the line: a fast loop (a model's tensors) does not flood the terminal
 

@@ -9,22 +9,22 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from ..baseline.gate import Gate, SettingsRefused, make_gate, update_command
 from ..baseline.store import BaselineError, checks_of
 from ..model.ref import ModelRef, model_refs, short_ids
-from ..report import terminal, wording
-from ..results.schema import CaseResult, ChapterInfo, ModelInfo, Timings
-from ..scoring.scorer import Clock, Scorer, process_timings
+from ..report import wording, wording_baseline
+from ..results.schema import ChapterInfo, ModelInfo, Timings
+from ..scoring.scorer import Scorer, process_timings
+from ..scoring.slot import Clock
 from ..results.verdict import Status
 from ..truth import sandbox
 from ..truth.collect import Collector, Planned
 from ..settings import wiring
 from ..settings.options import Settings
-from . import compat
+from .. import compat
 from .progress import Progress
 from .warning import GotchasWarning
 
@@ -127,22 +127,6 @@ class GotchasSession:
         kept = self.notes.setdefault(scorer.model_id, [])
         kept.extend(note for note in scorer.notes if note not in kept)
 
-    def failure(self, result: CaseResult, scorer: Scorer, chapter: ChapterInfo) -> tuple[str | None, str | None]:
-        """(why a scored case fails its test, why the session must stop): a pair that passed in the baseline broke
-        (decided per member, where the case ran), or --gotchas-strict and a verdict that is not ok; a baseline of
-        another model stops the session."""
-        failures, stop = [], None
-        if self.gate is not None:
-            check = self.gate.check(result, scorer.model_info, chapter)
-            if check.refusal is not None:
-                failures.append(wording.refusal_text(check.refusal))
-                stop = "gotchas: the baseline cannot be used with this model"
-            if check.regression is not None:
-                failures.append(wording.regression_text(check.regression))
-        if self.settings.strict:
-            failures.append(terminal.strict_message(result) or "")
-        return "\n\n".join(f for f in failures if f) or None, stop
-
     def know(self, chapter: ChapterInfo) -> None:
         self.chapters.append(chapter)
 
@@ -153,19 +137,6 @@ class GotchasSession:
     def timings(self) -> Timings:
         collector = self._collector
         return process_timings(self.clock, list(self.scorers.values()), collector.cache if collector else _NoCache)
-
-    def ordered(self, results: list[CaseResult], chapters: dict[str, ChapterInfo]) -> list[CaseResult]:
-        """The results in the run's model order, then chapter and case order: under xdist they arrive as workers
-        finish them."""
-        rank = {model: n for n, model in enumerate(self.model_ids)}
-        # Each case's (first) place, once per chapter: a scan of case_ids per result was quadratic in a chapter's size.
-        places = {name: {case_id: n for n, case_id in reversed(list(enumerate(info.case_ids)))}
-                  for name, info in chapters.items()}
-
-        def key(r: CaseResult) -> tuple[Any, ...]:
-            return (rank.get(str(r.model), len(rank)), chapters[r.chapter].order, places[r.chapter].get(r.id, 0))
-
-        return sorted(results, key=key)
 
 
 def refuse_unsupported(config: pytest.Config, settings: Settings, refs: list[ModelRef], workers: int) -> None:
@@ -200,7 +171,7 @@ def make_run_gate(config: pytest.Config, values: Settings, models: list[str]) ->
                          command=update_command(str(a) for a in config.invocation_params.args),
                          checks=checks_of(values.precision_check, values.variants), reading=values.reading)
     except SettingsRefused as refused:
-        raise pytest.UsageError(wording.refusal_text(refused.refusal)) from None
+        raise pytest.UsageError(wording_baseline.refusal_text(refused.refusal)) from None
     except BaselineError as error:
         raise pytest.UsageError(str(error)) from None
 

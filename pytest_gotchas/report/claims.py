@@ -6,15 +6,13 @@ in the order they ran.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..results.pairwise import log_ratio
+from ..results.pairwise import mean_log_ratio
 from ..results.report import Report
-from ..results.rollup import ChapterRollup
 from ..results.schema import ChapterInfo
-from ..results.stats import Interval, discordant_needed, smallest_difference
+from ..results.stats import Interval
 from .wording import GREEN, UNSTYLED, Line
 from .wording_claims import can_show_short, can_show_text, family_line, log_ratio_line, twin_line, twins_total_line
 
@@ -53,31 +51,17 @@ def columns(report: Report) -> list[Column]:
     return ordered + [Column(m, None) for m in report.model_ids if m not in labels]
 
 
-def mean_log_ratio(rollup: ChapterRollup) -> float | None:
-    ratios = [m for m in (log_ratio(c) for c in rollup.cases) if m is not None]
-    return math.fsum(ratios) / len(ratios) if ratios else None
-
-
-def counted_by_all(rollups: list[ChapterRollup]) -> int:
-    """The chapter's pairs counted under every model that ran it: the most a comparison of them can rest on."""
-    counted = [{p.id for p in r.pairs if p.passed is not None} for r in rollups]
-    return len(set.intersection(*counted)) if counted else 0
-
-
 def rows(report: Report) -> list[Row]:
-    """One row per chapter, in the report's order, a cell per column."""
-    level = report.run.level
+    """One row per chapter, in the report's order, a cell per column: what the report computed, worded."""
     by_key = {(c.info.name, c.model): c for c in report.chapters}
     out = []
-    for info in dict.fromkeys(c.info.name for c in report.chapters):
-        chapter = report.infos[info]
+    for name, shown in report.can_show.items():
         cells: list[Cell | None] = []
         for column in columns(report):
-            rollup = by_key.get((info, column.model))
+            rollup = by_key.get((name, column.model))
             cells.append(None if rollup is None else Cell(*report.intervals(rollup), mean_log_ratio(rollup)))
-        units = counted_by_all([c for c in report.chapters if c.info.name == info])
-        facts = (units, len(chapter.pairs), discordant_needed(level), smallest_difference(units, level))
-        out.append(Row(chapter, cells, len(chapter.pairs), can_show_text(*facts), can_show_short(*facts)))
+        facts = (shown.counted, shown.pairs, shown.discordant_needed, shown.smallest_difference)
+        out.append(Row(report.infos[name], cells, shown.pairs, can_show_text(*facts), can_show_short(*facts)))
     return out
 
 

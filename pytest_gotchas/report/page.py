@@ -22,7 +22,8 @@ from .page_chapters import (KEYS, ChapterSection, Chip, Marks, Model, ModelRollu
 from .page_claims import Claims, build_claims
 from .page_runs import CURSOR
 from .wording_run import partial_run
-from .wording import backend_layout, batch_invariant_text, comparison_outcome, outcome_lines
+from .wording import backend_layout, batch_invariant_text, comparison_outcome
+from .wording_baseline import outcome_lines
 
 MCNEMAR = ("Exact McNemar test on the units one model gets right and the other does not: pairs (passed or not) and "
            "case verdicts (ok or not), never pooled across chapters. Every test of the report is one family, "
@@ -140,7 +141,7 @@ class BaselineSection:
     source: str | None  # `gotchas merge`: the input report this outcome comes from
     recorded: list[Fact]
     lists: list[ChangeList]  # empty: nothing was compared
-    lines: list[BaselineLine]  # wording.outcome_lines
+    lines: list[BaselineLine]  # wording_baseline.outcome_lines
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..baseline.compare import entry_of
 from ..results import onepass
 from ..results.hardware import slow_bfloat16
 from ..results.layers import lead
@@ -14,11 +13,11 @@ from ..results.patched import chapter_effects
 from ..results.report import Report
 from ..results.rollup import ChapterRollup
 from ..results.schema import CaseResult, Run, Invocation
-from ..results.verdict import Status, Verdict, colour
+from ..results.verdict import OUTCOMES, Status, Verdict, colour
 from .claims import claim_lines, log_ratio_lines
 from .escape import escape
 from .wording import (Line, backend_text, chapter_line, comparison_line, differences_text, lead_text, model_line,
-                      one_pass_check_line, pct, probabilities, slow_bfloat16_line, stepped_line)
+                      one_pass_check_line, pct, slow_bfloat16_line, stepped_line)
 from .wording_effects import effects_lines
 from .wording_patching import patched_lines
 from ..results.vocabulary import ReadingKind, ReadingName
@@ -98,12 +97,13 @@ def _verbose_word(result: CaseResult) -> str:
     return f"{result.verdict}  [{runs}]"
 
 
-def strict_message(result: CaseResult) -> str | None:
-    """--gotchas-strict: every scored verdict that is not ok fails its case."""
-    if not result.scored or result.verdict == Verdict.OK:
+def status_of(result: CaseResult) -> tuple[str, str, str, str] | None:
+    """How pytest reports a case's test (pytest_report_teststatus): its category, letter, word under -v and colour,
+    as plain strings (under xdist they travel on the test report to the controller); None: pytest's own."""
+    outcome = OUTCOMES.get(result.outcome)
+    if outcome is None or outcome.category is None:
         return None
-    entry = entry_of(result)
-    return f"--gotchas-strict: verdict {entry.verdict} is not ok: {probabilities(entry.p_correct, entry.p_wrong)}"
+    return outcome.category, outcome.letter, verbose_word(result) if result.scored else outcome.word, outcome.colour
 
 
 def summary_lines(report: Report, baseline: list[Line]) -> Iterator[Line]:
@@ -233,8 +233,8 @@ def _chapter(chapter: ChapterRollup) -> Iterator[Line]:
                    f"{pct(run.coverage):>8}  {pct(run.margin):>7}  {cut_note(run)}").rstrip(), _PLAIN
         variants = [run for run in case.runs if run.variant is not None]
         if variants:
-            shown = ", ".join(f"{run.label} {run.verdict}" for run in variants)
-            yield f"  {'':<{width}}  variants: {shown}", _PLAIN
+            listed = ", ".join(f"{run.label} {run.verdict}" for run in variants)
+            yield f"  {'':<{width}}  variants: {listed}", _PLAIN
         if primed or variants:
             yield f"  {'':<{width}}  {'':<{pwidth}}  -> {case.verdict}", markup(case.verdict)
     for pair in chapter.pairs:

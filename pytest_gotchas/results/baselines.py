@@ -8,6 +8,7 @@ from dataclasses import field
 
 from pydantic.dataclasses import dataclass
 
+from .schema import CaseResult
 from .verdict import Verdict
 from .vocabulary import PairVerdict
 
@@ -50,6 +51,18 @@ class Entry:
     verdict: Verdict
     p_correct: Probability
     p_wrong: Probability
+
+
+def entry_of(result: CaseResult) -> Entry:
+    """A scored case's entry: only a scored case has a verdict to record."""
+    verdict = result.verdict
+    if verdict is None:
+        raise ValueError(f"{result.chapter}/{result.id} was not scored: it has no baseline entry")
+    if len(result.runs) == 1:
+        return Entry(verdict, result.runs[0].p_correct, result.runs[0].p_wrong)
+    names = [r.label or f"run{n}" for n, r in enumerate(result.runs, start=1)]
+    return Entry(verdict, {n: r.p_correct for n, r in zip(names, result.runs)},
+                 {n: r.p_wrong for n, r in zip(names, result.runs)})
 
 
 @dataclass(frozen=True)

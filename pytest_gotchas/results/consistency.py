@@ -79,7 +79,7 @@ def case_inconsistencies(result: CaseResult, at: str) -> Iterator[Inconsistency]
     if result.verdict != judgement.verdict:
         yield wrong("verdict", result.verdict, judgement.verdict)
     if tuple(result.qualifiers) != judgement.qualifiers:
-        yield wrong("qualifiers", list(result.qualifiers), list(judgement.qualifiers))
+        yield wrong("qualifiers", [str(q) for q in result.qualifiers], [str(q) for q in judgement.qualifiers])
     for name, stored in result.reading_verdicts.items():
         if not all(name in run.readings for run in result.runs):
             yield wrong(f"reading_verdicts.{name}", stored, "none (not every run has that reading)")

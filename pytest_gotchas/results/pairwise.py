@@ -209,6 +209,19 @@ class LogRatioDifference:
         return self.enough and d.low is not None and d.high is not None and (d.low > 0 or d.high < 0)
 
 
+def mean_log_ratio(rollup: ChapterRollup) -> float | None:
+    """A model's mean case log ratio in one chapter (nats); None: no case has one."""
+    ratios = [m for m in (log_ratio(c) for c in rollup.cases) if m is not None]
+    return math.fsum(ratios) / len(ratios) if ratios else None
+
+
+def counted_by_all(rollups: list[ChapterRollup]) -> int:
+    """A chapter's pairs counted under every model that ran it (its rollups): the most a comparison of them can
+    rest on."""
+    counted = [{p.id for p in r.pairs if p.passed is not None} for r in rollups]
+    return len(set.intersection(*counted)) if counted else 0
+
+
 def log_ratio_differences(chapters: list[ChapterRollup], level: float = LEVEL,
                           order: list[str] | None = None) -> list[LogRatioDifference]:
     """For each chapter that ran under two models or more, the models `compared_pairs` (in `order`): the paired log

@@ -25,7 +25,7 @@ from .consistency import Inconsistency, case_inconsistencies, first_difference, 
 from .formats import COMPUTED_SECTIONS, FORMAT, migrate
 from .onepass import OnePassCheck, check
 from .patched import ChapterEffects, chapter_effects
-from .pairwise import (LogRatioDifference, ModelComparison, TwinSplit, compare_models, corrected,
+from .pairwise import (LogRatioDifference, ModelComparison, TwinSplit, compare_models, corrected, counted_by_all,
                        log_ratio_differences, twin_splits)
 from .rollup import ChapterRollup, PairResult, TwinResult, merged_infos, rollup
 from .schema import CaseResult, ChapterInfo, ModelInfo, Invocation
@@ -80,10 +80,38 @@ class Report:
         return log_ratio_differences(self.chapters, self.run.level, order=self.model_order)
 
     def intervals(self, chapter: ChapterRollup) -> tuple[Interval, Interval]:
-        """A chapter's pairs passed and cases ok for its model, each with its interval at the run's level."""
-        scored = [c for c in chapter.cases if c.scored]
-        return (wilson(chapter.passed, chapter.counted, self.run.level),
+        """A chapter's pairs passed and cases ok for its model (a rollup of `chapters`), each with its interval at the
+        run's level: computed once, for the JSON and every view."""
+        return self._intervals[(chapter.info.name, chapter.model)]
+
+    @cached_property
+    def _intervals(self) -> dict[tuple[str, str | None], tuple[Interval, Interval]]:
+        found = {}
+        for chapter in self.chapters:
+            scored = [c for c in chapter.cases if c.scored]
+            found[(chapter.info.name, chapter.model)] = (
+                wilson(chapter.passed, chapter.counted, self.run.level),
                 wilson(sum(1 for c in scored if c.verdict == Verdict.OK), len(scored), self.run.level))
+        return found
+
+    @cached_property
+    def summaries(self) -> list[ChapterSummary]:
+        """Each chapter's rollup for each model, as the JSON states it (its `rollups` section)."""
+        level = self.run.level
+        return [ChapterSummary(c.info.name, c.model, c.passed, c.counted, len(c.pairs), c.twins, *self.intervals(c),
+                               smallest_difference(c.counted, level), discordant_needed(level))
+                for c in self.chapters]
+
+    @cached_property
+    def can_show(self) -> dict[str, CanShow]:
+        """By chapter, in the report's order: what its pairs can show across every model that ran it."""
+        level = self.run.level
+        found = {}
+        for name in dict.fromkeys(c.info.name for c in self.chapters):
+            counted = counted_by_all([c for c in self.chapters if c.info.name == name])
+            found[name] = CanShow(counted, len(self.infos[name].pairs), discordant_needed(level),
+                                  smallest_difference(counted, level))
+        return found
 
     @cached_property
     def effects(self) -> list[ChapterEffects]:
@@ -111,6 +139,19 @@ class Report:
         for case in self.cases if cases is None else cases:
             counts[case.outcome] = counts.get(case.outcome, 0) + 1
         return counts
+
+
+@dataclass(frozen=True)
+class CanShow:
+    """What one chapter's pairs can show, compared across the models that ran it (the claims' last lines): the pairs
+    counted under every one of them, the chapter's pairs, the discordant pairs, all one way, that the exact McNemar
+    test needs at the run's level before correction, and the smallest difference in pass rate the counted pairs can
+    show (None: none at all)."""
+
+    counted: int
+    pairs: int
+    discordant_needed: int
+    smallest_difference: float | None
 
 
 @typed
@@ -165,13 +206,10 @@ _RESULT = TypeAdapter(CaseResult)
 
 
 def to_file(report: Report) -> ReportFile:
-    level = report.run.level
-    rollups = [ChapterSummary(c.info.name, c.model, c.passed, c.counted, len(c.pairs), c.twins, *report.intervals(c),
-                              smallest_difference(c.counted, level), discordant_needed(level))
-               for c in report.chapters]
     return ReportFile(FORMAT, report.run, list(report.model_infos), list(report.infos.values()), report.cases,
-                      report.baselines, [p for c in report.chapters for p in c.pairs], rollups, report.comparisons,
-                      report.twin_splits, report.log_ratios, report.one_pass_check, report.effects)
+                      report.baselines, [p for c in report.chapters for p in c.pairs], report.summaries,
+                      report.comparisons, report.twin_splits, report.log_ratios, report.one_pass_check,
+                      report.effects)
 
 
 def to_data(report: Report) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from pydantic.dataclasses import dataclass as typed
 
@@ -83,6 +84,21 @@ def merged_infos(infos: Iterable[ChapterInfo]) -> dict[str, ChapterInfo]:
     for info in infos:
         parts.setdefault(info.name, []).append(info)
     return {name: merged_info(found) for name, found in parts.items()}
+
+
+def in_run_order(results: Iterable[CaseResult], chapters: Mapping[str, ChapterInfo], models: list[str]
+                 ) -> list[CaseResult]:
+    """The results in the run's model order (`models`), then chapter and case order: under xdist they arrive as
+    workers finish them."""
+    rank = {model: n for n, model in enumerate(models)}
+    # Each case's (first) place, once per chapter: a scan of case_ids per result was quadratic in a chapter's size.
+    places = {name: {case_id: n for n, case_id in reversed(list(enumerate(info.case_ids)))}
+              for name, info in chapters.items()}
+
+    def key(r: CaseResult) -> tuple[Any, ...]:
+        return (rank.get(str(r.model), len(rank)), chapters[r.chapter].order, places[r.chapter].get(r.id, 0))
+
+    return sorted(results, key=key)
 
 
 def rollup(results: list[CaseResult], chapters: Mapping[str, ChapterInfo]) -> list[ChapterRollup]:

@@ -96,7 +96,7 @@ class ModelInfo:
     bos: str = ""  # the BOS policy and what it gave: "auto: <bos>"
     backend: BackendInfo | None = None  # None: read through transformers
     # --gotchas-allow-unfaithful-tokenizer: a tokenizer that fails the converter's round trip was scored anyway
-    # (model/load.py); False in a report written before the round trip checked every folder's tokenizer
+    # (model/tokenizer.py); False in a report written before the round trip checked every folder's tokenizer
     allow_unfaithful_tokenizer: bool = False
 
 
@@ -175,7 +175,7 @@ class Run:
     # The main reading's numbers, also at the run's top level in the JSON, for its readers.
     @computed_field  # type: ignore[prop-decorator]
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         return self.reading.verdict
 
     @computed_field  # type: ignore[prop-decorator]
@@ -389,10 +389,10 @@ class CaseResult:
     outputs: list[SeedOutput] = field(default_factory=list)  # unscored: what each seed printed
     message: str | None = None  # why it was not scored
     note: str | None = None
-    qualifiers: list[str] = field(default_factory=list)  # every qualifier that applies (prime-dep ...)
+    qualifiers: list[Verdict] = field(default_factory=list)  # every qualifier that applies (prime-dep ...)
     # The case verdict by each reading every run has (the main one included), without the precision check: which
     # verdicts the way of reading decides.
-    reading_verdicts: dict[str, str] = field(default_factory=dict)
+    reading_verdicts: dict[str, Verdict] = field(default_factory=dict)
     # --gotchas-patch: the pairs (and twins) this case is the last member of, patched in both directions by the
     # process that scored it (under xdist the other member may be another worker's); the rollup puts them on the pair.
     patching: list[Patching] = field(default_factory=list)

@@ -88,15 +88,15 @@ class Judged:
     """One run as the case verdict sees it."""
 
     primer: str | None
-    verdict: str
-    precision: str | None = None  # the verdict of the same reading computed in float32 (--gotchas-precision-check)
+    verdict: Verdict
+    precision: Verdict | None = None  # the verdict of the same reading computed in float32 (--gotchas-precision-check)
     variant: str | None = None  # the variant the run read; None for the case's own transcript
 
 
 @dataclass(frozen=True)
 class Judgement:
-    verdict: str
-    qualifiers: tuple[str, ...]  # every qualifier that applies, in QUALIFIERS order; the first names the verdict
+    verdict: Verdict
+    qualifiers: tuple[Verdict, ...]  # every qualifier that applies, in QUALIFIERS order; the first names the verdict
 
 
 # The documented order in which qualifiers name a case's verdict: a verdict that belongs to rounding is no verdict of
@@ -115,12 +115,12 @@ def case_verdict(runs: Sequence[Judged]) -> Judgement:
     found = set()
     if any(r.precision is not None and r.precision != r.verdict for r in runs):
         found.add(Verdict.PRECISION_DEP)
-    by_transcript: dict[str | None, set[str]] = {}
+    by_transcript: dict[str | None, set[Verdict]] = {}
     for run in runs:
         by_transcript.setdefault(run.variant, set()).add(run.verdict)
     if any(len(verdicts) > 1 for verdicts in by_transcript.values()):
         found.add(Verdict.PRIME_DEP)
     elif len({v for verdicts in by_transcript.values() for v in verdicts}) > 1:
         found.add(Verdict.SURFACE_DEP)
-    qualifiers = tuple(str(q) for q in QUALIFIERS if q in found)
+    qualifiers = tuple(q for q in QUALIFIERS if q in found)
     return Judgement(qualifiers[0] if qualifiers else runs[0].verdict, qualifiers)

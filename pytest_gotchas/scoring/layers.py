@@ -13,6 +13,7 @@ from typing import Any
 
 from ..results.effects import Floor, lead_under_floor
 from ..results.schema import LayerReading
+from ..results.vocabulary import ReadingName
 from .cut import CutPlan
 from .lens import LayerLogits, layer_logits
 from .rows import Context, forward_groups
@@ -87,7 +88,7 @@ def layer_readings(model: Any, plan: CutPlan, texts: tuple[str, str, str], main:
     out = []
     for layer in rows.layers:
         view = rows.at(layer)
-        if main == "text" and vocab is not None:
+        if main == ReadingName.TEXT and vocab is not None:
             reading = text_reading(plan, *texts, view, vocab, softmax_dtype, decode)
         else:
             view.need([plan.context_ids + chain[:i] for chain in (plan.correct_ids, plan.wrong_ids)

@@ -18,16 +18,8 @@ from ..results.schema import Components, EffectFloor, HeadPattern, Patching, Scr
 from ..results.screening import screen_score
 from ..results.vocabulary import Cell, ComponentKind, ComponentsMethod, PatchMethod, PatchMetric, PatchMode
 from ..truth.collect import Planned
+from ..truth.partners import Partner
 from .cut import CutPlan
-
-
-@dataclass(frozen=True)
-class Partner:
-    """A pair (or twin) the scored case is the last member of, and its other member (a planned case)."""
-
-    group: str
-    twin: bool
-    other: Planned
 
 
 def _by_primer(planned: Planned, cuts: list[CutPlan]) -> dict[str | None, CutPlan]:

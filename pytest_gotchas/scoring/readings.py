@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..backends.protocol import Backend
+from ..backends.protocol import Backend, Role
 from .cut import CutPlan
 from ..results.schema import Reading, TopToken
 from ..results.verdict import run_verdict
@@ -185,20 +185,21 @@ def score_batch(loaded: Backend, cuts: list[Cut] | list[CutPlan], softmax_dtype:
     a float32 copy of the model as ``precision`` the reading ``precision`` is that reading computed in float32.
     ``check``: also compute every reading again with separate full passes (Rows), into each Scored's ``checked``.
     ``rows_of(softmax dtype, batch_size, top_k, refeed)``: the rows of a backend that gives logits rows by
-    context (scoring/engine_rows.py); then ``loaded.model`` is None and ``loaded.dtype`` names the logits' dtype.
+    context (scoring/engine_rows.py): an engine's (``loaded.role``), whose ``loaded.dtype`` names the logits' dtype.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
     cuts = [cut if isinstance(cut, Cut) else Cut(cut) for cut in cuts]
     plans = [cut.plan for cut in cuts]
-    dtype = resolve_softmax_dtype(loaded.dtype if loaded.model is None else model_dtype(loaded.model), softmax_dtype)
-    rows = (OnePassRows(loaded.model, dtype, batch_size, top_k, refeed) if rows_of is None
+    module = loaded.model if loaded.role is Role.MODULE else None  # None: an engine's rows come through `rows_of`
+    dtype = resolve_softmax_dtype(loaded.dtype if module is None else model_dtype(module), softmax_dtype)
+    rows = (OnePassRows(module, dtype, batch_size, top_k, refeed) if rows_of is None
             else rows_of(dtype, batch_size, top_k, refeed))
     rows.prompts(plans)
     exact = OnePassRows(precision, "float32", batch_size, top_k, refeed) if precision is not None else None
     if exact is not None:
         exact.prompts(plans)
-    separate = Rows(loaded.model, dtype, batch_size, top_k) if check else None
+    separate = Rows(module, dtype, batch_size, top_k) if check else None
     separate_exact = Rows(precision, "float32", batch_size, top_k) if check and precision is not None else None
     known = {} if decoded is None else decoded
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from ..model import paths
+from ..results.vocabulary import ReadingKind
 from .cut import CutPlan, common_prefix
 
 Context = tuple[int, ...]
@@ -37,7 +38,7 @@ REFEED = 1  # tokens an incremental step computes again, its new one included (1
 
 def needs_plain(plan: CutPlan) -> bool:
     naive = (plan.plain_correct_id, plan.plain_wrong_id)
-    return plan.kind != "plain" or naive != (plan.correct_ids[0], plan.wrong_ids[0])
+    return plan.kind != ReadingKind.PLAIN or naive != (plan.correct_ids[0], plan.wrong_ids[0])
 
 
 def token_contexts(plan: CutPlan) -> set[Context]:

@@ -1,9 +1,9 @@
 """Scoring one planned case: cut plans (from the cache or the tokenizer), the forward passes, the case verdict.
 
 A Scorer is built from one ScoringConfig (settings/wiring.py makes both, for the plugin and the command-line tools
-alike) and a ModelSlot, which loads its model on first use and remembers a failure so that it is reported once. The
-wall time of every phase and what the passes cost are kept in one Clock per process, for the JSON report's run
-section.
+alike) and a ModelSlot (slot.py), which loads its model on first use and remembers a failure so that it is reported
+once; the wall time of every phase and what the passes cost are kept in the slot's Clock, one per process, for the
+JSON report's run section.
 
 A case whose prompt needs more tokens than the model has positions, or at whose cut the model gives a non-finite
 logit or probability, is an error for that case naming the model and the case (guard.py): never a verdict, so
@@ -14,31 +14,21 @@ from __future__ import annotations
 
 import math
 import sys
-import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from ..backends.protocol import Backend
+from ..backends.protocol import Backend, ModelLoadError, ModuleBackend, Role
+from ..errors import GotchasError, ModelUnavailable
 from ..results.effects import Floor
 from ..results.onepass import judged_alone, separate
 from ..results.schema import CacheUse, CaseResult, Cost, LayerReading, ModelInfo, Run, Timings
 from ..results.verdict import NonFiniteProbability, case_verdict
-from ..results.vocabulary import PatchMethod, PatchMetric, PatchMode
-from ..truth.collect import Planned
+from ..results.vocabulary import PatchMethod, PatchMetric, PatchMode, ReadingName
+from ..truth.collect import Planned, Scoring
 from .engine_rows import Fetcher
-
-PHASES = ("collection", "model_load", "tokenizer_load", "cuts", "forward", "layers", "patching", "report")
-
-
-class GotchasError(Exception):
-    """A user-facing error: shown as its message alone, never as a traceback."""
-
-
-class ModelUnavailable(GotchasError):
-    """The model could not be loaded: the run stops after the first case that needed it."""
+from .slot import Clock, ModelSlot
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,24 +54,6 @@ class ScoringConfig:
     pytest_cache: Path | None = None
 
 
-@dataclass
-class Clock(Cost):
-    """This process's Cost as it is counted: every phase from zero."""
-
-    seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))
-    tokenizer_loaded: bool = False  # by a model already released
-
-    @contextmanager
-    def phase(self, name: str, exclude: Callable[[], float] = lambda: 0.0) -> Iterator[None]:
-        """Add the time spent inside to ``name``, less what ``exclude`` grew by meanwhile (a lazy tokenizer load
-        inside a forward phase is its own phase)."""
-        started, excluded = time.perf_counter(), exclude()
-        try:
-            yield
-        finally:
-            self.seconds[name] += (time.perf_counter() - started) - (exclude() - excluded)
-
-
 def effective_batch_size(backend: Backend, config: ScoringConfig) -> int:
     """The batch size asked for, or 1 where a batch computes other bits than a prompt alone (model/invariance.py)."""
     return config.batch_size if backend.batch_invariant else 1
@@ -91,58 +63,6 @@ def patch_method(backend: Backend) -> PatchMethod:
     from .patching import DEFAULT
 
     return DEFAULT if backend.batch_invariant else PatchMethod.FULL
-
-
-class ModelSlot:
-    """One model, loaded on first use and released on request."""
-
-    def __init__(self, load: Callable[[], Backend], clock: Clock) -> None:
-        self._load = load
-        self._loaded: Backend | None = None
-        self._error: str | None = None
-        self.clock = clock
-
-    def get(self) -> Backend:
-        from ..model.load import ModelLoadError
-
-        if self._loaded is None and self._error is None:
-            with self.clock.phase("model_load", exclude=self.tokenizer_seconds):
-                try:
-                    self._loaded = self._load()
-                except ModelLoadError as error:
-                    self._error = str(error)
-        if self._error is not None:
-            raise ModelUnavailable(self._error)
-        assert self._loaded is not None
-        return self._loaded
-
-    def fail(self, message: str) -> ModelUnavailable:
-        """A load failure found later (a lazy tokenizer that would not load): remembered like the first."""
-        self._error = message
-        return ModelUnavailable(message)
-
-    def tokenizer_seconds(self) -> float:
-        return self._loaded.tokenizer_seconds if self._loaded is not None else 0.0
-
-    @property
-    def loaded(self) -> Backend | None:
-        return self._loaded
-
-    def release(self) -> None:
-        """Let the model go, so that the next one loads into the memory it held."""
-        import gc
-
-        loaded, self._loaded = self._loaded, None
-        if loaded is not None:  # its tokenizer's cost stays counted
-            self.clock.seconds["tokenizer_load"] += loaded.tokenizer_seconds
-            self.clock.tokenizer_loaded |= loaded.tokenizer_loaded
-        if loaded is not None:  # an engine (backends/vllm.py) shuts down its workers
-            loaded.close()
-        del loaded
-        gc.collect()
-        torch = sys.modules.get("torch")
-        if torch is not None and torch.cuda.is_available():
-            torch.cuda.empty_cache()
 
 
 class Scorer:
@@ -168,7 +88,7 @@ class Scorer:
 
     def score(self, planned: Planned, partners: Sequence[Any] = ()) -> CaseResult:
         """The case's result; with --gotchas-patch also the patching of the pairs it is the last member of
-        (``partners``: pairpatch.Partner)."""
+        (``partners``: truth/partners.Partner)."""
         from .guard import TooLong
 
         loaded = self.slot.get()
@@ -213,8 +133,8 @@ class Scorer:
                         for name in runs[0].readings if judged_alone(name) and all(name in r.readings for r in runs)}
         patching = (self._patch(loaded, planned, cuts, list(partners)) if self.config.patch is not None and partners
                     else [])
-        return planned.result(verdict=judgement.verdict, qualifiers=list(judgement.qualifiers), runs=runs,
-                           reading_verdicts=alternatives, model=self.model_id, patching=patching)
+        return planned.result(self.model_id, Scoring(judgement.verdict, runs, list(judgement.qualifiers), alternatives,
+                                                     patching))
 
     def _patch(self, loaded: Backend, planned: Planned, cuts: list[Any], partners: list[Any]) -> list[Any]:
         """pairpatch.py on this model; a failed exactness check is an error naming the pair, a model whose decoder
@@ -231,10 +151,10 @@ class Scorer:
         def decode(token: int) -> str:
             return str(loaded.tokenizer.decode([token]))
 
-        method = patch_method(loaded)
+        method, model = patch_method(loaded), self._module(loaded, "--gotchas-patch").model
         try:
             with self.clock.phase("patching", exclude=self.slot.tokenizer_seconds):
-                entries = patch_partners(loaded.model, planned, cuts, partners, cuts_of, decode, PatchRequest(
+                entries = patch_partners(model, planned, cuts, partners, cuts_of, decode, PatchRequest(
                     method, self.config.patch_metric, self.config.patch or PatchMode.RESIDUAL,
                     self.config.patch_screen_k, self.config.patch_floor))
             fell_back = (f"patching: the {method} method's exactness checks failed on this machine's kernels for "
@@ -252,7 +172,7 @@ class Scorer:
         """The guard on this model (guard.py), installed once per model, reset for each case."""
         from .guard import NO_GUARD, Guard
 
-        if loaded.model is None:  # no torch module here to hook: the readings are checked (_not_finite)
+        if loaded.role is not Role.MODULE:  # no torch module here to hook: the readings are checked (_not_finite)
             return NO_GUARD
         self._guard = Guard.of(loaded.model)
         self._guard.reset()
@@ -305,7 +225,6 @@ class Scorer:
 
     def _read(self, loaded: Backend, planned: Planned, texts: list[tuple[str, str, str]]) -> tuple[list[Any], Any]:
         """The cut plans (cached, or asked of the tokenizer) and the readings of every prompt of the case."""
-        from ..model.load import ModelLoadError
         from .cut import CutError
         from .readings import Cut, score_batch
         from .vocab import VocabError
@@ -326,7 +245,8 @@ class Scorer:
                                      softmax_dtype=config.softmax_dtype, top_k=config.top_k,
                                      batch_size=effective_batch_size(loaded, config), decoded=decoded,
                                      vocab=lambda: vocab.get(lambda: loaded.tokenizer), main=config.reading,
-                                     precision=loaded.float32() if config.precision_check else None,
+                                     precision=(self._module(loaded, "--gotchas-precision-check").float32()
+                                                if config.precision_check else None),
                                      check=config.one_pass_check, rows_of=self._rows_of(loaded))
         except CutError as error:
             raise GotchasError(f"{planned.where}: {error}") from None
@@ -358,15 +278,25 @@ class Scorer:
         from .readings import resolve_softmax_dtype
 
         config = self.config
-        vocab = self._vocab.get(lambda: loaded.tokenizer) if config.reading == "text" else None
+        vocab = self._vocab.get(lambda: loaded.tokenizer) if config.reading == ReadingName.TEXT else None
         dtype = resolve_softmax_dtype(loaded.dtype, config.softmax_dtype)
         batch = effective_batch_size(loaded, config)
         try:
             with self.clock.phase("layers"):
-                return [layer_readings(loaded.model, cut, t, config.reading, vocab, dtype, batch, lambda token: "",
+                model = self._module(loaded, "--gotchas-layers").model
+                return [layer_readings(model, cut, t, config.reading, vocab, dtype, batch, lambda token: "",
                                        config.patch_floor) for cut, t in zip(cuts, texts)]
         except LensError as error:
             raise self.slot.fail(f"{error}; run without --gotchas-layers") from None
+
+    def _module(self, loaded: Backend, asked: str) -> ModuleBackend:
+        """The backend as the torch module that `asked` (an option) runs; an engine whose backend did not declare
+        that it cannot (backends/protocol.Capabilities, refused before the load) stops the session here."""
+        if loaded.role is Role.MODULE:
+            return loaded
+        raise self.slot.fail(f"{asked} needs a torch module to run, and model {_name(loaded)!r} is read through an "
+                             "engine that gives logits rows by context; its backend should declare that it cannot "
+                             "(backends/protocol.py's Capabilities), so that the run refuses it before the load")
 
     def _plan(self, loaded: Backend, prompt: str, correct: str, wrong: str) -> Any:
         from .cut import plan_cut
@@ -375,9 +305,9 @@ class Scorer:
 
     def _fetcher_of(self, loaded: Backend) -> Fetcher | None:
         """The backend's rows by context (one Fetcher per loaded backend), or None where scoring runs its model."""
-        source = loaded.context_logits()
-        if source is None:
+        if loaded.role is not Role.ENGINE:
             return None
+        source = loaded.context_logits()
         if self._fetcher is None or self._fetcher.source is not source:
             self._fetcher = Fetcher(source, loaded.dtype)
         return self._fetcher

@@ -9,6 +9,7 @@ the same name without the `gotchas-` prefix.
 
 from __future__ import annotations
 
+import enum
 import os
 import re
 from collections.abc import Callable
@@ -115,12 +116,20 @@ def interpreter_path(raw: str) -> tuple[str, str]:
     return version.strip(), os.path.expanduser(where.strip())
 
 
+class OptionKind(enum.StrEnum):
+    """How an option takes its value."""
+
+    VALUE = "value"  # one value
+    FLAG = "flag"  # no value
+    LIST = "list"  # repeatable
+
+
 @dataclass(frozen=True)
 class Option:
     name: str  # the Settings attribute; flag --gotchas-<name with dashes>, ini gotchas_<name>
     help: str
     parse: Callable[[str], Any] = text  # validates and converts one value, from either source
-    kind: str = "value"  # "value" | "flag" (no value) | "list" (repeatable)
+    kind: OptionKind = OptionKind.VALUE
     choices: tuple[str, ...] | None = None
     metavar: str | None = None
     cli: bool = False  # `gotchas new` offers it too, as --<name with dashes>
@@ -157,16 +166,16 @@ class Option:
         """The default as docs/options.md's table shows it."""
         if self.shown_default:
             return self.shown_default
-        if self.kind == "flag":
+        if self.kind == OptionKind.FLAG:
             return "off"
         return "" if self.default is None else f"{self.default:g}" if isinstance(self.default, float) else str(
             self.default)
 
     def convert(self, raw: Any) -> Any:
         """A value from the command line or the ini file, validated; lists are converted item by item."""
-        if self.kind == "flag":
+        if self.kind == OptionKind.FLAG:
             return bool(raw)
-        if self.kind == "list":
+        if self.kind == OptionKind.LIST:
             return [self.parse(item) for item in raw]
         if self.choices is not None and str(raw).strip() not in self.choices:
             raise OptionError(f"must be one of {', '.join(self.choices)}, got {raw!r}")
@@ -175,9 +184,9 @@ class Option:
 
 OPTIONS = (
     Option("enabled", "collect chapter YAML files as gotcha cases (the plugin is inert without it)",
-           kind="flag"),
+           kind=OptionKind.FLAG),
     Option("models", "model to probe: an embedded model's name (gemma-3-270m, smollm2-135m), a hub id, a local "
-           "folder or a .gguf file; repeat it to probe several models in one run", kind="list", metavar="NAME",
+           "folder or a .gguf file; repeat it to probe several models in one run", kind=OptionKind.LIST, metavar="NAME",
            cli=True, shown_default="embedded gemma-3-270m", flag_name="model"),
     Option("bos", "special tokens at the start of every prompt: auto follows the model's own tokenizer (Gemma: "
            "<bos>; SmolLM2: none), always puts its BOS token first, never leaves it out", choices=BOS,
@@ -198,7 +207,7 @@ OPTIONS = (
     Option("batch_size", "group up to N prompts of equal token length in one forward pass (never padded)",
            integer(1, 1024), metavar="N"),
     Option("python", "VERSION=PATH: the interpreter to use for python VERSION (repeatable)", interpreter_path,
-           kind="list", metavar="VERSION=PATH", cli=True, shown_default="PATH, pyenv"),
+           kind=OptionKind.LIST, metavar="VERSION=PATH", cli=True, shown_default="PATH, pyenv"),
     Option("runs", "executions of each snippet; each must give the same answer (unpinned hash seeds vary per run)",
            integer(2, 100), cli=True),
     Option("timeout", "seconds one snippet run may take before it is killed", seconds, cli=True),
@@ -215,21 +224,21 @@ OPTIONS = (
            " under rootdir, when it exists)", path, metavar="FILE",
            shown_default="baselines/&lt;model&gt;-&lt;dtype&gt;-&lt;device&gt;.yaml if present"),
     Option("update_baseline", "record this run's verdicts in the baseline (only what ran is changed)",
-           kind="flag"),
-    Option("baseline_any_model", "compare with a baseline recorded with another model or dtype", kind="flag"),
+           kind=OptionKind.FLAG),
+    Option("baseline_any_model", "compare with a baseline recorded with another model or dtype", kind=OptionKind.FLAG),
     Option("allow_unfaithful_tokenizer", "score a model whose tokenizer fails the round trip every model folder's "
            "must pass (its sampled vocabulary tokens tokenized back to themselves): its prompts may be cut into other "
-           "tokens than the model's own; the report names the setting", kind="flag", cli=True),
-    Option("strict", "fail the run on every verdict that is not ok", kind="flag"),
+           "tokens than the model's own; the report names the setting", kind=OptionKind.FLAG, cli=True),
+    Option("strict", "fail the run on every verdict that is not ok", kind=OptionKind.FLAG),
     Option("layers", "also read every cut after every layer (the logit lens): from which layer the final leader "
-           "stays ahead, and whether the lead changed hands", kind="flag", cli=True),
+           "stays ahead, and whether the lead changed hands", kind=OptionKind.FLAG, cli=True),
     Option("variants", "also put every case's variants to the model: a case whose transcripts answer unlike is "
-           "surface-dep, which fails its pair", kind="flag"),
+           "surface-dep, which fails its pair", kind=OptionKind.FLAG),
     Option("precision_check", "also run every prompt in float32 (weights upcast, float32 softmax): a run whose "
-           "verdict differs is precision-dep, which fails its pair", kind="flag", cli=True),
+           "verdict differs is precision-dep, which fails its pair", kind=OptionKind.FLAG, cli=True),
     Option("one_pass_check", "also compute every reading again with separate full forward passes (one per context, "
            "as before one-pass scoring) and list every reading and case verdict that differs from the one-pass "
-           "reading (earlier positions of the prompt's pass, KV-cached steps)", kind="flag"),
+           "reading (earlier positions of the prompt's pass, KV-cached steps)", kind=OptionKind.FLAG),
     # The vLLM backend (--gotchas-model vllm:NAME; backends/vllm.py). Models read through transformers ignore these.
     Option("vllm_tensor_parallel", "vllm: models: split each layer over N GPUs (tensor_parallel_size)",
            integer(1, 1024), metavar="N"),
@@ -249,7 +258,7 @@ OPTIONS = (
     Option("patch", "also patch every selected pair (both members selected) in both directions: each decoder "
            "layer's output at each aligned position of the target replaced by the source's, the logit difference "
            "of the target's candidates read at its cut (activation patching: which tokens and layers carry the "
-           "answer)", kind="flag"),
+           "answer)", kind=OptionKind.FLAG),
     Option("level", "significance level of the run's tests (model comparisons, twins), after Holm's correction over "
            "all of them; every count's interval is at 1 - level", level, metavar="ALPHA"),
     Option("patch_metric", "the dtype of --gotchas-patch's logit difference: model (the two logits as the model "
@@ -258,11 +267,11 @@ OPTIONS = (
            choices=PATCH_METRICS),
     Option("patch_components", "also patch, in every direction --gotchas-patch runs (this option turns it on), each "
            "layer's attention write, MLP write (after any post-norm) and each attention head's output at each aligned "
-           "position, exactly: which heads and MLPs carry the answer", kind="flag"),
+           "position, exactly: which heads and MLPs carry the answer", kind=OptionKind.FLAG),
     Option("patch_screen", "also screen, in every direction --gotchas-patch runs (this option turns it on), each "
            "layer's attention write, MLP write and attention heads at each aligned position by attribution patching, "
            "and verify its top-k by exact patching, without the exact component grid: for models where the grid is "
-           "out of reach (the screen's recall needs the grid, and is not measured)", kind="flag"),
+           "out of reach (the screen's recall needs the grid, and is not measured)", kind=OptionKind.FLAG),
     Option("patch_screen_k", "with --gotchas-patch-components or --gotchas-patch-screen: how many of the screen's "
            "cells (attribution patching, ranked by |estimate|) are verified by exact patching and reported beside "
            "their estimates, per direction", integer(1, 10000), metavar="K"),
@@ -339,7 +348,8 @@ def settings(values: dict[str, Any]) -> Settings:
     kwargs: dict[str, Any] = {}
     for option in OPTIONS:
         value = values.get(option.name)
-        if value is None or (option.kind == "list" and not value):
+        if value is None or (option.kind == OptionKind.LIST and not value):
             continue
-        kwargs[option.name] = dict(value) if option.name == "python" else list(value) if option.kind == "list" else value
+        listed = list(value) if option.kind == OptionKind.LIST else value
+        kwargs[option.name] = dict(value) if option.name == "python" else listed
     return Settings(**kwargs)

@@ -7,12 +7,13 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Protocol
 
-from ..backends.protocol import Asked, Backend, EngineOptions, Feature, LoadRequest
+from ..backends.protocol import Asked, Backend, EngineOptions, Feature, LoadRequest, ModelLoadError, ModelSpec
 from ..model.ref import ModelRef
 from ..results.effects import Floor
 from ..results.hardware import PLAIN_KERNELS
-from ..results.vocabulary import PatchMetric, PatchMode
-from ..scoring.scorer import Clock, ModelSlot, Scorer, ScoringConfig
+from ..results.vocabulary import PatchMetric, PatchMode, ReadingName
+from ..scoring.scorer import Scorer, ScoringConfig
+from ..scoring.slot import Clock, ModelSlot
 from ..truth.collect import Collector, Planned
 from ..truth.execute import Cache, Limits
 from ..truth.interpreters import Finder
@@ -72,7 +73,6 @@ def scorer(settings: Settings, model_id: str, ref: ModelRef, clock: Clock, pytes
     def load() -> Backend:
         from ..backends import module, run_refusals
         from ..model.convert import STEPS
-        from ..model.load import ModelLoadError, ModelSpec
 
         auto = settings.device == "auto"  # device_map="auto": one model over every GPU
         spec = ModelSpec(name=ref.name, id=model_id, dtype=settings.dtype, kernels=settings.kernels,
@@ -100,7 +100,7 @@ def first_run(settings: Settings, pytest_cache: Path | None) -> Callable[[str], 
     """Whether a run will need the tokenizer, from its key, before the model loads: the text reading's table of it
     is not in the cache folder (a first run), so it loads beside the weights instead of after them. None: the
     tokenizer loads on first use, if ever (a warm run never needs it)."""
-    if pytest_cache is None or settings.reading != "text":
+    if pytest_cache is None or settings.reading != ReadingName.TEXT:
         return None
     from ..scoring.vocab import VocabCache
 

@@ -6,6 +6,7 @@ and actual text around the divergence (reprs, so that a whitespace-only differen
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 from .execute import Execution
@@ -14,9 +15,19 @@ from ..cases.authoring import divergence
 CONTEXT = 30  # characters shown on each side of a divergence
 
 
+class CheckStatus(enum.StrEnum):
+    """What a check found of a case's ground truth."""
+
+    OK = "ok"
+    MISMATCH = "mismatch"  # a run printed otherwise than the case says
+    NONDETERMINISTIC = "nondeterministic"  # the runs printed otherwise than each other
+    CRASH = "crash"
+    TIMEOUT = "timeout"
+
+
 @dataclass(frozen=True)
 class Checked:
-    status: str  # "ok" | "mismatch" | "nondeterministic" | "crash" | "timeout"
+    status: CheckStatus
     message: str | None  # what is wrong, for every status but "ok"
     output: str  # what Python printed (first run)
 
@@ -27,11 +38,13 @@ def check(prompt: str, correct: str | None, wrong: str | None, runs: tuple[Execu
     output = runs[0].text
     for run in runs:
         if run.error:  # a per-case error like a crash: the session died without giving its ground truth
-            return Checked("crash", f"the snippet {run.error} (seed {run.seed})", output)
+            return Checked(CheckStatus.CRASH, f"the snippet {run.error} (seed {run.seed})", output)
         if run.timed_out:
-            return Checked("timeout", f"the snippet did not finish (killed after the timeout, seed {run.seed})", output)
+            return Checked(CheckStatus.TIMEOUT,
+                           f"the snippet did not finish (killed after the timeout, seed {run.seed})", output)
         if run.signal_name:
-            return Checked("crash", f"the interpreter crashed: killed by {run.signal_name} (seed {run.seed})", output)
+            return Checked(CheckStatus.CRASH, f"the interpreter crashed: killed by {run.signal_name} (seed {run.seed})",
+                           output)
     problems = [(run, _problem(prompt, correct, wrong, run.text)) for run in runs]
     failing = [(run, p) for run, p in problems if p]
     # Under one pinned seed, a seed names no run: say which run, and that the hash seed is not the cause.
@@ -40,11 +53,11 @@ def check(prompt: str, correct: str | None, wrong: str | None, runs: tuple[Execu
         passing = next(run for run, p in problems if not p)
         run, problem = failing[0]
         if same_seed is not None:
-            return Checked("nondeterministic",
+            return Checked(CheckStatus.NONDETERMINISTIC,
                            f"the answer changes between runs under the same PYTHONHASHSEED={same_seed}, so something "
                            f"else varies (time, randomness, memory addresses): it holds in {_nth(passing, runs)} "
                            f"but not in {_nth(run, runs)}: {problem}\n" + _runs_differ(passing, run, runs), output)
-        return Checked("nondeterministic",
+        return Checked(CheckStatus.NONDETERMINISTIC,
                        f"the answer changes between runs: it holds under PYTHONHASHSEED={passing.seed} but not under "
                        f"PYTHONHASHSEED={run.seed}: {problem}", output)
     if failing:
@@ -55,18 +68,18 @@ def check(prompt: str, correct: str | None, wrong: str | None, runs: tuple[Execu
         if different is not None:
             run, other = different
             if same_seed is not None:
-                return Checked("nondeterministic",
+                return Checked(CheckStatus.NONDETERMINISTIC,
                                f"the output changes between runs under the same PYTHONHASHSEED={same_seed}: in "
                                f"{_nth(first, runs)}: {problem}\nin {_nth(run, runs)}: {other}", output)
-            return Checked("nondeterministic",
+            return Checked(CheckStatus.NONDETERMINISTIC,
                            f"the output changes between runs: under PYTHONHASHSEED={first.seed}: {problem}\n"
                            f"under PYTHONHASHSEED={run.seed}: {other}", output)
-        return Checked("mismatch", failing[0][1], output)
+        return Checked(CheckStatus.MISMATCH, failing[0][1], output)
     if correct is None and len({run.text for run in runs}) < 2:
         seeds = ", ".join(run.seed for run in runs)
-        return Checked("mismatch", f"an unscored case must show that its output changes, but it printed the same "
-                                   f"under PYTHONHASHSEED={seeds}; score it with `correct`/`wrong` instead", output)
-    return Checked("ok", None, output)
+        return Checked(CheckStatus.MISMATCH, "an unscored case must show that its output changes, but it printed the "
+                       f"same under PYTHONHASHSEED={seeds}; score it with `correct`/`wrong` instead", output)
+    return Checked(CheckStatus.OK, None, output)
 
 
 def _problem(prompt: str, correct: str | None, wrong: str | None, actual: str) -> str | None:

@@ -15,12 +15,12 @@ from pathlib import Path
 from ..cases import yamlfile
 from ..cases.chapter import Case, Chapter, Prompt, load_chapter
 from .execute import Cache, Limits, Request, Execution
-from .check import Checked, check
+from .check import Checked, CheckStatus, check
 from .twins import twin_problem
 from .interpreters import Finder, Interpreter, Missing
-from ..results.schema import CaseResult, ChapterInfo, SeedOutput
+from ..results.schema import CaseResult, ChapterInfo, Patching, Run, SeedOutput
 from ..cases.transcript import Transcript
-from ..results.verdict import Status
+from ..results.verdict import Status, Verdict
 
 
 @dataclass
@@ -44,11 +44,26 @@ class Planned:
         """file:line: case 'id', as every message about this case starts."""
         return f"{self.info.path}:{self.case.line}: case {self.case.id!r}"
 
-    def result(self, **values: object) -> CaseResult:
+    def result(self, model: str | None, scoring: Scoring | None = None) -> CaseResult:
+        """The case's result for `model`: what collection decided, and what scoring found where it was scored."""
         interpreter = f"{self.interpreter.version} {self.interpreter.path}" if self.interpreter else None
-        base = dict(id=self.case.id, chapter=self.info.name, status=self.status, verdict=None,
-                    interpreter=interpreter, outputs=self.outputs, message=self.message, note=self.case.note)
-        return CaseResult(**{**base, **values})  # type: ignore[arg-type]
+        found = scoring or Scoring(verdict=None, runs=[])
+        return CaseResult(id=self.case.id, chapter=self.info.name, status=self.status, verdict=found.verdict,
+                          model=model, runs=found.runs, interpreter=interpreter, outputs=self.outputs,
+                          message=self.message, note=self.case.note, qualifiers=found.qualifiers,
+                          reading_verdicts=found.reading_verdicts, patching=found.patching)
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """What scoring adds to a scored case's result (scoring/scorer.py): the case verdict and its qualifiers, each
+    run, the verdict by every reading, and the patching of the pairs it is the last member of."""
+
+    verdict: Verdict | None  # None: not scored (a result with nothing of scoring)
+    runs: list[Run]
+    qualifiers: list[Verdict] = field(default_factory=list)
+    reading_verdicts: dict[str, Verdict] = field(default_factory=dict)
+    patching: list[Patching] = field(default_factory=list)
 
 
 @dataclass
@@ -152,17 +167,18 @@ class Collector:
         after: dict[tuple[str, str | None], str] = {}  # (case, primer) -> what its own transcript printed after the cut
         for (planned, prompt, _), runs in zip(requests, executed):
             checked = check(prompt.transcript.prompt, prompt.correct, prompt.wrong, runs)
-            if checked.status == "ok" and prompt.variant is None:
+            if checked.status == CheckStatus.OK and prompt.variant is None:
                 after[(planned.case.id, prompt.primer)] = runs[0].text[len(prompt.transcript.prompt):]
             if planned.status == Status.UNSCORED:
                 planned.outputs = [SeedOutput(run.seed, shown(run.text)) for run in runs]
-            if checked.status == "ok" or planned.status in (Status.CRASH, Status.EXCLUDED):
+            if checked.status == CheckStatus.OK or planned.status in (Status.CRASH, Status.EXCLUDED):
                 continue
             body = self._describe(planned, prompt, checked, runs)
-            if checked.status == "crash":
+            if checked.status == CheckStatus.CRASH:
                 # pytest puts the case's location before a skip reason
                 planned.status, planned.message = Status.CRASH, body
-            elif chapter.implementation_defined and checked.status in ("mismatch", "nondeterministic"):
+            elif chapter.implementation_defined and checked.status in (CheckStatus.MISMATCH,
+                                                                       CheckStatus.NONDETERMINISTIC):
                 planned.status, planned.message = Status.EXCLUDED, body
                 warnings.append((planned.case.line, f"{planned.where}: {body}\n  (implementation-defined chapter: "
                                                  f"the case is left out of scoring)"))
@@ -202,6 +218,6 @@ class Collector:
         primer = f"under primer {prompt.primer!r}: " if prompt.primer else ""
         primer = (f"variant {prompt.variant!r}: " if prompt.variant else "") + primer
         message = checked.message or ""
-        if checked.status == "timeout":
+        if checked.status == CheckStatus.TIMEOUT:
             message += f"; the limit is {self.limits.timeout:g} s (--gotchas-timeout)"
         return f"{primer}{message}\n  (python {interp.version} at {interp.path}; {env}; {len(runs)} runs)"

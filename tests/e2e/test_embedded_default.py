@@ -44,7 +44,7 @@ def test_embedded_default_model(embedded: LoadedModel) -> None:
     plan = plan_cut(tok, PRIMED, "True", "False")
     assert plan.kind == "plain"
     assert tok.convert_ids_to_tokens(plan.context_ids[0]) == "<bos>"
-    result = score(embedded, plan)
+    result = score(TransformersBackend(embedded), plan)
     # The numbers are the kernels' (0.62890625 and 0.31640625 were recorded with AVX-512-BF16; AVX2 gives 0.640625 for
     # True): they must be the bits of a plain forward pass and bfloat16 softmax on this machine.
     with torch.inference_mode():
@@ -75,6 +75,7 @@ def test_embedded_default_model(embedded: LoadedModel) -> None:
     plans = [plan, twin, chain, healed]
     assert len(twin.context_ids) == len(plan.context_ids)
     if embedded.invariance.batch:
-        assert score_batch(embedded, plans, batch_size=4) == score_batch(embedded, plans)
+        backend = TransformersBackend(embedded)
+        assert score_batch(backend, plans, batch_size=4) == score_batch(backend, plans)
     else:  # this CPU's kernels round a batch otherwise (model/invariance.py): scoring runs each prompt alone
         assert effective_batch_size(TransformersBackend(embedded), ScoringConfig(batch_size=4)) == 1

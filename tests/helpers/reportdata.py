@@ -22,7 +22,8 @@ from pytest_gotchas.results.baselines import BaselineOutcome
 from pytest_gotchas.results.report import Report
 from pytest_gotchas.results.schema import CaseResult, ChapterInfo, ModelInfo, Invocation
 from pytest_gotchas.results.verdict import Status
-from pytest_gotchas.scoring.scorer import Clock, ModelSlot, Scorer, ScoringConfig
+from pytest_gotchas.scoring.scorer import Scorer, ScoringConfig
+from pytest_gotchas.scoring.slot import Clock, ModelSlot
 from pytest_gotchas.truth.collect import Collector
 from pytest_gotchas.truth.execute import Cache, Limits
 from pytest_gotchas.truth.interpreters import Finder

@@ -11,9 +11,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal
 
-from pytest_gotchas.backends.protocol import (Capabilities, Context, ContextLogits, Feature, LoadRequest,
+from pytest_gotchas.backends.protocol import (Capabilities, Context, ContextLogits, Feature, LoadRequest, Role,
                                               Unsupported)
 from pytest_gotchas.model.load import load_model
 
@@ -31,8 +31,7 @@ CAPABILITIES = Capabilities(cannot=(
 
 
 class RowsBackend:
-    name = NAME
-    capabilities = CAPABILITIES
+    role: Literal[Role.ENGINE] = Role.ENGINE
 
     def __init__(self, loaded: Any) -> None:
         self._loaded = loaded  # a model/load.LoadedModel: the "server"
@@ -51,10 +50,6 @@ class RowsBackend:
     @property
     def tokenizer_loaded(self) -> bool:
         return bool(self._loaded.tokenizer_loaded)
-
-    @property
-    def model(self) -> Any:
-        return None
 
     @property
     def dtype(self) -> str:
@@ -81,9 +76,6 @@ class RowsBackend:
             self.logits[context] = out.logits[0, -1].float()  # as a server sends them: float32
         self.fetched.append(todo)
         return todo
-
-    def float32(self) -> None:
-        return None
 
     def close(self) -> None:
         self.closed = True

@@ -1,4 +1,4 @@
-"""The private pytest API of plugin/compat.py, through the plugin: chapter items carry the model as a session
+"""The private pytest API of compat.py, through the plugin: chapter items carry the model as a session
 parameter (pytest groups them by it, one model in memory at a time) and take part in fixtures as pytest's own
 doctest items do. .ci/run runs this module under the oldest pytest 8 and under the pytest 9 it installs."""
 
@@ -70,7 +70,7 @@ def test_the_rootdir_the_tools_hide_is_the_one_pytest_collects_under(pytester: p
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """`gotchas new` run from cases/ hides the rootdir pytest run there would have: the project's, where it has a
     configuration file; with none, pytest's rule takes the folder it runs in."""
-    from pytest_gotchas.plugin import compat
+    from pytest_gotchas import compat
 
     if ini is not None:
         pytester.path.joinpath(ini).write_text("[tool.pytest.ini_options]\n" if ini.endswith(".toml") else "[pytest]\n")
@@ -90,7 +90,7 @@ def test_progress_writes_on_the_terminal_line_without_moving_pytests_column(pyte
 
     from _pytest.terminal import TerminalReporter
 
-    from pytest_gotchas.plugin import compat
+    from pytest_gotchas import compat
 
     out = io.StringIO()
     reporter = TerminalReporter(pytestconfig, out)
@@ -104,7 +104,7 @@ def test_progress_writes_on_the_terminal_line_without_moving_pytests_column(pyte
 
 def test_the_cache_folder_is_where_pytests_cache_makes_its_folders(pytestconfig: pytest.Config) -> None:
     """A cache folder that cannot be made is named where pytest would have made it (plugin/session.py)."""
-    from pytest_gotchas.plugin import compat
+    from pytest_gotchas import compat
 
     made = pytestconfig.cache.mkdir("gotchas-compat")  # type: ignore[union-attr]
     assert compat.cache_folder(pytestconfig.cache, Path("/nowhere")) / "d" / "gotchas-compat" == made

@@ -31,6 +31,14 @@ def test_crash_is_its_own_category_with_signal_and_version(pytester: pytest.Pyte
     assert "not what Python prints" not in result.stdout.str()
 
 
+def test_the_category_and_word_cross_xdist_with_the_report(pytester: pytest.Pytester, write_chapter, py312) -> None:
+    """The status is decided where the case ran, from its result, and travels on the test report as plain strings."""
+    write_chapter(SEGFAULT)
+    result = pytester.runpytest("--gotchas", "-v", "-n", "2", "-p", "no:randomly")
+    assert result.parseoutcomes() == {"crash": 1}, result.stdout.str()
+    assert any("CRASH" in line and "a.yaml::segfault" in line for line in result.outlines), result.stdout.str()
+
+
 def test_crash_data_in_the_report(pytester: pytest.Pytester, write_chapter, py312) -> None:
     write_chapter(SEGFAULT)
     reprec = pytester.inline_run("--gotchas")

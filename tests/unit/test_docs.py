@@ -91,7 +91,7 @@ def test_the_progress_letters_table_is_the_outcomes_table() -> None:
 
 
 def test_the_baseline_count_line_in_the_docs_is_what_the_summary_prints() -> None:
-    from pytest_gotchas.report.wording import comparison_lines
+    from pytest_gotchas.report.wording_baseline import comparison_lines
     from pytest_gotchas.results.baselines import CaseChange, Comparison, Entry
 
     for path, changed, unchanged in ((README, 0, 131), (REPO / "docs" / "method.md", 4, 96)):

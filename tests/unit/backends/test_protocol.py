@@ -1,7 +1,7 @@
-"""backends/protocol.py's contract over every backend: each gives what the scorer calls (and nothing else is called),
-the transformers backend runs its model here, the vLLM backend hands rows by context (a real engine where vLLM is
-importable), and a third backend written in one file (helpers/rowsbackend.py) scores through the scorer and through
-the plugin with nothing else changed."""
+"""backends/protocol.py's contract over every backend: each gives what the scorer calls for its role (and nothing else
+is called), the transformers backend is a module scoring runs here, the vLLM backend an engine that hands rows by
+context (a real engine where vLLM is importable), and a third backend written in one file (helpers/rowsbackend.py)
+scores through the scorer and through the plugin with nothing else changed."""
 
 from __future__ import annotations
 
@@ -17,36 +17,46 @@ from helpers.results import read_report
 from helpers.tinymodel import build_tiny_model
 
 from pytest_gotchas.backends import protocol, transformers, vllm
-from pytest_gotchas.backends.protocol import Asked, Backend, Feature, LoadRequest, refusals
+from pytest_gotchas.backends.protocol import (Asked, EngineBackend, Feature, LoadRequest, Loaded, ModuleBackend, Role,
+                                              refusals)
 from pytest_gotchas.cases.chapter import load_chapter
 from pytest_gotchas.model.load import ModelSpec
 from pytest_gotchas.results.verdict import Status
-from pytest_gotchas.scoring.scorer import Clock, ModelSlot, Scorer, ScoringConfig
+from pytest_gotchas.errors import ModelUnavailable
+from pytest_gotchas.scoring.scorer import Scorer, ScoringConfig
+from pytest_gotchas.scoring.slot import Clock, ModelSlot
 from pytest_gotchas.truth.collect import Planned, chapter_info
 
 
 def members(cls: type) -> set[str]:
-    """What a Protocol class names: its annotated attributes, properties and methods."""
-    own = {name for name, value in vars(cls).items() if not name.startswith("_")
-           and (inspect.isfunction(value) or isinstance(value, property))}
-    return own | set(getattr(cls, "__annotations__", {}))
+    """What a Protocol class names, its bases' included: its annotated attributes, properties and methods."""
+    found: set[str] = set()
+    for base in cls.__mro__:
+        if base.__module__ != protocol.__name__:
+            continue
+        found |= {name for name, value in vars(base).items() if not name.startswith("_")
+                  and (inspect.isfunction(value) or isinstance(value, property))}
+        found |= set(getattr(base, "__annotations__", {}))
+    return found
 
 
-BACKEND, ROWS = members(Backend), members(protocol.ContextLogits)
+ROLES = {Role.MODULE: members(ModuleBackend), Role.ENGINE: members(EngineBackend)}
+BACKEND, ROWS = members(ModuleBackend) | members(EngineBackend), members(protocol.ContextLogits)
+# What only a module can do: an engine's backend declares each, so that the run refuses it before the load.
+MODULE_ONLY = {Feature.LAYERS, Feature.PRECISION_CHECK, Feature.PATCH, Feature.PATCH_COMPONENTS, Feature.PATCH_SCREEN}
 
 
-def satisfies(backend: Any) -> None:
-    missing = [name for name in BACKEND if not hasattr(backend, name)]
+def satisfies(backend: Any, capabilities: protocol.Capabilities) -> None:
+    assert backend.role in ROLES
+    missing = [name for name in ROLES[backend.role] if not hasattr(backend, name)]
     assert not missing, missing
-    assert isinstance(backend.capabilities, protocol.Capabilities) and isinstance(backend.name, str)
     assert isinstance(backend.dtype, str) and isinstance(backend.model_type, str)
     assert isinstance(backend.batch_invariant, bool)
-    rows = backend.context_logits()
-    assert (backend.model is None) == (rows is not None), "a model to run, or rows by context: exactly one"
-    if rows is not None:
-        assert not [name for name in ROWS if not hasattr(rows, name)]
-        assert backend.float32() is None or Feature.PRECISION_CHECK not in {
-            item.feature for item in backend.capabilities.cannot}
+    other = ROLES[Role.ENGINE if backend.role is Role.MODULE else Role.MODULE] - members(Loaded) - {"role"}
+    assert not [name for name in other if hasattr(backend, name)], "a model to run, or rows by context: exactly one"
+    if backend.role is Role.ENGINE:
+        assert not [name for name in ROWS if not hasattr(backend.context_logits(), name)]
+        assert MODULE_ONLY <= {item.feature for item in capabilities.cannot}
 
 
 @pytest.fixture(scope="module")
@@ -73,24 +83,27 @@ def planned(tmp_path: Path) -> Planned:
 
 
 def test_the_scorer_calls_only_the_protocol() -> None:
-    """Every attribute the scorer reads of its backend is a member of the protocol (ast of scoring/scorer.py)."""
+    """Every attribute the scorer and its model slot read of a backend is a member of the protocol (ast of
+    scoring/scorer.py and scoring/slot.py)."""
     import ast
 
     import pytest_gotchas.scoring.scorer as scorer
+    import pytest_gotchas.scoring.slot as slot
 
-    tree = ast.parse(Path(scorer.__file__).read_text(encoding="utf-8"))
-    used = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name) and node.value.id == "loaded"}
-    assert used and used <= BACKEND, used - BACKEND
-    assert "getattr(loaded" not in Path(scorer.__file__).read_text(encoding="utf-8")
+    for module in (scorer, slot):
+        text = Path(module.__file__).read_text(encoding="utf-8")
+        used = {node.attr for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name) and node.value.id == "loaded"}
+        assert used and used <= BACKEND, (module.__name__, used - BACKEND)
+        assert "getattr(loaded" not in text
 
 
 def test_the_transformers_backend_runs_its_model_here(tiny: tuple[Path, Path]) -> None:
     import torch
 
     backend = transformers.load(request(*tiny))
-    satisfies(backend)
-    assert (backend.name, backend.capabilities.cannot, backend.context_logits()) == ("transformers", (), None)
+    satisfies(backend, transformers.CAPABILITIES)
+    assert backend.role is Role.MODULE and transformers.CAPABILITIES.cannot == ()
     assert backend.dtype == "bfloat16" and backend.model_type.startswith("gemma")
     assert backend.float32().dtype == torch.float32 and backend.tokenizer_loaded
     backend.close()
@@ -113,8 +126,8 @@ def test_the_vllm_backend_gives_rows_by_context_without_vllm_installed() -> None
 
     backend = vllm.VllmBackend(LLM(), "bfloat16", "gemma3_text", vocab_size=8, max_len=16,
                                restore=lambda: restored.append(True))
-    satisfies(backend)
-    assert backend.model is None and backend.context_logits() is backend and backend.float32() is None
+    satisfies(backend, vllm.CAPABILITIES)
+    assert backend.role is Role.ENGINE and backend.context_logits() is backend
     backend.close()
     assert shut == restored == [True] and backend.llm is None
 
@@ -125,7 +138,7 @@ def test_the_vllm_backend_through_a_real_engine(tmp_path: Path) -> None:
     folder = build_tiny_model(tmp_path / "model", RULES, head_dim=32)  # vLLM's CPU attention takes no head_dim 8
     backend = vllm.load(request(folder, tmp_path / "cache"))
     try:
-        satisfies(backend)
+        satisfies(backend, vllm.CAPABILITIES)
         context = tuple(backend.tokenizer("a")["input_ids"])
         assert backend.fetch([context]) == [context] and backend.logits[context].shape == (backend.vocab_size,)
         assert backend.info is not None and backend.info.backend is not None and backend.info.backend.name == "vllm"
@@ -149,7 +162,7 @@ def test_a_backend_in_one_file_scores_as_transformers_does(tiny: tuple[Path, Pat
     """The third backend's rows by context go through scoring/engine_rows.py: on the tiny model (whose separate
     passes are the one-pass path's bits) every reading is the transformers backend's."""
     third = rowsbackend.load(request(*tiny))
-    satisfies(third)
+    satisfies(third, rowsbackend.CAPABILITIES)
     plan = planned(tmp_path)
     results = [Scorer(model_id="tiny", slot=ModelSlot(lambda b=b: b, Clock()), config=ScoringConfig(reading="text"),
                       planned=lambda: [plan]).score(plan)
@@ -161,6 +174,21 @@ def test_a_backend_in_one_file_scores_as_transformers_does(tiny: tuple[Path, Pat
     slot.get()
     slot.release()
     assert third.closed
+
+
+def test_an_engine_that_does_not_declare_what_only_a_module_does_stops_the_session(tiny: tuple[Path, Path],
+                                                                                    tmp_path: Path) -> None:
+    """A backend whose CAPABILITIES leave out the logit lens is not refused before the load: the scorer, which
+    needs a torch module for it, says so once and the model counts as unavailable."""
+    third = rowsbackend.load(request(*tiny))
+    plan = planned(tmp_path)
+    scorer = Scorer(model_id="tiny", slot=ModelSlot(lambda: third, Clock()), config=ScoringConfig(layers=True))
+    with pytest.raises(ModelUnavailable) as raised:
+        scorer.score(plan)
+    assert str(raised.value) == (
+        f"--gotchas-layers needs a torch module to run, and model {str(tiny[0])!r} is read through an engine that "
+        "gives logits rows by context; its backend should declare that it cannot (backends/protocol.py's "
+        "Capabilities), so that the run refuses it before the load")
 
 
 def test_a_backend_in_one_file_through_the_plugin(pytester: pytest.Pytester, tiny: tuple[Path, Path],

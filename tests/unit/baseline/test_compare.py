@@ -12,7 +12,7 @@ from helpers.baselines import HEADER, MISS_, SKIPPED, UNSCORED, all_ok, case, in
 from pytest_gotchas.baseline import compare as cmp
 from pytest_gotchas.baseline import store
 from pytest_gotchas.baseline.compare import ulp
-from pytest_gotchas.report import wording as text
+from pytest_gotchas.report import wording_baseline as text
 
 
 def test_update_changes_only_what_ran() -> None:

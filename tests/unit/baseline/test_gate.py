@@ -1,7 +1,8 @@
 """gate.py: one run's use of its baseline: the default file chosen by the device the model loaded on and by the
 opt-in checks, nothing failing without a baseline, the update written and then compared, another model, dtype or
 hardware refused or named, two updates at once, and the command that records a change. Results are built by
-hand (helpers/baselines.py); the gate returns facts, and these tests read them as report/wording.py words them."""
+hand (helpers/baselines.py); the gate returns facts, and these tests read them as report/wording_baseline.py words
+them."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from helpers.baselines import DROPPED, HEADER, MISS_, MODEL, PARTLY_UNREADABLE, SHA, all_ok, case, info, infos, recorded
 
 from pytest_gotchas.baseline import gate, store
-from pytest_gotchas.report import wording
+from pytest_gotchas.report import wording_baseline
 from pytest_gotchas.results.baselines import BaselineOutcome
 from pytest_gotchas.results.schema import CaseResult, ModelInfo
 
@@ -32,10 +33,8 @@ def model(**changed: object) -> ModelInfo:
 
 def check(g: gate.Gate, result: CaseResult, loaded: ModelInfo = MODEL) -> tuple[str | None, bool]:
     """The failure text of a result's item (None: it passes) and whether the session stops."""
-    found = g.check(result, loaded, CHAPTERS[result.chapter])
-    if found.refusal is not None:
-        return wording.refusal_text(found.refusal), True
-    return (wording.regression_text(found.regression) if found.regression else None), False
+    failure = gate.case_failure(g, result, loaded, CHAPTERS[result.chapter], strict=False)
+    return wording_baseline.case_failure_text(failure), failure.stops
 
 
 def finish(g: gate.Gate, results: list[CaseResult], loaded: ModelInfo = MODEL) -> BaselineOutcome:
@@ -43,13 +42,13 @@ def finish(g: gate.Gate, results: list[CaseResult], loaded: ModelInfo = MODEL) -
 
 
 def lines(done: BaselineOutcome) -> list[str]:
-    return [text for text, _ in wording.outcome_lines(done)]
+    return [text for text, _ in wording_baseline.outcome_lines(done)]
 
 
 def record(g: gate.Gate, done: BaselineOutcome, results: list[CaseResult]) -> str:
     g.record(done, results, CHAPTERS)
     assert done.written is not None and done.path is not None, done.write_error
-    return wording.update_line(done.written, done.path)
+    return wording_baseline.update_line(done.written, done.path)
 
 
 def run_gate(tmp_path: Path, base: store.Baseline | None = None, **kwargs: object) -> gate.Gate:
@@ -162,7 +161,7 @@ def test_a_dtype_mismatch_is_refused_before_anything_runs(tmp_path: Path) -> Non
     with pytest.raises(gate.SettingsRefused) as refused:
         gate.make_gate(tmp_path, tmp_path / "b.yaml", ["tiny"], "float32", None, None)
     assert refused.value.refusal.fields == ["dtype", "softmax_dtype"]
-    assert "They differ in dtype, softmax_dtype, so" in wording.refusal_text(refusal=refused.value.refusal)
+    assert "They differ in dtype, softmax_dtype, so" in wording_baseline.refusal_text(refusal=refused.value.refusal)
     with pytest.raises(gate.SettingsRefused) as refused:
         gate.make_gate(tmp_path, tmp_path / "b.yaml", ["tiny"], "bfloat16", None, "float32")
     assert refused.value.refusal.fields == ["softmax_dtype"]
@@ -179,7 +178,7 @@ def test_verdicts_with_other_checks_are_not_compared(tmp_path: Path) -> None:
     store.write(tmp_path / "b.yaml", recorded())
     with pytest.raises(gate.SettingsRefused) as refused:
         gate.make_gate(tmp_path, tmp_path / "b.yaml", ["tiny"], "bfloat16", None, None, checks="variants")
-    assert wording.refusal_text(refused.value.refusal) == (
+    assert wording_baseline.refusal_text(refused.value.refusal) == (
         f"baseline b.yaml was recorded with model 'tiny' (weights sha256 {SHA[:12]}..., bfloat16, "
         "softmax bfloat16, cpu); this run uses dtype bfloat16, softmax bfloat16, with variants. They differ in checks, "
         "so their verdicts are not comparable. Record a baseline for this model with --gotchas-baseline OTHER.yaml "
@@ -193,7 +192,7 @@ def test_the_checks_are_recorded_in_the_header_and_absent_without_them(tmp_path:
     assert "  checks: precision-check,variants\n" in path.read_text()
     header = store.read(path).header
     assert header is not None and header.checks == "precision-check,variants"
-    assert wording.describe(header).endswith("cpu, token reading, with precision-check and variants)")
+    assert wording_baseline.describe(header).endswith("cpu, token reading, with precision-check and variants)")
     assert "checks" not in store.dumps(recorded()) and store.loads(store.dumps(recorded())).header == HEADER
 
 

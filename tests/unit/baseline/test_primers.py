@@ -12,7 +12,7 @@ from helpers.baselines import HEADER, HEADER_YAML, MISS_, MODEL, all_ok, case, i
 
 from pytest_gotchas.baseline import compare as cmp
 from pytest_gotchas.baseline import gate, store
-from pytest_gotchas.report import wording
+from pytest_gotchas.report import wording_baseline
 from pytest_gotchas.results.baselines import BaselineOutcome
 from pytest_gotchas.results.schema import CaseResult
 from pytest_gotchas.truth.collect import primers_fact
@@ -35,7 +35,7 @@ def finish(tmp_path: Path, results: list[CaseResult], primers: str) -> BaselineO
 
 
 def lines(done: BaselineOutcome) -> list[str]:
-    return [text for text, _ in wording.outcome_lines(done)]
+    return [text for text, _ in wording_baseline.outcome_lines(done)]
 
 
 def test_the_primers_fact_is_a_digest_and_a_short_form() -> None:

@@ -13,7 +13,7 @@ from helpers.baselines import HEADER, HEADER_YAML, MISS_, MODEL, all_ok, case, i
 
 from pytest_gotchas.baseline import compare as cmp
 from pytest_gotchas.baseline import gate, store
-from pytest_gotchas.report import wording
+from pytest_gotchas.report import wording_baseline
 from pytest_gotchas.results.baselines import BaselineOutcome
 from pytest_gotchas.results.schema import CaseResult, ModelInfo
 
@@ -44,7 +44,7 @@ def finish(g: gate.Gate, results: list[CaseResult], loaded: ModelInfo = LOADED) 
 
 
 def lines(done: BaselineOutcome) -> list[str]:
-    return [text for text, _ in wording.outcome_lines(done)]
+    return [text for text, _ in wording_baseline.outcome_lines(done)]
 
 
 def test_a_run_records_how_it_read_the_numbers() -> None:
@@ -59,7 +59,7 @@ def test_a_baseline_of_another_reading_is_refused_before_anything_runs(tmp_path:
     write(tmp_path, both(), NOW)
     with pytest.raises(gate.SettingsRefused) as refused:
         make(tmp_path, reading="text")
-    assert wording.refusal_text(refused.value.refusal) == (
+    assert wording_baseline.refusal_text(refused.value.refusal) == (
         f"baseline {PATH} was recorded with model 'tiny' (weights sha256 aaaaaaaaaaaa..., bfloat16, softmax bfloat16, "
         "cpu, token reading, BOS auto: <bos>); this run uses dtype bfloat16, softmax bfloat16, text reading, without "
         "opt-in checks. They differ in reading (recorded token, now text), so their verdicts are not comparable: the "
@@ -76,7 +76,7 @@ def test_a_baseline_of_another_bos_is_refused_at_the_first_case(tmp_path: Path) 
     g = make(tmp_path, reading="token")
     found = g.check(case("a"), replace(LOADED, bos="never: none"), CHAPTERS["sets"])
     assert found.refusal is not None and found.regression is None
-    assert wording.refusal_text(found.refusal) == (
+    assert wording_baseline.refusal_text(found.refusal) == (
         f"baseline {PATH} was recorded with model 'tiny' (weights sha256 aaaaaaaaaaaa..., bfloat16, softmax bfloat16, "
         "cpu, token reading, BOS auto: <bos>); this run uses model 'tiny' (weights sha256 aaaaaaaaaaaa..., bfloat16, "
         "softmax bfloat16, cpu, token reading, BOS never: none). They differ in bos (recorded auto: <bos>, now never: "
@@ -136,7 +136,7 @@ def test_a_kept_verdicts_update_is_marked(tmp_path: Path) -> None:
     done = finish(updating, all_ok(), newer)
     updating.record(done, all_ok(), CHAPTERS)
     assert done.written is not None
-    assert wording.update_line(done.written, PATH) == (
+    assert wording_baseline.update_line(done.written, PATH) == (
         f"baseline {PATH} written: 2 pairs and 4 verdicts recorded (0 changed), 0 removed, 3 kept from cases that "
         "did not run; the file is mixed: 1 kept chapters were recorded with another transformers than its header "
         "says, and its `kept:` section names them (floats)")

@@ -17,7 +17,7 @@ from helpers.fifo import fifo, within
 
 from pytest_gotchas.baseline import compare, store
 from pytest_gotchas.cases.chapter import looks_like_chapter
-from pytest_gotchas.report import wording
+from pytest_gotchas.report import wording_baseline
 
 
 def test_dumps_is_sorted_one_line_per_entry_and_reads_back_exactly() -> None:
@@ -164,7 +164,7 @@ def test_recording_drops_the_unreadable_entries_and_keeps_every_other(tmp_path) 
     assert again.pairs == {"floats/ab": "pass", "sets/cd": "pass"}
     assert sorted(again.verdicts) == ["floats/a", "floats/b", "sets/c", "sets/d"]
     assert stats.dropped == DROPPED
-    assert wording.update_line(stats, "b.yaml") == (
+    assert wording_baseline.update_line(stats, "b.yaml") == (
         "baseline b.yaml written: 1 pairs and 2 verdicts recorded (0 changed), 0 removed, 3 kept from cases that did "
         "not run; 2 entries it could not read were dropped (pairs: 'sets/x/y': keys are \"<chapter>/<id>\", each of "
         "letters, digits, `-`, `_` and `.`; verdicts: sets/c: p_correct must be a probability or a mapping from "

@@ -24,7 +24,9 @@ from pytest_gotchas.backends.transformers import TransformersBackend
 from pytest_gotchas.model import hashes as hashes_module
 from pytest_gotchas.model import numerics
 from pytest_gotchas.model.convert import converted_folder
-from pytest_gotchas.model.load import ModelLoadError, check_tokenizer, load_model, resolve_device, share_cpu_threads
+from pytest_gotchas.model.device import resolve_device, share_cpu_threads
+from pytest_gotchas.model.load import ModelLoadError, load_model
+from pytest_gotchas.model.tokenizer import check_tokenizer
 from pytest_gotchas.scoring.cut import plan_cut
 from pytest_gotchas.scoring.readings import score
 

@@ -5,15 +5,17 @@ the models x chapters table in the user's order. Pure: built results, no model."
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from helpers.results import make_case, make_run
 
 from pytest_gotchas.report import terminal
-from pytest_gotchas.report.claims import columns
+from pytest_gotchas.report.claims import columns, rows
 from pytest_gotchas.results.pairwise import compare_models, corrected, twin_splits
 from pytest_gotchas.results.report import Report, from_data, to_data
 from pytest_gotchas.results.schema import ChapterInfo, ModelLabel, Invocation
-from pytest_gotchas.results.stats import holm
+from pytest_gotchas.results.stats import holm, smallest_difference
 
 OK, MISS = (0.7, 0.2), (0.2, 0.7)
 SETS = ChapterInfo(name="sets", label="ch.2 sets", title="sets", path="2-sets.yaml", implementation_defined=False,
@@ -142,6 +144,18 @@ def test_an_older_report_without_the_new_fields_reads() -> None:
             del rollup[key]
     del data["run"]["level"], data["run"]["order"]
     assert from_data(data).run.level == 0.05
+
+
+def test_what_a_chapter_can_show_is_computed_once_by_the_report_for_the_json_and_the_views() -> None:
+    r = report(("a", 2, 6), ("b", 5, 0))
+    assert list(r.can_show) == ["pep289", "sets", "empty"]  # the report's chapter order
+    sets = r.can_show["sets"]
+    assert (sets.counted, sets.pairs, sets.discordant_needed) == (7, 7, 6)
+    assert sets.smallest_difference == smallest_difference(7, r.run.level) and r.can_show["pep289"].counted == 0
+    assert r.intervals(r.chapters[0]) is r.intervals(r.chapters[0])
+    assert [row.can_show_short for row in rows(r)] == [
+        "no pairs", "a pass rate 86+ points apart (6 of 7 pairs one way)", "nothing counted"]
+    assert to_data(r)["rollups"] == [dataclasses.asdict(s) for s in r.summaries]
 
 
 def test_the_page_states_the_claims_and_draws_the_order() -> None:

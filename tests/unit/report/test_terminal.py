@@ -1,21 +1,22 @@
-"""terminal.py: --gotchas-strict fails every verdict that is not ok, with its probabilities; the summary's first line
-names the model scored."""
+"""terminal.py: the summary's first line names the model scored (--gotchas-strict's failure text is
+wording_baseline's, tests/unit/report/test_wording.py)."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from helpers.baselines import case
+from helpers.baselines import SKIPPED, case
 from helpers.hostile import ESCAPED, HOSTILE, UNSAFE, hostile_report
 from helpers.results import TINY_MODEL, report_of
 
 from pytest_gotchas.report import terminal
 
 
-def test_strict_fails_every_verdict_that_is_not_ok() -> None:
-    assert terminal.strict_message(case("a")) is None
-    assert terminal.strict_message(case("a", 0.25, 0.25)) == (
-        "--gotchas-strict: verdict tie is not ok: P(correct) 25.00%  P(wrong) 25.00%")
+def test_the_status_pytest_reports_is_plain_strings_decided_from_the_result() -> None:
+    ok, skipped = case("a"), case("b", status=SKIPPED)
+    assert terminal.status_of(ok) == ("ok", ".", terminal.verbose_word(ok), "green")
+    assert terminal.verbose_word(ok).startswith("ok  P(correct) 75.00%")
+    assert terminal.status_of(skipped) is None  # pytest's own skip
 
 
 def test_a_single_model_summary_names_the_model_its_dtype_and_device_first() -> None:

@@ -1,4 +1,4 @@
-"""wording.py: a member that breaks a pair that passed in the baseline fails with both verdicts, their
+"""wording.py and wording_baseline.py: a member that breaks a pair that passed in the baseline fails with both verdicts, their
 probabilities and the command that records the change; an ok member or a pair that failed before does not; the
 summary's lines say what to run. Results are built by hand (helpers/baselines.py), the facts come from the gate."""
 
@@ -12,6 +12,7 @@ from helpers.baselines import MISS_, MODEL, case, info, infos, recorded
 from pytest_gotchas.baseline import compare as cmp
 from pytest_gotchas.baseline import gate, store
 from pytest_gotchas.report import wording as text
+from pytest_gotchas.report import wording_baseline
 from pytest_gotchas.results.schema import CaseResult
 
 
@@ -19,8 +20,21 @@ def regression(tmp_path: Path, base: store.Baseline, result: CaseResult, command
     """The failure text of `result`'s item against `base`, as the plugin words the gate's facts."""
     store.write(tmp_path / "b.yaml", base)
     g = gate.make_gate(tmp_path, Path("b.yaml"), ["tiny"], "bfloat16", None, None, command=command)
-    found = g.check(result, MODEL, info())
-    return text.regression_text(found.regression) if found.regression else None
+    return wording_baseline.case_failure_text(gate.case_failure(g, result, MODEL, info(), strict=False))
+
+
+def test_strict_fails_every_verdict_that_is_not_ok_and_says_it_after_a_regression(tmp_path: Path) -> None:
+    ok, tie = case("a"), case("a", 0.25, 0.25)
+    assert gate.case_failure(None, ok, MODEL, info(), strict=True) == gate.CaseFailure()
+    assert gate.case_failure(None, tie, MODEL, info(), strict=False) == gate.CaseFailure()
+    tied = gate.case_failure(None, tie, MODEL, info(), strict=True)
+    assert not tied.stops and wording_baseline.case_failure_text(tied) == (
+        "--gotchas-strict: verdict tie is not ok: P(correct) 25.00%  P(wrong) 25.00%")
+    store.write(tmp_path / "b.yaml", recorded())
+    g = gate.make_gate(tmp_path, Path("b.yaml"), ["tiny"], "bfloat16", None, None, command="again")
+    both = wording_baseline.case_failure_text(gate.case_failure(g, case("b", 0.25, 0.5), MODEL, info(), strict=True))
+    assert both is not None and both.startswith("regression against the baseline b.yaml:\n")
+    assert both.endswith("  again\n\n--gotchas-strict: verdict MISS is not ok: P(correct) 25.00%  P(wrong) 50.00%")
 
 
 def test_a_member_that_breaks_a_passing_pair_fails_with_both_verdicts_and_probabilities(tmp_path: Path) -> None:
@@ -46,7 +60,7 @@ def test_no_failure_for_an_ok_member_or_a_pair_that_failed_before(tmp_path: Path
 def test_summary_lines_say_what_to_run() -> None:
     base = recorded()
     results = [case("a"), case("b"), case("c"), case("d")]
-    lines = [line for line, _ in text.comparison_lines(cmp.compare(base, results, infos()), "CMD", update=False)]
+    lines = [line for line, _ in wording_baseline.comparison_lines(cmp.compare(base, results, infos()), "CMD", update=False)]
     assert "  improvement sets/cd: fail -> pass (c ok, d MISS -> ok)" in lines
     assert lines[-1] == "  record these changes with: CMD"
     assert "0 regressed, 1 improved, 1 unchanged" in lines[-2]
@@ -54,7 +68,7 @@ def test_summary_lines_say_what_to_run() -> None:
 
 def test_the_count_line_names_pairs_and_cases_apart() -> None:
     """A new case named on the line above, and no new pair: the count says both, each under its own name."""
-    lines = [line for line, _ in text.comparison_lines(cmp.Comparison(unchanged=3, new_cases=["sets/x"]), "CMD",
+    lines = [line for line, _ in wording_baseline.comparison_lines(cmp.Comparison(unchanged=3, new_cases=["sets/x"]), "CMD",
                                                        update=False)]
     assert lines[:2] == ["  new cases, not in the baseline: sets/x",
                          "  pairs: 0 regressed, 0 improved, 3 unchanged, 0 new, 0 gone, 0 not checked; cases: 1 new, "

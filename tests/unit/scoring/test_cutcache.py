@@ -85,11 +85,11 @@ def test_a_first_run_loads_the_tokenizer_in_a_thread_beside_the_weights(tiny_fol
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
-    from pytest_gotchas.model import load
+    from pytest_gotchas.model import tokenizer
 
     threads, asked = [], []
-    real = load.load_tokenizer
-    monkeypatch.setattr(load, "load_tokenizer",
+    real = tokenizer.load_tokenizer
+    monkeypatch.setattr(tokenizer, "load_tokenizer",
                         lambda *a: threads.append(threading.current_thread().name) or real(*a))
     first = load_model(ModelSpec(name=str(tiny_folder), device="cpu"), tmp_path, lazy_tokenizer=True,
                        prefetch=lambda key: asked.append(key) or True)

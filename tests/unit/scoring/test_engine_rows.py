@@ -14,6 +14,7 @@ import pytest
 import torch
 from helpers.tinymodel import DEFAULT_MERGES, build_tiny_model
 
+from pytest_gotchas.backends.protocol import Role
 from pytest_gotchas.backends.transformers import TransformersBackend
 from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model
 from pytest_gotchas.scoring.cut import plan_cut
@@ -83,7 +84,7 @@ def test_the_readings_are_the_separate_passes(tiny: LoadedModel, main: str, soft
     engine computes each context as a prompt of its own), and so the one-pass readings on this model."""
     engine = Fetcher(Engine(tiny), "bfloat16")
     # what score_batch reads of a Backend whose rows come from context_logits
-    loaded = SimpleNamespace(model=None, dtype="bfloat16", tokenizer=tiny.tokenizer)
+    loaded = SimpleNamespace(role=Role.ENGINE, dtype="bfloat16", tokenizer=tiny.tokenizer)
     vocab = lambda: build(tiny.tokenizer)  # noqa: E731
     through = score_batch(loaded, cuts(tiny), softmax_dtype=softmax, vocab=vocab, main=main, rows_of=rows_of(engine))
     checked = score_batch(TransformersBackend(tiny), cuts(tiny), softmax_dtype=softmax, vocab=vocab, main=main,
@@ -100,7 +101,7 @@ def test_prefetch_reads_a_whole_run_in_one_call_per_level(tiny: LoadedModel) -> 
     later one a level of the text reading's chains; scoring afterwards asks the engine for nothing."""
     engine = Engine(tiny)
     fetcher = Fetcher(engine, "bfloat16")
-    loaded = SimpleNamespace(model=None, dtype="bfloat16", tokenizer=tiny.tokenizer)
+    loaded = SimpleNamespace(role=Role.ENGINE, dtype="bfloat16", tokenizer=tiny.tokenizer)
     table = build(tiny.tokenizer)
 
     def job(cut: Cut):

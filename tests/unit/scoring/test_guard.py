@@ -18,7 +18,9 @@ from pytest_gotchas.cases.chapter import load_chapter
 from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model
 from pytest_gotchas.results.verdict import Status
 from pytest_gotchas.scoring.guard import TooLong
-from pytest_gotchas.scoring.scorer import Clock, GotchasError, ModelSlot, Scorer, ScoringConfig
+from pytest_gotchas.errors import GotchasError
+from pytest_gotchas.scoring.scorer import Scorer, ScoringConfig
+from pytest_gotchas.scoring.slot import Clock, ModelSlot
 from pytest_gotchas.truth.collect import Planned, chapter_info
 
 RULES = {"[": {"1": 2.0, "2": 1.0}}

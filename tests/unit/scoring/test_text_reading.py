@@ -9,6 +9,7 @@ import torch
 from helpers.textreading import MERGES, RULES
 from helpers.tinymodel import build_tiny_model
 
+from pytest_gotchas.backends.transformers import TransformersBackend
 from pytest_gotchas.scoring import readings as score_mod
 from pytest_gotchas.scoring.cut import plan_cut
 from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model
@@ -51,8 +52,8 @@ def test_the_reading_equals_a_brute_force_enumeration(tiny: LoadedModel, monkeyp
                                                       prompt: str, correct: str, wrong: str) -> None:
     monkeypatch.setattr(score_mod, "MIN_BRANCH", 0.0)  # follow every chain, however unlikely
     plan = plan_cut(tiny.tokenizer, prompt, correct, wrong)
-    reading = score_batch(tiny, [Cut(plan, prompt, correct, wrong)], vocab=lambda: build(tiny.tokenizer),
-                          main="text")[0].readings["text"]
+    reading = score_batch(TransformersBackend(tiny), [Cut(plan, prompt, correct, wrong)],
+                          vocab=lambda: build(tiny.tokenizer), main="text")[0].readings["text"]
     rest = prompt[len(prompt) - plan.backed_off_chars:] if plan.backed_off_chars else ""
     for got, candidate in ((reading.p_correct, correct), (reading.p_wrong, wrong)):
         expected = brute_force(tiny, plan.context_ids, rest + candidate, score_mod.MAX_DEPTH)
@@ -65,8 +66,8 @@ def test_an_unlikely_chain_is_left_out_and_its_mass_reported(tiny: LoadedModel) 
     most what it reports as neglected."""
     prompt, correct, wrong = "x:", "True", "False"
     plan = plan_cut(tiny.tokenizer, prompt, correct, wrong)
-    reading = score_batch(tiny, [Cut(plan, prompt, correct, wrong)], vocab=lambda: build(tiny.tokenizer),
-                          main="text")[0].readings["text"]
+    reading = score_batch(TransformersBackend(tiny), [Cut(plan, prompt, correct, wrong)],
+                          vocab=lambda: build(tiny.tokenizer), main="text")[0].readings["text"]
     exact = brute_force(tiny, plan.context_ids, "False", score_mod.MAX_DEPTH)
     assert 0 < reading.neglected
     assert exact - reading.neglected <= reading.p_wrong <= exact + 2 ** -8
@@ -76,8 +77,8 @@ def test_the_issue_case_is_a_miss_by_text_and_ok_by_token(tiny: LoadedModel) -> 
     prompt = "(1, [2"
     plan = plan_cut(tiny.tokenizer, prompt, ",", "]")
     assert plan.kind == "plain"
-    readings = score_batch(tiny, [Cut(plan, prompt, ",", "]")], vocab=lambda: build(tiny.tokenizer),
-                           main="text")[0].readings
+    readings = score_batch(TransformersBackend(tiny), [Cut(plan, prompt, ",", "]")],
+                           vocab=lambda: build(tiny.tokenizer), main="text")[0].readings
     assert readings["token"].verdict == "ok" and readings["text"].verdict == "MISS"
     assert readings["text"].p_correct == readings["token"].p_correct  # only the lone "," writes ","
     assert readings["text"].wrong_tokens[:2] == ["'])' 62.50%", "'],' 23.05%"]

@@ -1,5 +1,6 @@
-"""The only private pytest API the plugin uses, in one place (tests/plugin/test_compat.py runs under every
-supported pytest, 8.x and 9.x, in .ci/run).
+"""The only private pytest API the plugin and the tools use, in one place (tests/plugin/test_compat.py runs under
+every supported pytest, 8.x and 9.x, in .ci/run). A floor of its own under both faces of the roof (plugin/ and cli/),
+so that the tools do not import the plugin for the rootdir rule they share.
 
 pytest has no public way for a non-Python item to request fixtures or to carry a parameter: its own DoctestItem
 does the first exactly as `take_part_in_fixtures` does, and the second is what `metafunc.parametrize` gives a
