@@ -144,7 +144,7 @@ def summary(effects: list[Effect], floor: Floor) -> list[str]:
     for model in sorted({e.model for e in effects}):
         mine = [e for e in effects if e.model == model]
         steps = [abs(e.effect) / spacing(e.magnitude, e.dtype) for e in mine]
-        lines += [f"### {model}: {len(mine)} directions ({len({(e.chapter, e.group) for e in mine})} pairs and twins)",
+        lines += [f"#### {model}: {len(mine)} directions ({len({(e.chapter, e.group) for e in mine})} pairs and twins)",
                   "", f"- |effect| in logits, the model's dtype ({mine[0].dtype}): "
                   f"{_quantiles([abs(e.effect) for e in mine])}",
                   f"- |effect| in steps of {mine[0].dtype} at its magnitude: {_quantiles(steps)}",

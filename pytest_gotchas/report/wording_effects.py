@@ -48,12 +48,12 @@ def recurring_name(r: Recurring) -> str:
 
 def recurrence_text(chapter: str, found: list[Recurring], shown: int = 3) -> str:
     """The researcher's sentence: "in the sets chapter, MLP 11 at the cut carries the answer in 5 of 6 directions
-    (43% of the effect over them, a ratio of means)", then the next components that recur; "" where none does."""
+    (43% of the effect over the 6, a ratio of means)", then the next components that recur; "" where none does."""
     if not found:
         return ""
     first, rest = found[0], found[1:shown]
     text = (f"in the {chapter} chapter, {recurring_name(first)} carries the answer in {first.directions} of "
-            f"{first.of} directions ({first.share * 100:.0f}% of the effect over them, a ratio of means)")
+            f"{first.of} directions ({first.share * 100:.0f}% of the effect over the {first.of}, a ratio of means)")
     if rest:
         text += "; also " + ", ".join(f"{recurring_name(r)} in {r.directions} of {r.of} ({r.share * 100:.0f}%)"
                                       for r in rest)

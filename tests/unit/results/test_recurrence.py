@@ -43,7 +43,7 @@ def test_the_components_two_directions_name_among_their_top_recur_as_a_ratio_of_
     # floor takes no part (its 3 logits on an effect of 1/64 would be 19200%)
     assert found[0].share == pytest.approx(7 / 8) and found[1].share == pytest.approx(1.5 / 8)
     assert recurrence_text("sets", found) == (
-        "in the sets chapter, MLP 2 at the cut carries the answer in 3 of 3 directions (88% of the effect over them, "
+        "in the sets chapter, MLP 2 at the cut carries the answer in 3 of 3 directions (88% of the effect over the 3, "
         "a ratio of means); also head 1.0 before the cut in 2 of 3 (19%)")
     assert recurring(DIRECTIONS[:1]) == [] and recurrence_text("sets", []) == ""
 
