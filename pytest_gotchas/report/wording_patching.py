@@ -37,8 +37,12 @@ def resolution(p: Patching) -> str:
     """The effect in steps of the metric's dtype, and which dtype computed it; "" where the report does not say."""
     if not p.step or p.effect_steps is None or p.source_value == p.unpatched:
         return ""
-    return (f"effect {p.source_value - p.unpatched:+g} = {p.effect_steps:+g} steps of {p.step:g} "
+    return (f"effect {p.source_value - p.unpatched:+g} = {p.effect_steps:+g} {_steps(p.effect_steps)} of {p.step:g} "
             f"(logits in {p.metric_dtype})")
+
+
+def _steps(count: float) -> str:
+    return "step" if abs(count) == 1 else "steps"
 
 
 def dtype_of(p: Patching) -> str:
@@ -62,7 +66,8 @@ def floor_text(p: Patching) -> str:
         return (f"{UNDER[why]}: the effect, {effect:+g}{dtype_of(p)}, is within {floor.steps:g} times the "
                 f"disagreement the kernels made measurable in it ({floor.noise:g}: {noise_source(p)}); no fraction is "
                 "taken of it")
-    steps = f" = {p.effect_steps:+.3g} steps of {p.step:g}" if p.effect_steps is not None else ""
+    steps = (f" = {p.effect_steps:+.3g} {_steps(p.effect_steps)} of {p.step:g}" if p.effect_steps is not None
+             else "")
     return (f"{UNDER[why]}: the effect, {effect:+g}{steps} (logits{dtype_of(p)}), is under the floor of "
             f"{floor.steps:g} steps of {p.metric_dtype or 'its dtype'} at |logit| {floor.magnitude:.3g} and "
             f"{floor.logits:g} logits; no fraction is taken of it")
