@@ -182,7 +182,9 @@ def main(argv: list[str] | None = None) -> None:
     from pytest_gotchas.settings.options import Settings
     from pytest_gotchas.scoring import patching as P
     from pytest_gotchas.scoring.components import component_pass, patch_components
-    from pytest_gotchas.scoring.screen import recall, screen
+    from pytest_gotchas.results.screening import screen_score
+    from pytest_gotchas.results.vocabulary import Cell, ComponentKind
+    from pytest_gotchas.scoring.screen import screen
 
     report = read_report(args.report)
     entries: list[Patching] = [p for case in report.cases for p in case.patching]
@@ -192,7 +194,7 @@ def main(argv: list[str] | None = None) -> None:
     loaded = load_model(ModelSpec(name=args.model, device="cpu"), Settings().model_cache)
     model = loaded.model
     print("| direction | T | positions | residual s | components s | screen + verify s | best component (exact) "
-          "| screen recall attn/mlp/head |")
+          "| screen: overlap with the exact top-k, curve's area |")
     print("|---|---:|---:|---:|---:|---:|---|---|")
     totals = [0.0, 0.0, 0.0]
     for entry in entries:
@@ -211,15 +213,18 @@ def main(argv: list[str] | None = None) -> None:
         exact = {}
         for i, layer in enumerate(grid.layers):
             for j in range(len(grid.positions)):
-                exact[("attn", layer, 0, j)], exact[("mlp", layer, 0, j)] = grid.attn[i][j], grid.mlp[i][j]
-                exact.update((("head", layer, h, j), grid.head[i][h][j]) for h in range(grid.heads))
+                exact[Cell(ComponentKind.ATTN, layer, 0, j)] = grid.attn[i][j]
+                exact[Cell(ComponentKind.MLP, layer, 0, j)] = grid.mlp[i][j]
+                exact.update((Cell(ComponentKind.HEAD, layer, h, j), grid.head[i][h][j]) for h in range(grid.heads))
         effect = grid.source_value - grid.unpatched
         best = max(exact, key=lambda c: (exact[c] - grid.unpatched) / effect) if effect else None
-        named = (f"{best[0]} {best[1]}{'.' + str(best[2]) if best[0] == 'head' else ''} at position "
-                 f"{grid.positions[best[3]][1]}: {(exact[best] - grid.unpatched) / effect * 100:.0f}%"
+        named = (f"{best.kind} {best.layer}{'.' + str(best.head) if best.kind == ComponentKind.HEAD else ''} at "
+                 f"position {grid.positions[best.position][1]}: {(exact[best] - grid.unpatched) / effect * 100:.0f}%"
                  if best else "no effect")
-        found = recall(screened, exact, effect, args.k)
-        shown = " / ".join(f"{got}/{of}" for got, of in found.values())
+        every = len(screened.estimates)
+        score = screen_score(screened.top(every), screened.top(every, graddrop=False),
+                             {c: v - grid.unpatched for c, v in exact.items()}, args.k)
+        shown = f"{score.overlap}/{score.k}, {score.area:.3f}"
         totals = [a + b for a, b in zip(totals, times)]
         print(f"| {entry.source} -> {entry.target} | {len(entry.target_ids)} | {len(entry.positions)} | "
               + " | ".join(f"{t:.2f}" for t in times) + f" | {named} | {shown} |")

@@ -1,7 +1,8 @@
-"""How good the screen is, direction by direction: for each pair direction of a JSON report written with
---gotchas-patch (its token ids), the exact component grid (scoring/components.py) and the screen (scoring/screen.py,
-with and without GradDrop), in the metric asked for; the component that restores most (exact), the screen's recall
-of the exact cells of |fraction| >= 10% per kind, and the cells it missed (kind, layer, the cut or not).
+"""How good the screen is, direction by direction, judged as AtP* judges a screen (results/screening.py): for each
+pair direction of a JSON report written with --gotchas-patch (its token ids), the exact component grid
+(scoring/components.py) and the screen (scoring/screen.py), in the metric asked for; the component that restores most
+(exact), the screen's top-k overlap and mass against the exact top-k, its verified-recall curve and area, and where
+the exact top-k cells sit (kind, layer band) with the verifications in the screen's order that find them.
 
     pytest --gotchas cases/ -k sets --gotchas-patch --gotchas-json /tmp/sets.json
     python -m bench.recall /tmp/sets.json --metric float32 --out /tmp/recall.json [--model smollm2-135m]
@@ -9,10 +10,10 @@ of the exact cells of |fraction| >= 10% per kind, and the cells it missed (kind,
                                                                            # reports run with the component options
 
 Each direction's line is printed as soon as it is computed, and --out is rewritten after each (a JSON list of the
-directions' schema.Patching entries, their ``components`` filled, their metric the one asked for and their residual
-``cells`` left empty: this does not compute the residual grid), so that a run stopped early keeps what it finished.
-The report's ids must be the model's: a report of another model gives a KeyError-free but meaningless run, so the
-report's model id is checked against --model.
+directions' schema.Patching entries, their ``components`` filled, their metric the one asked for, held to the effect
+floor at its defaults, and their residual ``cells`` left empty: this does not compute the residual grid), so that a
+run stopped early keeps what it finished. The report's ids must be the model's: a report of another model gives a
+KeyError-free but meaningless run, so the report's model id is checked against --model.
 """
 
 from __future__ import annotations
@@ -21,30 +22,25 @@ import argparse
 import json
 import sys
 import time
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pytest_gotchas.results.report import Report, from_data
 from pytest_gotchas.results.patching import Component, top_components
+from pytest_gotchas.results.report import Report, from_data
 from pytest_gotchas.results.schema import Components, Patching
-from pytest_gotchas.scoring.screen import RECALL_LINE
-from pytest_gotchas.results.vocabulary import ComponentsMethod
-
-Cell = tuple[str, int, int, int]  # (kind, layer, head (0 unless a head), aligned pair index), as scoring/screen.py
+from pytest_gotchas.results.screening import CHECKPOINTS, exact_top, found_within, screen_sum
+from pytest_gotchas.results.vocabulary import Cell, ComponentKind, ComponentsMethod
 
 
-def fractions(entry: Patching, grid: Components) -> dict[Cell, float]:
-    """Every exact cell of the grid as the fraction of the effect it restores (empty without an effect)."""
-    effect = entry.source_value - entry.unpatched
-    if not effect:
-        return {}
+def changes(entry: Patching, grid: Components) -> dict[Cell, float]:
+    """Every exact cell of the grid as its change of the metric (cell - unpatched), in logits."""
     out: dict[Cell, float] = {}
     for i, layer in enumerate(grid.layers):  # each layer's attention row, MLP row, then each head's row
-        rows = [("attn", 0, grid.attn[i]), ("mlp", 0, grid.mlp[i])]
-        rows += [("head", h, row) for h, row in enumerate(grid.head[i])]
-        out.update(((kind, layer, h, j), (v - entry.unpatched) / effect) for kind, h, row in rows
-                   for j, v in enumerate(row))
+        rows = [(ComponentKind.ATTN, 0, grid.attn[i]), (ComponentKind.MLP, 0, grid.mlp[i])]
+        rows += [(ComponentKind.HEAD, h, row) for h, row in enumerate(grid.head[i])]
+        out.update((Cell(kind, layer, h, j), v - entry.unpatched) for kind, h, row in rows for j, v in enumerate(row))
     return out
 
 
@@ -55,18 +51,63 @@ def named(entry: Patching, c: Component) -> str:
     return f"{component_name(c)} at {component_place(entry, c)} {c.fraction * 100:.0f}%"
 
 
-def _component(entry: Patching, cell: Cell, fraction: float) -> Component:
-    kind, layer, head, j = cell
-    s, t = entry.positions[j]
-    source = entry.source_tokens[j] if entry.source_tokens else None
-    return Component(kind, layer, head if kind == "head" else None, (s, t), source, entry.tokens[j], fraction)
+def band(layer: int, layers: int) -> str:
+    return "layer 1" if layer == 1 else "last 3 layers" if layer > layers - 3 else "middle"
 
 
-def missed(entry: Patching, grid: Components) -> list[str]:
-    """The exact cells of |fraction| >= RECALL_LINE that the screen's top-k does not hold, as the lines name them."""
-    top = {(s.kind, s.layer, s.head, s.position) for s in grid.screened}
-    return [named(entry, _component(entry, c, f)) for c, f in fractions(entry, grid).items()
-            if abs(f) >= RECALL_LINE and c not in top]
+def top_bands(entry: Patching, grid: Components) -> Counter[str]:
+    """The exact top-k's cells by kind and layer band, and how many of them the first k verifications find."""
+    assert grid.score is not None
+    top = exact_top(changes(entry, grid), grid.score.k, grid.score.least)
+    found: Counter[str] = Counter()
+    for cell, place in zip(top, grid.score.found_at):
+        where = f"{cell.kind} {band(cell.layer, grid.layers[-1])}"
+        found[where] += 1
+        found[f"{where} found"] += place <= grid.score.k
+    return found
+
+
+def summary(entries: list[Patching], k: int) -> list[str]:
+    """Per direction with an exact grid, above the effect floor: the best component (exact); the screen's top-k
+    overlap and mass against the exact top-k; its verified-recall curve (of the exact top-k, how many the first k,
+    2k, 5k, 10k verifications in its order find) and the verifications that find them all; the curve's area with
+    GradDrop and by |estimate| alone; the exact top-k by kind and layer band, found within k verifications. Then
+    the same summed over the directions (results/screening.screen_sum), and those under the floor, by why."""
+    head = (f"| direction | effect | best component (exact) | top-{k} overlap | mass | found within "
+            + " / ".join(f"{m}k" for m in CHECKPOINTS) + " | all found after | area (&#124;estimate&#124; alone) "
+            "| exact top-k by kind and band: found within k |")
+    lines = [head, "|---|---:|---|---:|---:|---:|---:|---:|---|"]
+    bands: Counter[str] = Counter()
+    scores, under = [], Counter()
+    for e in entries:
+        grid = e.components
+        if grid is None or grid.method != ComponentsMethod.EXACT:
+            continue
+        if grid.score is None:
+            under[str(e.under or "no score")] += 1
+            continue
+        s = grid.score
+        scores.append(s)
+        here = top_bands(e, grid)
+        bands.update(here)
+        primer = f" [{e.primer}]" if e.primer else ""
+        lines.append(f"| {e.source} -> {e.target}{primer} | {e.source_value - e.unpatched:+.4g} | "
+                     f"{named(e, top_components(e, 1)[0])} | {s.overlap}/{s.k} | {s.mass:.2f} | "
+                     + " / ".join(str(found_within(s, m * s.k)) for m in CHECKPOINTS) + f" of {s.k} | "
+                     f"{max(s.found_at)} of {s.cells} | {s.area:.3f} ({s.area_plain:.3f}) | {_bands(here)} |")
+    total = screen_sum(scores)
+    if total is not None:
+        lines.append(f"| all {total.directions} directions | | | {total.overlap}/{total.k} | {total.mass:.2f} | "
+                     + " / ".join(str(found) for _, found in total.curve) + f" of {total.k} | {total.all_found} | "
+                     f"{total.area:.3f} ({total.area_plain:.3f}) | {_bands(bands)} |")
+    if under:
+        lines.append("")
+        lines.append("Not scored (under the effect floor, by why): " + ", ".join(f"{w} {n}" for w, n in under.items()))
+    return lines
+
+
+def _bands(found: Counter[str]) -> str:
+    return ", ".join(f"{b} {found[b + ' found']}/{n}" for b, n in sorted(found.items()) if not b.endswith("found"))
 
 
 def recut(tokenizer: Any, report: Report, entry: Patching, cut_again: bool = True) -> Patching:
@@ -104,65 +145,18 @@ def directions(path: Path) -> list[Patching]:
     return list({(p.source, p.target, p.primer): p for c in from_data(data).cases for p in c.patching}.values())
 
 
-def band(layer: int, layers: int) -> str:
-    return "layer 1" if layer == 1 else "last 3 layers" if layer > layers - 3 else "middle"
-
-
-def _ratios(counts: dict[str, tuple[int, int]] | dict[str, list[int]]) -> str:
-    return " / ".join(f"{a}/{b}" for a, b in counts.values())
-
-
-def summary(entries: list[Patching], k: int) -> list[str]:
-    """Per direction with an exact grid and an effect: the best component (exact); of the screen's top-k, how many
-    are exact cells of |fraction| >= 10% (precision); how many of the exact grid's k largest cells it holds
-    (overlap); recall per kind with and without GradDrop; the missed cells of 10% or more by kind and layer band
-    (layer 1, middle, last 3 layers). Then the same summed over the directions."""
-    from collections import Counter
-
-    head = (f"| direction | effect | best component (exact) | top-{k}: of 10%+ | top-{k} overlap with exact top-{k} "
-            "| recall attn / MLP / head (GradDrop) | (&#124;estimate&#124; alone) | missed / 10%+ cells, by kind and "
-            "layer band |")
-    lines = [head, "|---|---:|---|---:|---:|---|---|---|"]
-    sums: Counter[str] = Counter()
-    recalls = {name: {kind: [0, 0] for kind in ("attn", "mlp", "head")} for name in ("graddrop", "plain")}
-    bands: Counter[str] = Counter()
-    missing: Counter[str] = Counter()
-    for e in entries:
-        grid = e.components
-        frac = fractions(e, grid) if grid is not None and grid.method == ComponentsMethod.EXACT else {}
-        if grid is None or not frac:
-            continue
-        top = {(c.kind, c.layer, c.head, c.position) for c in grid.screened}
-        exact_top = sorted(frac, key=lambda c: -abs(frac[c]))[:len(top)]
-        precision = sum(abs(frac[c]) >= RECALL_LINE for c in top)
-        overlap = len(top & set(exact_top))
-        best = top_components(e, 1)[0]
-        big = [c for c, f in frac.items() if abs(f) >= RECALL_LINE]
-        here = Counter(f"{c[0]} {band(c[1], grid.layers[-1])}" for c in big)
-        gone = Counter(f"{c[0]} {band(c[1], grid.layers[-1])}" for c in big if c not in top)
-        sums.update(directions=1, precision=precision, overlap=overlap, screened=len(top))
-        bands.update(here)
-        missing.update(gone)
-        for name, found in (("graddrop", grid.recall), ("plain", grid.recall_plain)):
-            for kind, (a, b) in found.items():
-                recalls[name][kind][0] += a
-                recalls[name][kind][1] += b
-        primer = f" [{e.primer}]" if e.primer else ""
-        lines.append(f"| {e.source} -> {e.target}{primer} | {e.source_value - e.unpatched:+.4g} | "
-                     f"{named(e, best)} | {precision}/{len(top)} | {overlap}/{len(top)} | "
-                     f"{_ratios(grid.recall)} | {_ratios(grid.recall_plain)} | "
-                     + ", ".join(f"{b} {gone[b]}/{n}" for b, n in sorted(here.items())) + " |")
-    if not sums:
-        return lines
-    lines.append(f"| all {sums['directions']} directions | | | {sums['precision']}/{sums['screened']} | "
-                 f"{sums['overlap']}/{sums['screened']} | {_ratios(recalls['graddrop'])} | {_ratios(recalls['plain'])} "
-                 "| " + ", ".join(f"{b} {missing[b]}/{n}" for b, n in sorted(bands.items())) + " |")
-    return lines
-
-
 def summarize(files: list[Path], k: int) -> None:
-    """The summary of --out files, or of reports run with --gotchas-patch-components."""
+    """The summary of --out files, or of reports run with --gotchas-patch-components; for a report, then each
+    chapter's directions together (its `effects` section: under the floor, the screen summed, what recurs)."""
     print("\n".join(summary([e for path in files for e in directions(path)], k)))
+    from pytest_gotchas.report.wording_effects import effects_lines
+
+    for path in files:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict):
+            print(f"\n{path}:")
+            for chapter in from_data(data).effects:
+                print("\n".join(f"[{chapter.model}] {chapter.chapter}: {line}" for line in effects_lines(chapter)))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -189,9 +183,9 @@ def main(argv: list[str] | None = None) -> None:
 
     from pytest_gotchas.model.load import ModelSpec, load_model
     from pytest_gotchas.settings.options import Settings
-    from pytest_gotchas.results.patching import spacing
+    from pytest_gotchas.results.effects import Floor
     from pytest_gotchas.scoring.components import component_pass, patch_components
-    from pytest_gotchas.scoring.pairpatch import components_entry
+    from pytest_gotchas.scoring.pairpatch import components_entry, floored
     from pytest_gotchas.scoring.screen import screen
 
     from .child import machine
@@ -230,20 +224,20 @@ def main(argv: list[str] | None = None) -> None:
         screen_s = time.perf_counter() - started
         typed = components_entry(model, target, grid, screened, args.k, decode)
         effect = grid.source_value - grid.unpatched
-        found = replace(entry, unpatched=grid.unpatched, source_value=grid.source_value, metric_dtype=grid.metric_dtype,
-                        step=spacing(max(abs(grid.unpatched), abs(grid.source_value)), grid.metric_dtype), cells=[],
-                        components=typed)
+        found = floored(replace(entry, unpatched=grid.unpatched, source_value=grid.source_value,
+                                metric_dtype=grid.metric_dtype, step=grid.step, cells=[], prefix_shift=0.0,
+                                components=typed), grid.magnitude, Floor())
         done.append(found)
         best = top_components(found, 1)
-        strongest = named(found, best[0]) if best else "no effect"
-        recall = lambda r: " ".join(f"{k} {g}/{o}" for k, (g, o) in r.items())  # noqa: E731
-        gained = sum(1 for s in typed.screened if (s.graddrop or 0) > abs(s.estimate))
-        print(f"\n{entry.source} -> {entry.target}: effect {effect:+.5g} ({args.metric}); best (exact) {strongest}; "
-              f"grid {grid_s:.0f} s, screen + verify {screen_s:.0f} s ({screened.seconds:.1f} s gradients)")
-        print(f"  recall with GradDrop: {recall(typed.recall)}; by |estimate| alone: {recall(typed.recall_plain)}; "
-              f"{gained} of the top-{args.k} ranked by GradDrop above their |estimate|")
-        misses = missed(found, typed)
-        print(f"  missed ({len(misses)}): " + "; ".join(misses[:40]) + (" ..." if len(misses) > 40 else ""))
+        strongest = named(found, best[0]) if best else f"no fraction: {found.under}"
+        score = found.components.score if found.components is not None else None
+        print(f"\n{entry.source} -> {entry.target}: effect {effect:+.5g} ({grid.metric_dtype}); best (exact) "
+              f"{strongest}; grid {grid_s:.0f} s, screen + verify {screen_s:.0f} s ({screened.seconds:.1f} s "
+              "gradients)")
+        if score is not None:
+            print(f"  top-{score.k} overlap {score.overlap}, mass {score.mass:.2f}; the exact top-{score.k} found "
+                  f"after {sorted(score.found_at)} verifications of {score.cells}; area {score.area:.3f} "
+                  f"(|estimate| alone {score.area_plain:.3f}); by band: {_bands(top_bands(found, typed))}")
         print("  top heads at the cut read: " + "; ".join(
             f"{p.layer}.{p.head}: " + ", ".join(f"{p.tokens[n]!r} {w * 100:.0f}%" for n, w in
                                                  sorted(enumerate(p.weights), key=lambda x: -x[1])[:3])

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from ..results.patched import chapter_effects
 from ..results.rollup import ChapterRollup, PairResult, TwinResult
 from ..results.schema import CaseResult, ChapterInfo, SeedOutput
 from ..results.verdict import Verdict
@@ -16,6 +17,7 @@ from .page_edges import RecurringTable, edges_view, recurring_table
 from .page_patching import Heatmap, heatmap
 from .page_runs import Prompt, RunBlock, Variants, own_runs, prompts, run_blocks, variants
 from .wording import chapter_line
+from .page_effects import EffectsView, effects_view
 from .wording_patching import PATCHING_EXPLAIN
 
 Model = str | None  # a model's id; None: results of a run that had no model
@@ -181,6 +183,7 @@ class ChapterSection:
     pairs: PairsTable | None
     twins: PairsTable | None
     lines: list[ChapterLine]
+    effects: list[EffectsView] = field(default_factory=list)  # --gotchas-patch: the directions together, per model
 
 
 def chips(counts: Mapping[str, int], show_zero: bool) -> list[Chip]:
@@ -235,6 +238,8 @@ def chapter_section(info: ChapterInfo, rollups: Mapping[Model, ChapterRollup], m
         models=[model_rollup(m, rollups.get(m)) for m in models], path=info.path or None, notes=notes, cases=blocks,
         pairs=pairs_table(info.name, rollups, models, marks), twins=twins_table(info.name, rollups, models),
         lines=[ChapterLine(model_label(m), chapter_line(rollups[m])) for m in models if m in rollups],
+        effects=[effects_view(model_label(m), e) for m in models if m in rollups
+                 for e in chapter_effects([rollups[m]])],
     )
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..results.schema import Patching
-from .wording_patching import (SCREEN_COLUMNS, components_line, heatmap_caption, heatmap_cell_title,
+from .wording_patching import (SCREEN_COLUMNS, UNDER, components_line, heatmap_caption, heatmap_cell_title,
                                patched_tokens, patching_line, pattern_caption, pattern_cell_title, screen_caption,
                                screen_rows)
 from ..results.vocabulary import ComponentsMethod
@@ -77,15 +77,23 @@ def colour(fraction: float | None) -> tuple[str, bool]:
     return f"background:rgba({BLUE if fraction >= 0 else RED},{share:.2f})", share > DARK
 
 
+def why_none(patching: Patching) -> str:
+    """What a cell without a fraction says on hover: no effect, or under the effect floor."""
+    if patching.under is None:
+        return "no effect to restore"
+    return UNDER[patching.under] + ", under the effect floor"
+
+
 def heatmap(model: str, patching: Patching) -> Heatmap:
     rows = []
     tokens = patched_tokens(patching)
+    why = why_none(patching)
     for layer, values, fractions in zip(patching.layers, patching.cells, patching.fractions):
         cells = []
         for token, value, fraction in zip(tokens, values, fractions):
             style, dark = colour(fraction)
             text = "" if fraction is None else str(round(fraction * 100))  # an int: never "-0"
-            cells.append(HeatCell(style, text, heatmap_cell_title(layer, token, value, fraction), dark))
+            cells.append(HeatCell(style, text, heatmap_cell_title(layer, token, value, fraction, why), dark))
         rows.append(HeatRow(layer, cells))
     return Heatmap(model, heatmap_caption(patching), tokens, rows,
                    patching_line(patching), component_heatmaps(model, patching), pattern_map(patching),
@@ -105,12 +113,14 @@ def screen_table(patching: Patching) -> ScreenTable | None:
 
 def _row(patching: Patching, layer: int, label: str, values: list[float], columns: list[str]) -> HeatRow:
     effect = patching.source_value - patching.unpatched
+    worth = effect and patching.under is None
     cells = []
     for column, value in zip(columns, values):
-        fraction = (value - patching.unpatched) / effect if effect else None
+        fraction = (value - patching.unpatched) / effect if worth else None
         style, dark = colour(fraction)
         text = "" if fraction is None else str(round(fraction * 100))
-        cells.append(HeatCell(style, text, heatmap_cell_title(layer, f"{label} {column}", value, fraction), dark))
+        cells.append(HeatCell(style, text, heatmap_cell_title(layer, f"{label} {column}", value, fraction,
+                                                              why_none(patching)), dark))
     return HeatRow(layer, cells)
 
 
@@ -127,8 +137,8 @@ def component_heatmaps(model: str, patching: Patching) -> list[Heatmap]:
                     [_row(patching, layer, name, values, tokens) for layer, values in zip(grid.layers, rows)], line)
             for name, rows in (("attention", grid.attn), ("MLP", grid.mlp))]
     heads = [f"head {h}" for h in range(grid.heads)]
-    best = max(((abs(v - patching.unpatched), j) for layer in grid.head for row in layer for j, v in enumerate(row)),
-               default=(0.0, len(tokens) - 1))[1]
+    best = max(((abs(v - patching.unpatched), j) for layer in grid.head for row in layer for j, v in enumerate(row)
+                 if patching.under is None), default=(0.0, len(tokens) - 1))[1]
     for j in sorted({len(tokens) - 1, best}):
         rows = [_row(patching, layer, f"at {tokens[j]},", [row[j] for row in per_head], heads)
                 for layer, per_head in zip(grid.layers, grid.head)]

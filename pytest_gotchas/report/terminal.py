@@ -9,6 +9,7 @@ from ..results import onepass
 from ..results.hardware import slow_bfloat16
 from ..results.layers import lead
 from ..results.pairwise import differences
+from ..results.patched import chapter_effects
 from ..results.report import Report
 from ..results.rollup import ChapterRollup
 from ..results.schema import CaseResult, Run, Invocation
@@ -19,6 +20,7 @@ from .wording import (Line, backend_text, chapter_line, comparison_line, differe
                       one_pass_check_line, pct, probabilities, slow_bfloat16_line, stepped_line)
 from .wording_claims import SIGN_FLIP
 from .wording_edges import direction_lines
+from .wording_effects import effects_lines
 from .wording_patching import patched_lines
 from ..results.vocabulary import ReadingKind, ReadingName
 from .wording_run import partial_run
@@ -76,7 +78,8 @@ def layer_note(run: Run) -> str:
     """--gotchas-layers: from which layer the final leader stays ahead, and whether the lead changed hands."""
     if not run.layers:
         return ""
-    return lead_text(lead([(x.p_correct, x.p_wrong) for x in run.layers], run.layers[0].layer))
+    return lead_text(lead([(x.p_correct, x.p_wrong) for x in run.layers], run.layers[0].layer,
+                          [x.under_floor for x in run.layers]))
 
 
 def verbose_word(result: CaseResult) -> str:
@@ -246,6 +249,7 @@ def _chapter(chapter: ChapterRollup) -> Iterator[Line]:
         members = ", ".join(f"{m} {v or '-'}" for m, v in zip(twin.members, twin.verdicts))
         yield f"  written twice, {twin.id}: {state} ({members})", _PLAIN
         yield from ((f"    {line}", _PLAIN) for p in twin.patching for line in direction_lines(p))
+    yield from ((f"  {line}", _PLAIN) for e in chapter_effects([chapter]) for line in effects_lines(e))
     yield f"  {chapter_line(chapter)}", {"bold": True}
 
 
@@ -276,6 +280,8 @@ def _chapter_across(report: Report, rollups: list[ChapterRollup]) -> Iterator[Li
             pair = next((p for p in rollup.pairs if p.id == pair_id), None)
             yield from ((f"    {line}", _PLAIN) for p in (pair.patching if pair else [])
                         for line in direction_lines(p, rollup.model))
+    for e in chapter_effects(rollups):
+        yield from ((f"  [{e.model}] {line}", _PLAIN) for line in effects_lines(e))
     for rollup in rollups:
         yield f"  [{rollup.model}] {chapter_line(rollup)}", {"bold": True}
 

@@ -119,7 +119,8 @@ def backend_text(backend: BackendInfo) -> str:
 
 
 def stretch_text(stretch: Stretch) -> str:
-    who = "tied" if stretch.leader == Leader.TIE else f"{stretch.leader} ahead"
+    who = ("tied" if stretch.leader == Leader.TIE else "within the effect floor" if stretch.leader == Leader.FLOOR
+           else f"{stretch.leader} ahead")
     where = f"layer {stretch.first}" if stretch.first == stretch.last else f"layers {stretch.first}-{stretch.last}"
     return f"{who} at {where}"
 
@@ -129,7 +130,8 @@ def lead_text(lead: Lead) -> str:
     n = lead.last_layer
     if lead.decided_at is None:
         earlier = [stretch_text(s) for s in lead.stretches[:-1]]
-        tied = f"tied after the last layer ({n})"
+        tied = (f"within the effect floor after the last layer ({n}): no lead to place" if lead.final == Leader.FLOOR
+                else f"tied after the last layer ({n})")
         return tied + (f"; before: {', '.join(earlier)}" if earlier else "")
     before = [s for s in lead.stretches if s.last < lead.decided_at]
     if not lead.changed_hands:

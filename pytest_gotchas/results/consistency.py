@@ -127,7 +127,8 @@ def subject_of(section: str, path: str, data: Any) -> tuple[str, str | None]:
         own = entry.get("id", entry.get("family"))
         name = entry["chapter"] + (f"/{own}" if isinstance(own, str) else "")
         kind = {"pairs": "pair", "rollups": "chapter", "comparisons": "comparison", "twin_splits": "twin split",
-                "log_ratios": "log ratio difference", "family_shares": "family"}.get(section, section)
+                "log_ratios": "log ratio difference", "family_shares": "family",
+                "effects": "patched chapter"}.get(section, section)
         model = entry.get("model")
         return f"{kind} {name}", model if isinstance(model, str) else None
     return section, None

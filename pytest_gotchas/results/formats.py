@@ -35,7 +35,13 @@ What each format is, from the history of results/schema.py and report.schema.jso
    log ratio difference's `clusters`; and the `family_shares` section (per family, its instances passed beside
    instance zero's verdict); a patched direction's `edges` (--gotchas-patch-edges: the top edges by EAP-IG with
    their EAP scores and exact values, the faithfulness curve of circuits of the top edges and MIB's areas over it,
-   results/circuits.py).
+   results/circuits.py); and effects worth explaining: a patched direction's effect `floor` (the floor it was held to, the
+   magnitude its steps were counted at, the kernels' measured `noise`, and why it fell `under`; under it `fractions`
+   is null), a component grid's `heads_apart` (every head against the attention write, measured where the kernels
+   round o_proj's row otherwise in another shape) and the screen's `score` against the grid (overlap, mass, the
+   verified-recall curve's `found_at` and its `area`), replacing format 7's `recall` and `recall_plain` (a line at
+   10% of the effect: not read); a layer reading's `under_floor`; and the computed section `effects`: per chapter and
+   model, the directions under the floor by why, the screen summed, the components that recur.
 
 Format 3 migrates: its data sections read as they are (every field added during format 3 has a default that says
 "not recorded": `incremental_steps` 0, patching's `source_tokens` empty and `step` 0.0, a baseline header's `reading`
@@ -46,8 +52,10 @@ GradDrop score, no patterns), and changed no rule a computed section follows; so
 all "exact", its seconds are not recorded: 0.0), and so does format 6 (how it ended is not recorded: `exit_status`
 None, not `interrupted`, nothing listed as not run; a partial run of format 6 cannot be told from a whole one; its
 `margins` section is a former one, dropped and computed again as `log_ratios`), and so does format 7 (it records no
-families and no edges: every unit is its own, and every statistic is what format 7 computed). Formats 1 and 2 are refused
-(UNMIGRATABLE says why): a migration would have to guess what they do not record.
+families, no edges and no floor: every unit is its own, every statistic is what format 7 computed, its fractions
+are shown as they were; no score, no `heads_apart`; its `recall` keys are not read; the `effects` section is
+computed again). Formats 1 and 2 are refused (UNMIGRATABLE says why): a migration would have to guess what they do
+not record.
 """
 
 from __future__ import annotations
@@ -58,7 +66,7 @@ FORMAT = 8
 # The sections a writer computes from the data and a reader computes again (ReportFile's last seven): the one list
 # that the migration drops and results/report.py's inconsistencies() checks, section by section.
 COMPUTED_SECTIONS = ("pairs", "rollups", "comparisons", "twin_splits", "log_ratios", "family_shares",
-                     "one_pass_check")
+                     "one_pass_check", "effects")
 # Computed sections of older formats under names no longer written (`margins`: `log_ratios` before it was renamed):
 # dropped by the migration and ignored by a reader, which computes the section again under its new name.
 FORMER_SECTIONS = ("margins",)

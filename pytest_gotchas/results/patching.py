@@ -3,13 +3,11 @@ of the effect, and from which layer the last position carries it. Pure."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from .schema import Patching
 from .vocabulary import Cell, ComponentKind
 
-MANTISSA_BITS = {"bfloat16": 7, "float16": 10, "float32": 23, "float64": 52}  # stored bits after the leading 1
 CARRIES = 0.5  # the last position "carries" the effect from the lowest layer after which it restores at least this
 
 
@@ -53,16 +51,6 @@ def carried_from(patching: Patching) -> int | None:
     return layer
 
 
-def spacing(value: float, dtype: str) -> float:
-    """The gap between ``value`` (its magnitude) and the next larger number of ``dtype`` (a name of
-    MANTISSA_BITS): the resolution of a logit of that size. 0.0 for 0 or a dtype not listed (resolution unknown)."""
-    bits = MANTISSA_BITS.get(dtype)
-    if bits is None or value == 0 or not math.isfinite(value):
-        return 0.0
-    exponent = math.frexp(abs(value))[1] - 1  # abs(value) = 1.x * 2**exponent
-    return math.ldexp(1.0, exponent - bits)
-
-
 @dataclass(frozen=True)
 class Component:
     """One cell of a direction's component grid (schema.Components)."""
@@ -81,7 +69,7 @@ def top_components(patching: Patching, count: int = 3) -> list[Component]:
     empty when there is no effect or no component grid."""
     grid = patching.components
     effect = patching.source_value - patching.unpatched
-    if grid is None or not effect:
+    if grid is None or not effect or patching.under is not None:
         return []
     cells: list[tuple[Cell, float]] = []
     for i, layer in enumerate(grid.layers):
@@ -112,10 +100,10 @@ class Verified:
 
 def verified_cells(patching: Patching) -> list[Verified]:
     """The screen's top-k in its own order (max(|estimate|, GradDrop) descending), each with its exact and its
-    estimated fraction; empty when there is no effect or no screen."""
+    estimated fraction; empty when there is no effect, it is under the floor, or there is no screen."""
     grid = patching.components
     effect = patching.source_value - patching.unpatched
-    if grid is None or not effect:
+    if grid is None or not effect or patching.under is not None:
         return []
     found = []
     for cell in grid.screened:

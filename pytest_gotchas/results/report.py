@@ -27,6 +27,7 @@ from .consistency import (Inconsistency, case_inconsistencies, first_difference,
 from .familyshares import FamilyShare, families_counted, family_shares, pairs_clustered
 from .formats import COMPUTED_SECTIONS, FORMAT, migrate
 from .onepass import OnePassCheck, check
+from .patched import ChapterEffects, chapter_effects
 from .pairwise import (LogRatioDifference, ModelComparison, TwinSplit, compare_models, corrected, counted_by_all,
                        log_ratio_differences, twin_splits)
 from .rollup import ChapterRollup, PairResult, TwinResult, merged_infos, rollup
@@ -132,6 +133,12 @@ class Report:
         return family_shares(self.chapters, self.run.level)
 
     @cached_property
+    def effects(self) -> list[ChapterEffects]:
+        """--gotchas-patch: per chapter and model, the directions under the effect floor, the screen summed and the
+        components the directions share (results/patched.py)."""
+        return chapter_effects(self.chapters)
+
+    @cached_property
     def one_pass_check(self) -> OnePassCheck | None:
         """--gotchas-one-pass-check: the readings and case verdicts separate full passes give otherwise."""
         return check(self.results)
@@ -214,6 +221,7 @@ class ReportFile:
     log_ratios: list[LogRatioDifference] = field(default_factory=list)  # per chapter, each two models
     family_shares: list[FamilyShare] = field(default_factory=list)  # per chapter, model and family with instances
     one_pass_check: OnePassCheck | None = None  # only when the runs were checked (--gotchas-one-pass-check)
+    effects: list[ChapterEffects] = field(default_factory=list)  # per chapter and model with patched directions
 
     @model_validator(mode="before")
     @classmethod
@@ -232,7 +240,7 @@ def to_file(report: Report) -> ReportFile:
     return ReportFile(FORMAT, report.run, list(report.model_infos), list(report.infos.values()), report.cases,
                       report.baselines, [p for c in report.chapters for p in c.pairs], report.summaries,
                       report.comparisons, report.twin_splits, report.log_ratios, report.family_shares,
-                      report.one_pass_check)
+                      report.one_pass_check, report.effects)
 
 
 def to_data(report: Report) -> dict[str, Any]:

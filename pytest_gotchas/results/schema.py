@@ -31,7 +31,8 @@ from pydantic.dataclasses import dataclass
 
 from .circuits import Edges
 from .verdict import Judged, Status, Verdict
-from .vocabulary import Cell, ComponentKind, ComponentsMethod, FamilyKind, PatchMethod, ReadingKind, ReadingName
+from .vocabulary import (Cell, ComponentKind, ComponentsMethod, FamilyKind, PatchMethod, ReadingKind, ReadingName,
+                         Under)
 
 
 @dataclass
@@ -132,6 +133,9 @@ class LayerReading:
     layer: int
     p_correct: float
     p_wrong: float
+    # The two are closer than the effect floor (results/effects.lead_under_floor): this layer's lead counts as a tie.
+    # False in reports written before the floor (not recorded).
+    under_floor: bool = False
 
 
 @dataclass
@@ -240,6 +244,37 @@ class Screened:
 
 
 @dataclass
+class ScreenScore:
+    """The screen judged as AtP* judges it (results/screening.py): its top-k against the exact grid's k cells that
+    move the metric most (|exact - unpatched|), and the verified-recall curve: verifying cells exactly in the screen's
+    order, how many verifications find each of the exact top-k."""
+
+    k: int  # the exact top-k's size
+    cells: int  # the cells the screen ranked (every cell of the grid)
+    overlap: int  # cells in both top-k
+    mass: float  # sum of |exact change| over the screen's top-k / the same over the exact top-k (1: the best k)
+    top_mass: float  # that sum over the exact top-k, in logits of the metric (a chapter's mass is a ratio of sums)
+    found_at: list[int]  # per cell of the exact top-k, largest first: the verifications that find it (1-based)
+    area: float  # the curve's area: mean over n = 1..cells of the share of the exact top-k within n verifications
+    area_plain: float  # the same with the cells ranked by |estimate| alone (no GradDrop)
+    least: float = 0.0  # the exact top-k holds only cells that move the metric by this much (the effect floor's)
+
+
+@dataclass
+class EffectFloor:
+    """Whether a patched direction's effect is worth explaining (results/effects.py): the floor it was held to, the
+    magnitude its steps were counted at, the kernels' measured noise, and why it fell under, if it did."""
+
+    steps: float  # --gotchas-patch-floor-steps
+    logits: float  # --gotchas-patch-floor-logits
+    magnitude: float  # the largest |logit| of the metric's four (the target's two candidates on both passes)
+    # The largest disagreement a check whose premise is the kernels' own measured in this direction (every head
+    # against the attention write, the shared prefix patched): noise in every cell; 0.0 where none was measured
+    noise: float = 0.0
+    under: Under | None = None  # None: above the floor
+
+
+@dataclass
 class HeadPattern:
     """Where one head reads from at the target's cut: its attention weights over the target's tokens."""
 
@@ -266,9 +301,9 @@ class Components:
     checks: list[str] = field(default_factory=list)  # what each run-time check compared, or why it did not run
     # The screen's top-k, by max(|estimate|, graddrop) descending (|estimate| in reports written without graddrop)
     screened: list[Screened] = field(default_factory=list)
-    # Per kind: [exact cells with |fraction| >= 10% that the screen's top-k holds, how many there are]
-    recall: dict[ComponentKind, list[int]] = field(default_factory=dict)
-    recall_plain: dict[ComponentKind, list[int]] = field(default_factory=dict)  # the same, top-k by |estimate| alone
+    # The screen against the exact grid (format 8; format 7's recall over a 10% line is not read): None with the
+    # screen alone, under the effect floor, or in older reports
+    score: ScreenScore | None = None
     patterns: list[HeadPattern] = field(default_factory=list)  # the top heads' attention at the target's cut
     # "exact": the exact grid and the screen beside it (--gotchas-patch-components); "screen": the screen and its
     # verified top-k alone (--gotchas-patch-screen): the grids are empty, and so is recall, which compares the top-k
@@ -280,6 +315,10 @@ class Components:
     grid_seconds: float = 0.0
     screen_seconds: float = 0.0
     verify_seconds: float = 0.0
+    # Every head of a layer patched at once against the attention write patched there: equal where o_proj computes a
+    # row alike in every shape; where this machine's kernels do not (measured: premise false), the largest
+    # |difference| of the metric, noise in every cell of the direction. 0.0: equal, or not recorded (older reports)
+    heads_apart: float = 0.0
 
 
 @dataclass
@@ -326,6 +365,14 @@ class Patching:
     # Wall seconds of the residual grid (its cells and checks, the members' own passes left out), in the process that
     # ran it: what bench/components.py --from-report sets beside the components' costs. 0.0 in older reports.
     seconds: float = 0.0
+    # The effect floor (format 8): under it, ``fractions`` is None throughout and no view ranks or colours a cell; the
+    # cells (logit changes) stay. None in older reports (not recorded: their fractions are shown as they were).
+    floor: EffectFloor | None = None
+
+    @property
+    def under(self) -> Under | None:
+        """Why this direction is under the effect floor, or None (above it, or not recorded)."""
+        return self.floor.under if self.floor is not None else None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -337,9 +384,10 @@ class Patching:
     @property
     def fractions(self) -> list[list[float | None]]:
         """Each cell as the fraction of the effect restored, (cell - unpatched) / (source_value - unpatched);
-        None when the source's value equals the target's (no effect to restore)."""
+        None when the source's value equals the target's (no effect to restore) or the effect is under the floor."""
         effect = self.source_value - self.unpatched
-        return [[(c - self.unpatched) / effect if effect else None for c in row] for row in self.cells]
+        worth = effect and self.under is None
+        return [[(c - self.unpatched) / effect if worth else None for c in row] for row in self.cells]
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,7 @@ class Leader(StrEnum):
     CORRECT = "correct"
     WRONG = "wrong"
     TIE = "tie"
+    FLOOR = "within-floor"  # closer than the effect floor (results/effects.lead_under_floor): nobody's lead either
 
 
 @dataclass(frozen=True, order=True)
@@ -151,3 +152,11 @@ class SlotKind(StrEnum):
     ORDER = "order"
     STATEMENT = "statement"
     CHOICE = "choice"
+
+
+class Under(StrEnum):
+    """Why a patched direction's effect is under the floor (results/effects.py): no fraction is taken of it."""
+
+    NO_EFFECT = "no-effect"  # the source's metric equals the target's
+    FLOOR = "floor"  # below the floor's steps of the metric's dtype and below its logits
+    NOISE = "noise"  # within the floor's steps of the kernels' measured disagreement (a check whose premise failed)

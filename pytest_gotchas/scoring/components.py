@@ -20,8 +20,13 @@ Checks run with every call, bit for bit: every component of every layer patched 
 ``unpatched`` (its premise, the members' own activations being equal there, is measured as in patching.py); the
 target patched with its own activations at its last position changes nothing; and every head of layer L patched at
 t at once equals the attention write of layer L patched at t. The last holds exactly where ``o_proj`` is the
-attention's last step before the write (its input at t alone makes its output at t, and a post-norm is per position):
-Llama, Gemma and their kind; the check says where it did not hold and by how much.
+attention's last step before the write (its input at t alone makes its output at t, and a post-norm is per position)
+and computes a row alike in every shape of product: Llama, Gemma and their kind, on kernels that do. Its second
+premise is the kernels' (on an Intel AMX Xeon o_proj's row is other bits in a batch of other shape: 0.0127 apart at
+layer 17 of gemma-3-270m, three quarters of a pair's effect), so where the check finds a difference the premise is
+measured (o_proj, and the post-norm, on the source's heads in the layer's batch shape against the source's own
+write): measured false, the difference is a measurement (``heads_apart``), noise in every cell of the direction and a
+floor under its effect (results/effects.py); measured true, it is a failure the patch made.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from typing import Any
 from .align import Alignment, align
 from .head import float32_head
 from .hooks import Hooks, counting
-from ..results.patching import spacing
+from ..results.effects import spacing
 from .patching import (CheckError, Exactness, Ids, MemberPass, Reading, _forward, _hidden, _metric, _own_readings,
                        _reading, _StartedAt, _with_hidden, find_layers, member_pass)
 from ..results.vocabulary import ComponentKind, PatchMetric
@@ -195,6 +200,11 @@ class ComponentResult:
     post_norms: bool  # the attention and MLP writes are post-norm outputs (Gemma 2 and 3)
     seconds: float
     passes: int
+    # The largest difference between every head patched at once and the attention write patched there, on layers
+    # where o_proj is measured to compute a row otherwise in the batch's shape (a premise of the kernels, not of the
+    # patch: a measurement, noise in every cell); 0.0 where they agreed
+    heads_apart: float = 0.0
+    magnitude: float = 0.0  # the largest |logit| of the metric's four: where the effect floor counts its steps
 
 
 def _rows(source: ComponentPass, target: ComponentPass, alignment: Alignment, layer: int, b: Blocks
@@ -225,21 +235,48 @@ def _rows(source: ComponentPass, target: ComponentPass, alignment: Alignment, la
 def _layer_checks(layer: int, readings: list[Reading], where: dict[str, list[int]], own: Reading, heads: int,
                   premise: bool) -> dict[str, list[str]]:
     """What failed in one layer's checks (the shared prefix's only where its premise holds)."""
-    failed: dict[str, list[str]] = {"shared-prefix": [], "self-patch": [], "all-heads": []}
+    failed: dict[str, list[str]] = {"shared-prefix": [], "self-patch": []}
     for name in ("shared-prefix", "self-patch"):
         if name == "shared-prefix" and not premise:
             continue
         failed[name] += [f"{name}: layer {layer} row {n} gave {readings[n]!r}, expected {own!r}"
                          for n in where[name] if readings[n] != own]
+    return failed
+
+
+def _heads_apart(readings: list[Reading], where: dict[str, list[int]], heads: int) -> list[tuple[int, float]]:
+    """Per aligned pair whose every head patched at once gave another reading than the attention write patched
+    there: (pair, |difference| of the metric)."""
     per = 2 + heads
+    found = []
     for j, n in enumerate(where["all-heads"]):
         attn = readings[where["cells"][j * per]]
         if readings[n] != attn:
-            delta = abs(_metric(readings[n]) - _metric(attn))
-            failed["all-heads"].append(f"all-heads: layer {layer}, aligned pair {j}: every head at once gave "
-                                       f"{_metric(readings[n])!r}, the attention write {_metric(attn)!r} "
-                                       f"(apart by {delta:g})")
-    return failed
+            found.append((j, abs(_metric(readings[n]) - _metric(attn))))
+    return found
+
+
+def _heads_premise(model: Any, source: ComponentPass, target: ComponentPass, alignment: Alignment, layer: int,
+                   rows: int) -> bool:
+    """The all-heads check's premise at ``layer``: the source's heads at s, put through o_proj (and the post-norm
+    where the write is one) at t in a batch of the layer's shape (``rows`` rows of the target), give the source's own
+    attention write at s bit for bit. Kernels that compute a row otherwise in products of other shapes (o_proj on an
+    Intel AMX Xeon) make it false: the check then measures them, not the patch."""
+    import torch
+
+    b = layer_blocks(model)[layer - 1]
+    pairs = list(alignment.pairs)
+    groups = [pairs] if rows >= len(pairs) else [[pair] for pair in pairs]
+    with torch.inference_mode():
+        for group in groups:
+            x = target.heads[layer - 1].unsqueeze(0).repeat(max(rows, len(group)), 1, 1)
+            for r, (s, t) in enumerate(group):
+                x[r, t] = source.heads[layer - 1, s]
+            out = b.o_proj(x)
+            write = _hidden(b.attn(out)) if b.post_norms else out
+            if any(not torch.equal(write[r, t], source.attn[layer - 1, s]) for r, (s, t) in enumerate(group)):
+                return False
+    return True
 
 
 def _premise(source: ComponentPass, target: ComponentPass, alignment: Alignment) -> float:
@@ -274,12 +311,20 @@ def _compute(model: Any, source: ComponentPass, target: ComponentPass, alignment
 
 
 def _checks(readings: dict[int, list[Reading]], wheres: dict[int, dict[str, list[int]]], own: Reading, heads: int,
-            apart: float, alignment: Alignment) -> list[Exactness]:
+            apart: float, alignment: Alignment, kernels: dict[int, float]) -> list[Exactness]:
+    """The three checks; ``kernels`` maps each layer whose all-heads premise was measured false to the largest
+    difference it made (a measurement, not a failure: heads_apart)."""
     failed: dict[str, list[str]] = {"shared-prefix": [], "self-patch": [], "all-heads": []}
     for layer in readings:
         for name, found in _layer_checks(layer, readings[layer], wheres[layer], own, heads, not apart).items():
             failed[name] += found
+        if layer not in kernels:
+            failed["all-heads"] += [f"all-heads: layer {layer}, aligned pair {j}: every head at once and the attention "
+                                    f"write gave metrics {delta:g} apart, though o_proj computes their rows alike here"
+                                    for j, delta in _heads_apart(readings[layer], wheres[layer], heads)]
     prefix = alignment.prefix_check
+    measured = (f"; where o_proj computes a row otherwise in another shape on this machine (layer(s) "
+                f"{sorted(kernels)}) a measurement: apart by up to {max(kernels.values()):g}" if kernels else "")
     return [
         Exactness("shared-prefix", prefix is not None and not apart,
                   "not run: the members share no leading token" if prefix is None else
@@ -289,8 +334,22 @@ def _checks(readings: dict[int, list[Reading]], wheres: dict[int, dict[str, list
         Exactness("self-patch", True, f"the target's own attention write, MLP write and heads of every layer at its "
                   f"last position {alignment.pairs[-1][1]} equal unpatched", tuple(failed["self-patch"])),
         Exactness("all-heads", True, "every head of a layer patched at once equals that layer's attention write "
-                  "patched there, at every aligned position", tuple(failed["all-heads"])),
+                  "patched there, at every aligned position" + measured, tuple(failed["all-heads"])),
     ]
+
+
+def _kernels(model: Any, source: ComponentPass, target: ComponentPass, alignment: Alignment,
+             readings: dict[int, list[Reading]], wheres: dict[int, dict[str, list[int]]], heads: int,
+             batched: bool) -> dict[int, float]:
+    """The layers whose all-heads check found a difference and whose premise is measured false, with the largest
+    difference there (the premise is measured only where the check found one)."""
+    found = {}
+    for layer in readings:
+        apart = _heads_apart(readings[layer], wheres[layer], heads)
+        rows = len(readings[layer]) if batched else 1
+        if apart and not _heads_premise(model, source, target, alignment, layer, rows):
+            found[layer] = max(delta for _, delta in apart)
+    return found
 
 
 def patch_components(model: Any, source: ComponentPass, target: ComponentPass, ids: Ids,
@@ -309,17 +368,21 @@ def patch_components(model: Any, source: ComponentPass, target: ComponentPass, i
         calls = counting(hooks, model)
         with torch.inference_mode(), float32_head(model, ids) if metric == PatchMetric.FLOAT32 else nullcontext():
             readings, wheres = _compute(model, source, target, alignment, ids, batched)
-            checks = _checks(readings, wheres, own, heads, apart, alignment)
+            kernels = _kernels(model, source, target, alignment, readings, wheres, heads, batched)
+            checks = _checks(readings, wheres, own, heads, apart, alignment, kernels)
             if batched and not all(c.passed for c in checks):
                 batched = False
                 readings, wheres = _compute(model, source, target, alignment, ids, batched)
-                checks = _checks(readings, wheres, own, heads, apart, alignment)
+                kernels = _kernels(model, source, target, alignment, readings, wheres, heads, batched)
+                checks = _checks(readings, wheres, own, heads, apart, alignment, kernels)
     failures = [f for c in checks for f in c.failures]
     if strict and failures:
         more = f"; and {len(failures) - 3} more" if len(failures) > 3 else ""
         raise CheckError("component patching check failed: " + "; ".join(failures[:3]) + more)
     layers = list(range(1, len(found) + 1))
     attn, mlp, head = _grid(readings, wheres, layers, len(alignment.pairs), heads)
+    magnitude = max(abs(v) for v in (*own, *theirs))
     return ComponentResult(layers, heads, [list(p) for p in alignment.pairs], attn, mlp, head, _metric(own),
-                           _metric(theirs), dtype, spacing(max(abs(v) for v in (*own, *theirs)), dtype), alignment,
-                           checks, batched, found[0].post_norms, time.perf_counter() - started, calls[0])
+                           _metric(theirs), dtype, spacing(magnitude, dtype), alignment, checks, batched,
+                           found[0].post_norms, time.perf_counter() - started, calls[0],
+                           max(kernels.values(), default=0.0), magnitude)

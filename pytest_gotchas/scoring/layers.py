@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..results.effects import Floor, lead_under_floor
 from ..results.schema import LayerReading
 from ..results.vocabulary import ReadingName
 from .cut import CutPlan
@@ -77,8 +78,9 @@ class LayerView:
 
 
 def layer_readings(model: Any, plan: CutPlan, texts: tuple[str, str, str], main: str, vocab: Vocab | None,
-                   softmax_dtype: str, batch_size: int, decode: Any) -> list[LayerReading]:
-    """The run's main reading after each layer."""
+                   softmax_dtype: str, batch_size: int, decode: Any, floor: Floor = Floor()) -> list[LayerReading]:
+    """The run's main reading after each layer, each marked where its two probabilities are closer than the effect
+    ``floor`` in steps of ``softmax_dtype`` and in log ratio (results/effects.lead_under_floor)."""
     from .readings import text_reading, token_reading
 
     rows = LayerRows(model, softmax_dtype, batch_size)
@@ -92,6 +94,7 @@ def layer_readings(model: Any, plan: CutPlan, texts: tuple[str, str, str], main:
             view.need([plan.context_ids + chain[:i] for chain in (plan.correct_ids, plan.wrong_ids)
                        for i in range(len(chain))])
             reading = token_reading(plan, view, softmax_dtype)
-        out.append(LayerReading(layer, reading.p_correct, reading.p_wrong))
+        out.append(LayerReading(layer, reading.p_correct, reading.p_wrong,
+                                lead_under_floor(reading.p_correct, reading.p_wrong, softmax_dtype, floor)))
     return out
 

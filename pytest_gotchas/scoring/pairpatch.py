@@ -10,39 +10,69 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..results.circuits import Edges
-from ..results.effects import Floor, under_floor
-from ..results.schema import Components, HeadPattern, Patching, Screened
+from ..results.effects import Floor, least, under_floor, why_under
+from ..results.schema import Components, EffectFloor, HeadPattern, Patching, Screened
+from ..results.screening import screen_score
+from ..results.vocabulary import Cell, ComponentKind, ComponentsMethod, PatchMethod, PatchMetric, PatchMode
 from ..truth.collect import Planned
 from ..truth.partners import Partner
 from .cut import CutPlan
 from .pairedges import EdgeConfig
-from ..results.vocabulary import Cell, ComponentKind, ComponentsMethod, PatchMethod, PatchMetric, PatchMode
 
 
 def _by_primer(planned: Planned, cuts: list[CutPlan]) -> dict[str | None, CutPlan]:
     return {p.primer: cut for p, cut in zip(planned.prompts, cuts) if p.variant is None}
 
 
+@dataclass(frozen=True)
+class PatchRequest:
+    """What a run asks of every direction's patching (the options scoring passes on)."""
+
+    method: PatchMethod
+    metric: PatchMetric
+    mode: PatchMode
+    k: int  # the screen's top-k
+    floor: Floor = Floor()
+    edges: EdgeConfig | None = None  # --gotchas-patch-edges (pairedges.py); None: no edges
+
+
+def floored(entry: Patching, magnitude: float, floor: Floor) -> Patching:
+    """The direction with its effect floor (results/effects.py): the noise the kernels made measurable in it (the
+    shared prefix patched, every head against the attention write), and why it is under the floor, if it is; under
+    it, nothing ranked is kept (the screen's score, the top heads' attention), the logit changes are."""
+    from dataclasses import replace
+
+    grid = entry.components
+    noise = max(entry.prefix_shift, grid.heads_apart if grid is not None else 0.0)
+    under = why_under(entry.source_value - entry.unpatched, magnitude, entry.metric_dtype, floor, noise)
+    record = EffectFloor(steps=floor.steps, logits=floor.logits, magnitude=magnitude, noise=noise, under=under)
+    if under is not None and grid is not None:
+        grid = replace(grid, score=None, patterns=[])
+    return replace(entry, floor=record, components=grid)
+
+
 def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str, CutPlan],
-               target: tuple[str, CutPlan], decode: Callable[[int], str], method: PatchMethod, metric: PatchMetric,
-               mode: PatchMode, k: int, edges: tuple[EdgeConfig, Floor, dict] | None = None) -> tuple[Any, Patching]:
+               target: tuple[str, CutPlan], decode: Callable[[int], str], request: PatchRequest,
+               writes: dict[tuple[int, ...], Any] | None = None) -> tuple[Any, Patching]:
     from .components import component_pass
     from .patching import member_pass, patch_exact
 
     for _, cut in (source, target):
         if cut.context_ids not in passes:
-            passes[cut.context_ids] = (member_pass(model, cut.context_ids) if mode == PatchMode.RESIDUAL
+            passes[cut.context_ids] = (member_pass(model, cut.context_ids) if request.mode == PatchMode.RESIDUAL
                                        else component_pass(model, cut.context_ids))
     ids = (target[1].correct_ids[0], target[1].wrong_ids[0])
     mine, theirs = passes[source[1].context_ids], passes[target[1].context_ids]
     started = time.perf_counter()
+    method, metric, mode, k = request.method, request.metric, request.mode, request.k
     result = patch_exact(model, getattr(mine, "member", mine), getattr(theirs, "member", theirs), ids, method, metric)
     seconds = time.perf_counter() - started
     a = result.alignment
-    return result, Patching(
+    return result, floored(Patching(
         source=source[0], target=target[0], primer=None, source_ids=list(source[1].context_ids),
         target_ids=list(target[1].context_ids), candidate_ids=list(ids), layers=result.layers,
         positions=result.positions, tokens=[decode(target[1].context_ids[t]) for _, t in result.positions],
@@ -52,9 +82,11 @@ def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str
         prefix_apart=result.prefix_apart, prefix_shift=result.prefix_shift, metric_dtype=result.metric_dtype,
         step=result.step, seconds=seconds,
         components=None if mode == PatchMode.RESIDUAL else _components(model, mine, theirs, ids, metric, k, decode,
-                                                                       mode),
-        edges=None if edges is None else _edges(model, getattr(mine, "member", mine),
-                                                getattr(theirs, "member", theirs), ids, *edges))
+                                                                       mode, request.floor),
+        edges=None if request.edges is None else _edges(model, getattr(mine, "member", mine),
+                                                        getattr(theirs, "member", theirs), ids, request.edges,
+                                                        request.floor, {} if writes is None else writes)),
+        result.magnitude, request.floor)
 
 
 def _edges(model: Any, source: Any, target: Any, ids: tuple[int, int], config: EdgeConfig, floor: Floor,
@@ -82,7 +114,8 @@ def _edges(model: Any, source: Any, target: Any, ids: tuple[int, int], config: E
 
 
 def _components(model: Any, source: Any, target: Any, ids: tuple[int, int], metric: PatchMetric, k: int,
-                decode: Callable[[int], str], mode: PatchMode = PatchMode.COMPONENTS) -> Components:
+                decode: Callable[[int], str], mode: PatchMode = PatchMode.COMPONENTS, floor: Floor = Floor()
+                ) -> Components:
     """The exact component grid of one direction (not with PatchMode.SCREEN), the screen's top-k with their exact
     values beside them, and where the heads that restore most at the cut read from; with the seconds each took."""
     from dataclasses import replace
@@ -97,18 +130,18 @@ def _components(model: Any, source: Any, target: Any, ids: tuple[int, int], metr
     screened = screen(model, source, target, ids, k, metric=metric)
     screen_seconds = time.perf_counter() - started - screened.verify_seconds  # unpatched's reading included
     entry = (screen_entry(model, target, screened, k, decode) if grid is None
-             else components_entry(model, target, grid, screened, k, decode))
+             else components_entry(model, target, grid, screened, k, decode, floor))
     return replace(entry, grid_seconds=grid_seconds, screen_seconds=screen_seconds,
                    verify_seconds=screened.verify_seconds)
 
 
 SCREEN_ONLY = ("exact grid: not run (--gotchas-patch-screen): the screen's top-k are verified by exact patching, "
-               "the grid's checks and the screen's recall (its top-k against the grid) are not computed")
+               "the grid's checks and the screen's score (its top-k and its order against the grid) are not computed")
 
 
 def screen_entry(model: Any, target: Any, screened: Any, k: int, decode: Callable[[int], str]) -> Components:
     """The typed entry of a direction's screen alone (screen.Screened): the top-k with their verified exact values
-    beside the estimates, no grid and no recall (it needs the grid), and the attention of the verified heads that
+    beside the estimates, no grid and no score (it needs the grid), and the attention of the verified heads that
     move the metric most at the cut."""
     from .components import layer_blocks
 
@@ -131,12 +164,11 @@ def _patterns(model: Any, target: Any, heads: list[tuple[int, int]], decode: Cal
     return [HeadPattern(layer=layer, head=head, weights=weights[(layer, head)], tokens=tokens) for layer, head in heads]
 
 
-def components_entry(model: Any, target: Any, grid: Any, screened: Any, k: int, decode: Callable[[int], str]
-                     ) -> Components:
+def components_entry(model: Any, target: Any, grid: Any, screened: Any, k: int, decode: Callable[[int], str],
+                     floor: Floor = Floor()) -> Components:
     """The typed entry of a direction's exact grid (components.ComponentResult) and screen (screen.Screened): the
-    top-k with exact values beside estimates, recall with and without GradDrop, and the top heads' attention."""
-    from .screen import recall
-
+    top-k with exact values beside estimates, the screen judged against the grid (results/screening.py: overlap,
+    mass, the verified-recall curve), the all-heads check's measured disagreement, and the top heads' attention."""
     exact = {}
     for i, layer in enumerate(grid.layers):
         for j in range(len(grid.positions)):
@@ -146,14 +178,15 @@ def components_entry(model: Any, target: Any, grid: Any, screened: Any, k: int, 
     top = [Screened(kind=c.kind, layer=c.layer, head=c.head, position=c.position, estimate=screened.estimates[c],
                     exact=exact[c], graddrop=screened.graddrop.get(c)) for c in screened.top(k)]
     effect = grid.source_value - grid.unpatched
-    found, plain = (recall(screened, exact, effect, k, graddrop=g) for g in (True, False))
+    changes = {cell: value - grid.unpatched for cell, value in exact.items()}
+    every = len(screened.estimates)
+    score = (screen_score(screened.top(every), screened.top(every, graddrop=False), changes, k,
+                          least(grid.magnitude, grid.metric_dtype, floor)) if effect else None)
     heads = top_heads_at_cut(exact, grid.unpatched, len(grid.positions) - 1) if effect else []
     return Components(layers=grid.layers, heads=grid.heads, attn=grid.attn, mlp=grid.mlp, head=grid.head,
                       post_norms=grid.post_norms, batched=grid.batched,
-                      checks=[f"{c.name}: {c.detail}" for c in grid.checks], screened=top,
-                      recall={kind: list(v) for kind, v in found.items()},
-                      recall_plain={kind: list(v) for kind, v in plain.items()},
-                      patterns=_patterns(model, target, heads, decode))
+                      checks=[f"{c.name}: {c.detail}" for c in grid.checks], screened=top, score=score,
+                      patterns=_patterns(model, target, heads, decode), heads_apart=grid.heads_apart)
 
 
 PATTERNS = 3  # heads whose attention at the cut the report shows
@@ -170,15 +203,15 @@ def top_heads_at_cut(exact: dict[Cell, float], unpatched: float, cut: int,
 
 
 def patch_partners(model: Any, planned: Planned, cuts: list[CutPlan], partners: list[Partner],
-                   cuts_of: Callable[[Planned], list[CutPlan]], decode: Callable[[int], str],
-                   method: PatchMethod, metric: PatchMetric, mode: PatchMode, k: int,
-                   edges: EdgeConfig | None = None, floor: Floor = Floor()) -> list[Patching]:
+                   cuts_of: Callable[[Planned], list[CutPlan]], decode: Callable[[int], str], request: PatchRequest
+                   ) -> list[Patching]:
     """Every partner's pair in both directions (first member -> last, then last -> first), per shared primer, by
-    patching.py's `method` (``full`` again where its checks fail: patch_exact), the metric's logits by head.py's
-    `metric`; with PatchMode.COMPONENTS also components.py's exact grid of each direction and screen.py's top ``k``
-    beside it, with PatchMode.SCREEN the screen's verified top ``k`` without the grid; with ``edges`` the scores,
-    top edges and circuits of each direction above ``floor`` (pairedges.py). A failed check of
-    ``full`` (or of the component grid) raises CheckError, a model without decoder layers PatchingError."""
+    patching.py's method (``full`` again where its checks fail: patch_exact), the metric's logits by head.py's
+    metric; with PatchMode.COMPONENTS also components.py's exact grid of each direction and screen.py's top k
+    beside it, with PatchMode.SCREEN the screen's verified top k without the grid; with ``request.edges`` the
+    scores, top edges and circuits of each direction (pairedges.py); each held to the effect floor.
+    A failed check of ``full`` (or of the component grid) raises CheckError, a model without decoder layers
+    PatchingError."""
     from dataclasses import replace
 
     from .patching import CheckError
@@ -193,8 +226,7 @@ def patch_partners(model: Any, planned: Planned, cuts: list[CutPlan], partners: 
             first, last = (partner.other.case.id, theirs[primer]), (planned.case.id, mine[primer])
             for source, target in ((first, last), (last, first)):
                 try:
-                    _, entry = _direction(model, passes, source, target, decode, method, metric, mode, k,
-                                          None if edges is None else (edges, floor, writes))
+                    _, entry = _direction(model, passes, source, target, decode, request, writes)
                 except CheckError as error:
                     under = f" under primer {primer!r}" if primer else ""
                     kind = "twin" if partner.twin else "pair"

@@ -46,7 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..results.patching import spacing
+from ..results.effects import spacing
 from .align import Alignment, align
 from .head import Float32Head, float32_head, head_of
 from .hooks import Hooks, counting
@@ -267,6 +267,7 @@ class PatchResult:
     prefix_shift: float = 0.0  # largest |cell - unpatched| patching there gave (0 unless prefix_apart is not)
     metric_dtype: str = ""  # the dtype the two logits were computed in (head.py): the model's, or float32
     step: float = 0.0  # that dtype's spacing at the largest of the unpatched and the source's logits
+    magnitude: float = 0.0  # that largest |logit|: where the effect floor counts its steps (results/effects.py)
 
     @property
     def effect(self) -> float:
@@ -397,10 +398,10 @@ def patch(model: Any, source: MemberPass, target: MemberPass, ids: Ids, method: 
         _raise_failed(checks, method)
     heat = readings[:len(alignment.pairs)]
     cells = [[_metric(heat[j][i]) for j in range(len(heat))] for i in range(count)]
-    step = spacing(max(abs(v) for v in (*own, *theirs)), dtype)
+    magnitude = max(abs(v) for v in (*own, *theirs))
     return PatchResult(list(range(1, count + 1)), [list(p) for p in alignment.pairs], cells, _metric(own),
                        _metric(theirs), method, alignment, checks, seconds, calls[0], apart, moved if apart else 0.0,
-                       dtype, step)
+                       dtype, spacing(magnitude, dtype), magnitude)
 
 
 def patch_exact(model: Any, source: MemberPass, target: MemberPass, ids: Ids, method: PatchMethod = DEFAULT,

@@ -50,7 +50,7 @@ class ScoringConfig:
     patch_metric: PatchMetric = PatchMetric.MODEL  # the dtype of patching's two logits: the model's or float32 (head.py)
     patch_screen_k: int = 20  # the screen's top-k verified exactly (screen.py), with the component grid or alone
     patch_edges: EdgeConfig | None = None  # --gotchas-patch-edges (pairedges.py); None: no edges
-    patch_floor: Floor = field(default_factory=Floor)  # the effect under which a direction is not explained
+    patch_floor: Floor = Floor()  # the floor under patching's fractions and the layers' leads (results/effects.py)
     # this plugin's folder in pytest's cache, for cut plans and token texts (not the model cache); None: none kept,
     # and the tokenizer loads eagerly
     pytest_cache: Path | None = None
@@ -141,7 +141,7 @@ class Scorer:
     def _patch(self, loaded: Backend, planned: Planned, cuts: list[Any], partners: list[Any]) -> list[Any]:
         """pairpatch.py on this model; a failed exactness check is an error naming the pair, a model whose decoder
         layers cannot be found stops the session with one message that names its class."""
-        from .pairpatch import patch_partners
+        from .pairpatch import PatchRequest, patch_partners
         from .patching import CheckError, PatchingError
 
         def cuts_of(other: Planned) -> list[Any]:
@@ -156,10 +156,9 @@ class Scorer:
         method, model = patch_method(loaded), self._module(loaded, "--gotchas-patch").model
         try:
             with self.clock.phase("patching", exclude=self.slot.tokenizer_seconds):
-                entries = patch_partners(model, planned, cuts, partners, cuts_of, decode, method,
-                                         self.config.patch_metric, self.config.patch or PatchMode.RESIDUAL,
-                                         self.config.patch_screen_k, self.config.patch_edges,
-                                         self.config.patch_floor)
+                entries = patch_partners(model, planned, cuts, partners, cuts_of, decode, PatchRequest(
+                    method, self.config.patch_metric, self.config.patch or PatchMode.RESIDUAL,
+                    self.config.patch_screen_k, self.config.patch_floor, self.config.patch_edges))
             fell_back = (f"patching: the {method} method's exactness checks failed on this machine's kernels for "
                          "some directions (a batch's rows rounded otherwise than a row alone), so those were computed "
                          "again with full, one pass per cell; the JSON names the method of each")
@@ -287,8 +286,8 @@ class Scorer:
         try:
             with self.clock.phase("layers"):
                 model = self._module(loaded, "--gotchas-layers").model
-                return [layer_readings(model, cut, t, config.reading, vocab, dtype, batch, lambda token: "")
-                        for cut, t in zip(cuts, texts)]
+                return [layer_readings(model, cut, t, config.reading, vocab, dtype, batch, lambda token: "",
+                                       config.patch_floor) for cut, t in zip(cuts, texts)]
         except LensError as error:
             raise self.slot.fail(f"{error}; run without --gotchas-layers") from None
 

@@ -18,10 +18,15 @@ Cells are ranked by the larger of |estimate| and that score, so a cell enters th
 score exceeds its plain estimate: where cancellation is suspected. The score is a magnitude, not a signed
 estimate; the verification says what the patch really does.
 
-Not implemented: AtP*'s QK fix. It corrects the estimate for a head's queries and keys, whose effect passes through
-a softmax that a linear estimate gets wrong when the attention saturates; this screen's nodes are head outputs and
-block writes (what patching replaces), not queries or keys, so the fix has no node to apply to here. Saturated
-attention downstream of a node is a nonlinearity the verification, not the screen, catches.
+AtP*'s QK fix is not used, for a measured reason. It recomputes the attention softmax exactly for patched queries
+and keys; this screen's nodes are head outputs and block writes, not queries or keys, but a write at a position
+before the cut reaches the metric through the keys, values and queries of the next layers, so bench/qkfix.py carries
+the fix to them: the cell patched exactly through its own layer and the next layer's attention, the gradient taken
+from there. On the sets chapter (both embedded models, float32 metric; bench/RESULTS.md, "Effects worth
+explaining") it leaves layer 1's estimates as far from their exact changes as before and the screen's curve where it
+was: what the linear estimate misses in layer 1 is not the next softmax. The earlier finding that the screen "misses
+layer 1 almost entirely" (164 of 171 cells of 10% or more) was the 10% line's: layer 1's cells are many and small,
+and few of them are among a direction's exact top-20 (results/screening.py judges the screen by those).
 
 Gradients: in the model's dtype, through the model's own pass. The screen linearises around the very activations that
 exact patching replaces; a float32 copy of the weights would linearise around other activations (and hold a second
@@ -43,7 +48,6 @@ from .patching import Ids, _hidden, _metric, _own_readings, _with_hidden
 from ..results.vocabulary import Cell, ComponentKind, PatchMetric
 
 DEFAULT_K = 20
-RECALL_LINE = 0.1  # recall counts the exact cells that restore at least this |fraction| of the effect
 
 @dataclass(frozen=True)
 class Screened:
@@ -208,17 +212,3 @@ def screen(model: Any, source: ComponentPass, target: ComponentPass, ids: Ids, k
             readings = _run_layer(model, target, layer, rows, ids, batched=False)
             verified.update((cell, _metric(r)) for cell, r in zip(cells, readings))
     return Screened(estimates, verified, unpatched, seconds, time.perf_counter() - started, scores)
-
-
-def recall(screened: Screened, exact: dict[Cell, float], effect: float, k: int, at_least: float = RECALL_LINE,
-           graddrop: bool = True) -> dict[ComponentKind, tuple[int, int]]:
-    """Per component kind: (exact cells whose |fraction| >= at_least that the screen's top-k holds, how many there
-    are). ``exact`` maps each cell to its exact metric value; ``graddrop``: the top-k by the ranking with GradDrop,
-    else by |estimate| alone."""
-    top = set(screened.top(k, graddrop))
-    out: dict[ComponentKind, tuple[int, int]] = {}
-    for kind in tuple(ComponentKind):
-        big = [c for c, v in exact.items() if c.kind == kind and effect and abs((v - screened.unpatched) / effect)
-               >= at_least]
-        out[kind] = (sum(c in top for c in big), len(big))
-    return out

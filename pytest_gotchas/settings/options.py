@@ -20,6 +20,7 @@ from typing import Any
 from ..files import user_cache_home
 from ..model import DTYPES
 from ..model.kernels import KERNELS
+from ..results.effects import Floor
 from ..results.stats import MIN_LEVEL, level_computable
 from ..scoring.head import METRICS as PATCH_METRICS
 from ..truth.sandbox import IsolationLevel
@@ -73,6 +74,19 @@ def fraction(raw: str) -> float:
     if not 0 < value <= 1:
         raise OptionError(f"must be more than 0 and at most 1, got {raw!r}")
     return value
+
+
+def floor_part(ceiling: float) -> Callable[[str], float]:
+    """A part of the effect floor (results/effects.py): a number from 0 (off: only an effect of exactly 0 is under
+    the floor) to ``ceiling``."""
+
+    def parse(raw: str) -> float:
+        value = _number(raw, f"a number from 0 to {ceiling:g}")
+        if not 0 <= value <= ceiling:  # also refuses nan and inf
+            raise OptionError(f"must be a number from 0 to {ceiling:g}, got {raw!r}")
+        return value
+
+    return parse
 
 
 def level(raw: str) -> float:
@@ -284,12 +298,14 @@ OPTIONS = (
            "the target's embeddings", integer(1, 1000), metavar="N"),
     Option("patch_edges_k", "with --gotchas-patch-edges: how many of the top edges (by |EAP-IG|) are patched "
            "exactly and reported, per direction", integer(1, 1000), metavar="K"),
-    # #53's floor (results/effects.py); the edges stand on it too.
-    Option("patch_floor_steps", "a patched direction whose effect is under this many steps of its metric's dtype "
-           "and under --gotchas-patch-floor-logits gets no fraction, ranking or circuit", between(1024),
-           metavar="STEPS"),
-    Option("patch_floor_logits", "a patched direction whose effect is under this many logits and under "
-           "--gotchas-patch-floor-steps steps gets no fraction, ranking or circuit", between(100), metavar="LOGITS"),
+    Option("patch_floor_steps", "the effect floor, in steps: a patched direction whose effect (source - unpatched) is "
+           "below this many steps of the metric's dtype at the metric's magnitude and below "
+           "--gotchas-patch-floor-logits is not explained (no fraction, ranking, colour or best component; its logit "
+           "changes are kept); the same floor holds a lead after a layer (--gotchas-layers) as a tie; 0: only an "
+           "effect of exactly 0",
+           floor_part(1024.0), metavar="STEPS"),
+    Option("patch_floor_logits", "the effect floor, in logits: see --gotchas-patch-floor-steps; an effect at or "
+           "above this many logits is explained whatever its steps", floor_part(100.0), metavar="LOGITS"),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 
@@ -339,8 +355,10 @@ class Settings:
     patch_edges: bool = False
     patch_edges_steps: int = 5
     patch_edges_k: int = 10
-    patch_floor_steps: float = 4.0
-    patch_floor_logits: float = 0.05
+    # The effect floor's defaults (results/effects.Floor): bench/effects.py's distribution over the library, in
+    # bench/RESULTS.md ("Effects worth explaining")
+    patch_floor_steps: float = Floor().steps
+    patch_floor_logits: float = Floor().logits
 
     @property
     def model_cache(self) -> Path:

@@ -74,8 +74,8 @@ def test_the_terminal_has_a_line_per_direction(run) -> None:
     result.stdout.fnmatch_lines([
         "  pair seven-eight: pass*",
         "    patched seven -> eight: no position before the cut restores any of the effect (logit difference +1.5 on"
-        " eight, -1.5 from seven); effect -3 = -* steps of * (logits in bfloat16); the last position carries it from"
-        " layer 1 of 1",
+        " eight, -1.5 from seven in bfloat16); effect -3 = -* steps of * (logits in bfloat16); the last position"
+        " carries it from layer 1 of 1",
         "    patched eight -> seven: *",
     ])
 
@@ -107,7 +107,7 @@ def test_components_on_two_workers_equal_a_serial_run_and_have_their_line(run) -
     # The tiny model's attention and MLP write nothing: no component moves the metric, every check holds.
     assert grid["layers"] == [1] and grid["post_norms"] is True and grid["batched"] is True
     assert grid["attn"] == grid["mlp"] == [[forward["unpatched"]] * len(forward["positions"])]
-    assert grid["patterns"] == [] and set(grid["recall_plain"]) == {"attn", "mlp", "head"}  # no head moves it
+    assert grid["patterns"] == [] and grid["score"] is None  # no head, no cell moves it: nothing to find
     result.stdout.fnmatch_lines(["      components seven -> eight: no component at any aligned position restores any "
                                  "of the effect"])
     result, parallel = run("--gotchas-patch-components", "-n", "2")
@@ -117,10 +117,10 @@ def test_components_on_two_workers_equal_a_serial_run_and_have_their_line(run) -
 
 
 def test_the_screen_alone_verifies_the_cells_the_screen_beside_the_grid_does(run, pytester: pytest.Pytester) -> None:
-    """--gotchas-patch-screen: the residual grid and the screen's verified top-k, no component grid, no recall (the
+    """--gotchas-patch-screen: the residual grid and the screen's verified top-k, no component grid, no score (the
     terminal, the page and the JSON say why); the same screened cells, estimates and exact values as with
     --gotchas-patch-components."""
-    from pytest_gotchas.report.wording_patching import RECALL_NEEDS_GRID
+    from pytest_gotchas.report.wording_patching import SCORE_NEEDS_GRID
     from pytest_gotchas.scoring.pairpatch import SCREEN_ONLY
 
     _, both = run("--gotchas-patch-components", "--gotchas-patch-screen-k", "5")
@@ -131,13 +131,13 @@ def test_the_screen_alone_verifies_the_cells_the_screen_beside_the_grid_does(run
         assert (grid["method"], only["method"]) == ("exact", "screen")
         assert only["screened"] == grid["screened"] and len(only["screened"]) == 5  # bit for bit
         assert only["layers"] == only["attn"] == only["mlp"] == only["head"] == []
-        assert only["recall"] == only["recall_plain"] == {} and only["checks"] == [SCREEN_ONLY]
+        assert only["score"] is None and only["checks"] == [SCREEN_ONLY]
         assert only["grid_seconds"] == 0.0 and only["verify_seconds"] > 0
         assert screened["cells"] == with_grid["cells"]  # the residual grid runs as before
     result.stdout.fnmatch_lines([f"      components seven -> eight: no cell of the screen's top-5 restores any of the "
-                                 f"effect, patched exactly (screen only: *); {RECALL_NEEDS_GRID}"])
+                                 f"effect, patched exactly (screen only: *); {SCORE_NEEDS_GRID}"])
     page = (pytester.path / "page.html").read_text()
-    assert page.count('<table class="screen">') == 2 and "recall not measured: it compares" in page
+    assert page.count('<table class="screen">') == 2 and "score not measured: it compares" in page
 
 
 TWINS = """\
@@ -185,7 +185,7 @@ def test_twins_are_patched_and_say_what_did_not_align(pytester: pytest.Pytester,
     result.stdout.fnmatch_lines([
         "  written twice, spelled-twice: agree*",
         "    patched joined -> concatenated: no effect to restore (logit difference +1.5 on concatenated, +1.5 from "
-        f"joined); not aligned by the token diff: target positions {span}; 5 aligned",
+        f"joined in bfloat16); not aligned by the token diff: target positions {span}; 5 aligned",
         "    patched concatenated -> joined: *",
     ])
 

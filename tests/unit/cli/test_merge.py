@@ -475,8 +475,8 @@ def test_a_report_of_a_format_that_cannot_be_migrated_is_refused_by_name(tmp_pat
 def test_a_report_of_a_newer_format_is_refused_by_name(tmp_path, monkeypatch, capsys, models) -> None:
     newer = {**one_model(models, "tiny-a"), "format": FORMAT + 1}
     message = (f"a.json is JSON format {FORMAT + 1}, newer than format {FORMAT} that this pytest-gotchas reads (it "
-               f"migrates format 3, format 4, format 5, format 6, format 7): read it with a version that reads format "
-               f"{FORMAT + 1}")
+               f"migrates format 3, format 4, format 5, format 6, format 7): read it with a version that reads "
+               f"format {FORMAT + 1}")
     assert refused(tmp_path, monkeypatch, capsys, newer, newer) == message
     with pytest.raises(CLIError) as refusal:  # a document built by hand, not read from a file, is checked too
         merge([Source("a.json", newer)])

@@ -115,8 +115,8 @@ def test_the_top_heads_attention_at_the_cut_draws_under_the_component_maps() -> 
     assert page.count('class="heatmap pattern"') == 1 and "where the heads that move the metric most" in page
 
 
-def test_the_screen_s_top_k_is_a_table_of_estimate_beside_exact_and_alone_it_says_why_there_is_no_recall() -> None:
-    from pytest_gotchas.report.wording_patching import RECALL_NEEDS_GRID
+def test_the_screen_s_top_k_is_a_table_of_estimate_beside_exact_and_alone_it_says_why_there_is_no_score() -> None:
+    from pytest_gotchas.report.wording_patching import SCORE_NEEDS_GRID
     from pytest_gotchas.results.schema import Components, Screened
 
     top = [Screened(kind="attn", layer=3, head=0, position=2, estimate=-3.0, exact=-2.0, graddrop=4.0),
@@ -124,18 +124,44 @@ def test_the_screen_s_top_k_is_a_table_of_estimate_beside_exact_and_alone_it_say
     grid = Components(layers=[1, 2, 3], heads=2, attn=[[2.0, 2.0, -2.0]] * 3, mlp=[[2.0, 0.0, 2.0]] * 3,
                       head=[[[2.0, 2.0, -2.0], [2.0, 2.0, 2.0]]] * 3, post_norms=False, batched=True, screened=top)
     beside = heatmap("tiny", direction(components=grid)).screen
-    assert beside is not None and beside.line == "" and RECALL_NEEDS_GRID not in beside.caption
+    assert beside is not None and beside.line == "" and SCORE_NEEDS_GRID not in beside.caption
     assert beside.columns == ("rank", "component", "tokens", "estimated", "exact", "GradDrop")
     assert beside.rows == [("1", "attention 3", "'<\\n>' (position 3: the cut)", "75%", "100%", "100%"),
                            ("2", "head 1.1", "'list' (position 1)", "-12%", "25%", "")]
     alone = dataclasses.replace(grid, layers=[], attn=[], mlp=[], head=[], method="screen")
     map_ = heatmap("tiny", direction(components=alone))
     assert map_.components == [] and map_.screen is not None and map_.screen.rows == beside.rows
-    assert RECALL_NEEDS_GRID in map_.screen.caption and map_.screen.line.startswith("components b -> a: attention 3 at")
+    assert SCORE_NEEDS_GRID in map_.screen.caption and map_.screen.line.startswith("components b -> a: attention 3 at")
     report = report_of(TINY_MODEL)
     a, b = report.results
     page = html.render(dataclasses.replace(report, results=[
         dataclasses.replace(a, patching=[direction(components=alone)]), b]))
     assert page.count('<table class="screen">') == 1 and page.count('<table class="heat">') == 1
-    assert str(markupsafe.escape(RECALL_NEEDS_GRID)) in page
+    assert str(markupsafe.escape(SCORE_NEEDS_GRID)) in page
     assert "<td>75%</td><td>100%</td>" in page
+
+
+def test_a_direction_under_the_floor_is_grey_without_a_percentage_and_the_chapter_view_comes_first() -> None:
+    """Issue 53: under the effect floor a direction's heatmaps carry no percentage and no colour (its logit changes on
+    hover), its screen has no table; the chapter's view of its directions together comes before the heatmaps."""
+    from pytest_gotchas.results.schema import Components, EffectFloor, Screened
+
+    grid = Components(layers=[1, 2, 3], heads=2, attn=[[2.0, 2.0, -2.0]] * 3, mlp=[[2.0, 0.0, 2.0]] * 3,
+                      head=[[[2.0, 2.0, -2.0], [2.0, 2.0, 2.0]]] * 3, post_norms=False, batched=True,
+                      screened=[Screened(kind="attn", layer=3, head=0, position=2, estimate=-3.0, exact=-2.0)])
+    under = direction(components=grid, metric_dtype="bfloat16", step=0.125,
+                      floor=EffectFloor(steps=3, logits=0.3, magnitude=20.0, under="floor"))
+    map_ = heatmap("tiny", under)
+    assert {c.text for m in (map_, *map_.components) for r in m.rows for c in r.cells} == {""}
+    assert {c.style for m in (map_, *map_.components) for r in m.rows for c in r.cells} == {"background:#f0f0f0"}
+    assert map_.rows[0].cells[0].title == ("layer 1 at 'list': no difference to localize, under the effect floor; "
+                                           "logit difference -1")
+    assert map_.screen is None and "under the effect floor: no colour" in map_.caption
+    assert "in bfloat16" in map_.caption
+    report = report_of(TINY_MODEL)
+    a, b = report.results
+    back = direction(source="a", target="b", components=grid)
+    page = html.render(dataclasses.replace(report, results=[dataclasses.replace(a, patching=[under]),
+                                                          dataclasses.replace(b, patching=[back])]))
+    assert page.index("Patched directions together") < page.index("patched: pair ab (")
+    assert "2 patched directions (logits in bfloat16); 1 under the effect floor (1 below the floor" in page

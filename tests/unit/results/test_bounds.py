@@ -118,11 +118,14 @@ def test_the_unedited_report_reads_and_merges(tmp_path: Path, monkeypatch, capsy
     assert len(read_report(path).results) == len(data["cases"])
     monkeypatch.chdir(tmp_path)
     assert main(["merge", "a.json"]) == 0
-    # no one-pass check was asked for, and the chapters draw no family: those two sections are empty
-    assert all(data[s] for s in COMPUTED_SECTIONS if s not in ("one_pass_check", "family_shares"))
+    # no option was asked for, and the chapters draw no family: those sections are empty
+    assert all(data[s] for s in COMPUTED_SECTIONS if s not in (*OPTIONAL, "family_shares"))
 
 
 CHECK = {"readings": 1, "readings_differ": [], "case_verdicts": 0, "case_verdicts_differ": []}
+EFFECTS = [{"chapter": "demo", "model": "tiny-a", "directions": 2, "metric_dtypes": ["bfloat16"]}]
+# Sections only a run with an option fills (the report here has neither): each is claimed where none ran.
+OPTIONAL = {"one_pass_check": CHECK, "effects": EFFECTS}
 
 
 # The fixture's chapters draw no family: tests/unit/results/test_familyshares.py edits a report's family shares.
@@ -132,8 +135,8 @@ def test_each_recomputed_section_edited_is_refused(data: dict[str, Any], section
     split or log ratio difference (then `margins`) was read as true. Each in turn, its first number edited (a one-pass check claimed where none
     ran)."""
     edited = copy.deepcopy(data)
-    if edited[section] is None:
-        edited[section] = CHECK
+    if not edited[section]:
+        edited[section] = OPTIONAL[section]
         path = section
     else:
         path = bump_first_number(edited[section], section)

@@ -67,3 +67,21 @@ def test_layers_may_start_at_the_embeddings() -> None:
 def test_lead_needs_a_layer() -> None:
     with pytest.raises(ValueError):
         lead([])
+
+
+def test_a_layer_closer_than_the_effect_floor_leads_nobody() -> None:
+    """The lens's verdict layer is one the floor lets count: layers whose two probabilities are a step or two of
+    bfloat16 apart (marked under_floor by scoring) are nobody's lead, as an exact tie is."""
+    readings = [(0.2, 0.1)] * 3 + [(0.4023, 0.3984)] * 2 + [(0.5, 0.1)] * 3
+    under = [False] * 3 + [True] * 2 + [False] * 3
+    assert lead(readings).decided_at == 1  # without the floor: ahead from the start
+    story = lead(readings, under=under)
+    assert story.stretches == (Stretch(Leader.CORRECT, 1, 3), Stretch(Leader.FLOOR, 4, 5),
+                               Stretch(Leader.CORRECT, 6, 8))
+    assert (story.final, story.decided_at) == (Leader.CORRECT, 6)
+    assert lead_text(story) == ("decided at layer 6 of 8 (correct); before: correct ahead at layers 1-3, within the "
+                                "effect floor at layers 4-5")
+    last = lead([(0.5, 0.1), (0.4023, 0.3984)], under=[False, True])
+    assert (last.final, last.decided_at) == (Leader.FLOOR, None)
+    assert lead_text(last) == ("within the effect floor after the last layer (2): no lead to place; before: correct "
+                               "ahead at layer 1")

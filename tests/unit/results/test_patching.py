@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 from pytest_gotchas.report.wording_patching import patching_line
-from pytest_gotchas.results.patching import carried_from, strongest, spacing
+from pytest_gotchas.results.effects import spacing
+from pytest_gotchas.results.patching import carried_from, strongest
 from pytest_gotchas.results.rollup import rollup
 from pytest_gotchas.results.schema import CaseResult, ChapterInfo, Patching
 
@@ -104,27 +105,26 @@ def test_the_components_that_restore_most_are_named_exact() -> None:
     assert top_components(direction(CELLS)) == []
 
 
-def test_the_screen_is_said_beside_the_exact_value() -> None:
+def test_the_screen_is_said_beside_the_exact_value_with_its_score() -> None:
     from pytest_gotchas.report.wording_patching import screen_text
-    from pytest_gotchas.results.schema import Components, Screened
+    from pytest_gotchas.results.schema import Components, Screened, ScreenScore
 
+    score = ScreenScore(k=2, cells=9, overlap=1, mass=0.75, top_mass=8.0, found_at=[1, 7], area=0.5, area_plain=0.5)
     grid = Components(layers=[1], heads=1, attn=[[2.0, 2.0, -2.0]], mlp=[[2.0, 2.0, 2.0]], head=[[[2.0, 2.0, 0.0]]],
                       post_norms=False, batched=True,
                       screened=[Screened(kind="attn", layer=1, head=0, position=2, estimate=-3.0, exact=-2.0)],
-                      recall={"attn": [1, 1], "mlp": [0, 0], "head": [0, 1]})
+                      score=score)
     assert screen_text(direction(CELLS, components=grid)) == (
-        "; screen top-1: recall attention 1/1, heads 0/1; its first, attention 1 at position 3, estimated 75%, exact "
-        "100%")
-    with_plain = dataclasses.replace(grid, recall_plain={"attn": [0, 1], "mlp": [0, 0], "head": [0, 1]})
-    assert screen_text(direction(CELLS, components=with_plain)).startswith(
-        "; screen top-1: recall attention 1/1, heads 0/1 (by |estimate| alone, without GradDrop: attention 0/1, "
-        "heads 0/1); its first")
-    same = dataclasses.replace(grid, recall_plain=grid.recall)
-    assert screen_text(direction(CELLS, components=same)) == screen_text(direction(CELLS, components=grid))
+        "; screen top-1: 1 of the exact top-2 in its top-2, 75% of their mass; verified in its order, 1/1/2/2 of them "
+        "found within 1k/2k/5k/10k verifications, all 2 after 7 of 9 (the curve's area 0.500); its first, attention "
+        "1 at position 3, estimated 75%, exact 100%")
+    plain = dataclasses.replace(grid, score=dataclasses.replace(score, area_plain=0.25))
+    assert "(the curve's area 0.500 (by |estimate| alone 0.250))" in screen_text(direction(CELLS, components=plain))
+    assert screen_text(direction(CELLS, components=dataclasses.replace(grid, score=None))) == ""
 
 
-def test_the_screen_alone_names_its_verified_cells_exact_beside_the_estimate_and_why_there_is_no_recall() -> None:
-    from pytest_gotchas.report.wording_patching import RECALL_NEEDS_GRID, components_line, patched_lines
+def test_the_screen_alone_names_its_verified_cells_exact_beside_the_estimate_and_why_there_is_no_score() -> None:
+    from pytest_gotchas.report.wording_patching import SCORE_NEEDS_GRID, components_line, patched_lines
     from pytest_gotchas.results.patching import top_verified
     from pytest_gotchas.results.schema import Components, Screened
 
@@ -139,7 +139,7 @@ def test_the_screen_alone_names_its_verified_cells_exact_beside_the_estimate_and
     assert components_line(p) == (
         "components set-reversed -> list-reversed: MLP 1 at the cut 100% exact (estimated 75%), head 2.1 at 'set' -> "
         "'list' 25% exact (estimated 25%) (screen only: top-2 by attribution patching, verified by exact patching; "
-        f"attention and MLP writes, heads before o_proj); {RECALL_NEEDS_GRID}")
+        f"attention and MLP writes, heads before o_proj); {SCORE_NEEDS_GRID}")
     assert patched_lines(p)[1] == "  " + components_line(p)
     moved_away = dataclasses.replace(alone, screened=[dataclasses.replace(top[0], exact=3.0)])
     assert components_line(direction(CELLS, components=moved_away)).startswith(

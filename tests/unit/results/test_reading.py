@@ -151,3 +151,39 @@ def test_the_package_is_the_public_face() -> None:
     assert pytest_gotchas.UnreadableReport is UnreadableReport
     with pytest.raises(AttributeError):
         pytest_gotchas.Nothing  # noqa: B018
+
+
+def test_a_format_7_report_with_patching_migrates_its_floor_not_recorded_and_its_recall_not_read(tmp_path: Path
+                                                                                                ) -> None:
+    """Format 8 added the effect floor, the screen's score (replacing format 7's recall over a 10% line) and the
+    `effects` section: a format 7 direction reads with no floor recorded (its fractions as they were), no score, and
+    its `recall` keys ignored; its chapter's section is computed again."""
+    import dataclasses
+
+    from helpers.results import TINY_MODEL, report_of
+
+    from pytest_gotchas.results.schema import Components, Patching
+
+    grid = Components(layers=[1], heads=1, attn=[[2.0, -2.0]], mlp=[[2.0, 2.0]], head=[[[2.0, 2.0]]],
+                      post_norms=False, batched=True)
+    entry = Patching(source="b", target="a", primer=None, source_ids=[2, 5, 9], target_ids=[2, 6, 9],
+                     candidate_ids=[11, 12], layers=[1], positions=[[1, 1], [2, 2]], tokens=["x", "="],
+                     unpatched=2.0, source_value=-2.0, cells=[[2.0, -2.0]], method="from-layer", group="ab",
+                     metric_dtype="bfloat16", step=0.0078125, components=grid)
+    report = report_of(TINY_MODEL)
+    a, b = report.results
+    eight = to_data(dataclasses.replace(report, results=[a, dataclasses.replace(b, patching=[entry])]))
+    seven = json.loads(json.dumps({**eight, "format": 7}))
+    del seven["effects"]
+    (direction,) = seven["cases"][1]["patching"]
+    del direction["floor"], direction["components"]["score"], direction["components"]["heads_apart"]
+    direction["components"]["recall"] = {"attn": [1, 1], "mlp": [0, 0], "head": [0, 0]}
+    path = tmp_path / "seven.json"
+    path.write_text(json.dumps(seven), encoding="utf-8")
+    read = read_report(path)
+    (patched,) = read.results[1].patching
+    assert patched.floor is None and patched.under is None and patched.fractions == [[0.0, 1.0]]
+    assert patched.components is not None and patched.components.score is None
+    assert not hasattr(patched.components, "recall")
+    assert to_data(read) == eight  # the section computed again: the direction is not recorded, so not under it
+    assert to_data(read)["effects"][0]["not_recorded"] == 1

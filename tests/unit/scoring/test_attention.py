@@ -39,14 +39,14 @@ def test_a_direction_s_components_name_the_head_that_carries_it_and_where_it_rea
     assert [(p.layer, p.head) for p in grid.patterns] == [(1, 0)]
     assert grid.patterns[0].tokens == [f"t{i}" for i in target.member.ids]
     assert len(set(grid.patterns[0].weights)) == 1  # q = k = 0: it reads every token alike
-    assert grid.recall == grid.recall_plain == {"attn": [1, 1], "mlp": [1, 1], "head": [1, 1]}
+    assert grid.score is not None and (grid.score.k, grid.score.overlap, grid.score.mass) == (3, 3, 1.0)
     assert all(s.graddrop is not None for s in grid.screened)
 
 
 def test_the_screen_alone_verifies_the_same_cells_as_beside_the_grid_and_says_what_it_cannot() -> None:
     """--gotchas-patch-screen: the same top-k, the same estimates and the same exact values bit for bit as the
-    screen beside the exact grid, without the grid; recall is left empty (it needs the grid) and the top heads'
-    patterns come from the verified cells."""
+    screen beside the exact grid, without the grid; no score (it needs the grid) and the top heads' patterns come
+    from the verified cells."""
     from pytest_gotchas.scoring import components as C
     from pytest_gotchas.results.vocabulary import PatchMetric, PatchMode
     from pytest_gotchas.scoring.pairpatch import SCREEN_ONLY, _components
@@ -62,7 +62,7 @@ def test_the_screen_alone_verifies_the_same_cells_as_beside_the_grid_and_says_wh
     assert (both.method, alone.method) == ("exact", "screen")
     assert alone.screened == both.screened and len(alone.screened) == 4  # cells, estimates, exact values, GradDrop
     assert alone.layers == alone.attn == alone.mlp == alone.head == []
-    assert alone.recall == alone.recall_plain == {} and alone.checks == [SCREEN_ONLY]
+    assert alone.score is None and alone.checks == [SCREEN_ONLY]
     assert alone.patterns == both.patterns and [(p.layer, p.head) for p in alone.patterns] == [(1, 0)]
     assert (alone.heads, alone.post_norms) == (both.heads, both.post_norms)
     assert alone.grid_seconds == 0.0 < both.grid_seconds

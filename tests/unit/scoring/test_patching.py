@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 
 from pytest_gotchas.scoring import patching as P  # noqa: E402
 from pytest_gotchas.scoring.align import align  # noqa: E402
-from pytest_gotchas.results.patching import spacing  # noqa: E402
+from pytest_gotchas.results.effects import spacing  # noqa: E402
 
 from helpers.tinypatch import BOS, EQ, NO, YES, A, B, C, D, X, Y, Z, answer_model
 from pytest_gotchas.results.vocabulary import PatchMethod, PatchMetric  # noqa: E402

@@ -10,7 +10,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from pytest_gotchas.scoring import components as C  # noqa: E402
-from pytest_gotchas.scoring.screen import recall, screen  # noqa: E402
+from pytest_gotchas.scoring.screen import screen  # noqa: E402
+from pytest_gotchas.results.screening import screen_score  # noqa: E402
 
 from helpers.lineartoy import linear_toy  # noqa: E402
 from helpers.tinycomponents import component_model  # noqa: E402
@@ -51,8 +52,11 @@ def test_the_screen_ranks_the_built_in_head_and_mlp_and_verifies_them() -> None:
     assert {Cell(ComponentKind.HEAD, 1, 0, cut), Cell(ComponentKind.MLP, 2, 0, cut)} <= set(screened.top(4))
     cells = exact_cells(exact)
     assert all(screened.verified[c] == cells[c] for c in screened.verified)  # the verification is exact patching
-    effect = exact.source_value - exact.unpatched
-    assert recall(screened, cells, effect, 4) == {"attn": (1, 1), "mlp": (1, 1), "head": (1, 1)}
+    every = len(screened.estimates)
+    score = screen_score(screened.top(every), screened.top(every, graddrop=False),
+                         {c: v - exact.unpatched for c, v in cells.items()}, 4)
+    # Three cells move the metric (attention 1, head 1.0 and MLP 2 at the cut): the screen ranks them first.
+    assert (score.k, score.overlap, score.mass, sorted(score.found_at)) == (3, 3, 1.0, [1, 2, 3])
 
 
 def test_graddrop_finds_the_component_whose_paths_cancel_where_attribution_patching_misses_it() -> None:
@@ -75,8 +79,10 @@ def test_graddrop_finds_the_component_whose_paths_cancel_where_attribution_patch
     assert key not in screened.top(2, graddrop=False)  # attribution patching alone ranks it among the zeros
     assert {key, Cell(ComponentKind.HEAD, 1, 0, cut)} == set(screened.top(2))  # GradDrop ranks the write and its head first
     assert screened.verified[key] == cells[key]  # and the verification gives the exact value
-    assert recall(screened, cells, effect, 2, graddrop=False)["attn"] == (0, 1)
-    assert recall(screened, cells, effect, 2)["attn"] == (1, 1)
+    every = len(screened.estimates)
+    score = screen_score(screened.top(every), screened.top(every, graddrop=False),
+                         {c: v - grid.unpatched for c, v in cells.items()}, 2)
+    assert score.found_at == [1, 2] and score.area > score.area_plain  # GradDrop finds the write first, |estimate| late
 
 
 def test_with_the_float32_metric_the_screen_verifies_and_measures_as_the_grid_does() -> None:
