@@ -19,7 +19,7 @@ from typing import Any
 from ..files import user_cache_home
 from ..model import DTYPES
 from ..model.kernels import KERNELS
-from ..results.stats import MIN_LEVEL, level_computable
+from ..results.levels import MIN_LEVEL, level_computable
 from ..scoring.head import METRICS as PATCH_METRICS
 from ..truth.sandbox import IsolationLevel
 
