@@ -129,6 +129,7 @@ class ModelSlot:
     def release(self) -> None:
         """Let the model go, so that the next one loads into the memory it held."""
         import gc
+        import weakref
 
         loaded, self._loaded = self._loaded, None
         if loaded is not None:  # its tokenizer's cost stays counted
@@ -136,8 +137,13 @@ class ModelSlot:
             self.clock.tokenizer_loaded |= loaded.tokenizer_loaded
         if loaded is not None:  # an engine (backends/vllm.py) shuts down its workers
             loaded.close()
+        held = weakref.ref(loaded) if loaded is not None else None
         del loaded
         gc.collect()
+        if held is not None and held() is not None:  # a reference cycle the load froze (model/load.py, _frozen)
+            gc.unfreeze()
+            gc.collect()
+            gc.freeze()
         torch = sys.modules.get("torch")
         if torch is not None and torch.cuda.is_available():
             torch.cuda.empty_cache()
