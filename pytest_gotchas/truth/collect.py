@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cases import yamlfile
 from ..cases.chapter import Case, Chapter, Prompt, load_chapter
-from .execute import Cache, Limits, Request, Execution
+from .execute import Cache, Executed, Execution, Limits, Request, default_jobs
 from .check import Checked, check
 from .twins import twin_problem
 from .interpreters import Finder, Interpreter, Missing
@@ -107,14 +108,24 @@ def request_for(interpreter: Interpreter, transcript: Transcript, env: tuple[tup
     )
 
 
+def _requests(every_planned: list[Planned]) -> list[tuple[Planned, Prompt, Request]]:
+    """What executing the cases' prompts asks, in case and prompt order (a case without an interpreter asks
+    nothing)."""
+    return [(planned, prompt, request_for(planned.interpreter, prompt.transcript, planned.case.env))
+            for planned in every_planned if planned.interpreter is not None for prompt in planned.prompts]
+
+
 class Collector:
     """Interpreters and the transcript cache of one process."""
 
-    def __init__(self, finder: Finder, cache: Cache, limits: Limits, runs: int, variants: bool = False) -> None:
+    def __init__(self, finder: Finder, cache: Cache, limits: Limits, runs: int, variants: bool = False,
+                 jobs: int | None = None) -> None:
         self.finder, self.cache, self.limits, self.runs = finder, cache, limits, runs
         # Whether the run puts the cases' variants to the model. Only what a run scores is executed: without
         # --gotchas-variants a cold run executes none of the library's variants (CI checks them: .ci/run).
         self.variants = variants
+        self.jobs = jobs or default_jobs()  # snippets executed side by side (--gotchas-jobs)
+        self._ahead: dict[Request, Executed] = {}  # what execute_ahead executed, for verify to check
 
     def plan_chapter(self, path: Path, display: str) -> ChapterPlan:
         """A chapter file, loaded and planned."""
@@ -139,15 +150,32 @@ class Collector:
             every_planned.append(Planned(case, chapter, info, prompts, status, case.unscored, interpreter=found))
         return every_planned
 
+    def execute_ahead(self, chapters: list[list[Planned]], tick: Callable[[int, int], None] | None = None) -> None:
+        """The prompts of several chapters' cases executed side by side, `jobs` at a time, in one pool whatever their
+        chapter (a chapter's slowest snippet no longer holds the next chapter back), and kept for `verify`, which
+        checks them chapter by chapter in the run's order: the transcripts, refusals and messages are those of
+        chapters executed one after another. What an execution raised is raised by the verify of its chapter."""
+        requests = [request for planned in chapters for _, _, request in _requests(planned)]
+        self._ahead.update(self.cache.execute_each(requests, self.runs, self.limits, self.jobs, tick))
+
+    def _executed(self, requests: list[Request]) -> list[tuple[Execution, ...]]:
+        """Each request's runs, in order: from execute_ahead where it executed them all (the first error among
+        them raised, as a pool's map raises it), else executed now."""
+        if not requests or any(r not in self._ahead for r in requests):
+            return self.cache.execute_all(requests, self.runs, self.limits, self.jobs)
+        found = []
+        for request in requests:
+            result = self._ahead[request]
+            if isinstance(result, BaseException):
+                raise result
+            found.append(result)
+        return found
+
     def verify(self, chapter: Chapter, info: ChapterInfo, every_planned: list[Planned]) -> ChapterPlan:
         """The prompts of `every_planned` (cases of one chapter, from `prepare`) executed and checked, in place: a
         case's status, message, outputs and refusals are set here. A twin is checked where both members are given."""
-        requests: list[tuple[Planned, Prompt, Request]] = []
-        for planned in every_planned:
-            if planned.interpreter is not None:
-                requests.extend((planned, prompt, request_for(planned.interpreter, prompt.transcript, planned.case.env))
-                                for prompt in planned.prompts)
-        executed = self.cache.execute_all([r for _, _, r in requests], self.runs, self.limits)
+        requests = _requests(every_planned)
+        executed = self._executed([r for _, _, r in requests])
         refused, warnings = [], []
         after: dict[tuple[str, str | None], str] = {}  # (case, primer) -> what its own transcript printed after the cut
         for (planned, prompt, _), runs in zip(requests, executed):
