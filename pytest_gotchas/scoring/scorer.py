@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import math
 import sys
-import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,16 +26,7 @@ from ..results.verdict import NonFiniteProbability, case_verdict
 from ..results.vocabulary import PatchMethod, PatchMetric, PatchMode
 from ..truth.collect import Planned
 from .engine_rows import Fetcher
-
-PHASES = ("collection", "model_load", "tokenizer_load", "cuts", "forward", "layers", "patching", "report")
-
-
-class GotchasError(Exception):
-    """A user-facing error: shown as its message alone, never as a traceback."""
-
-
-class ModelUnavailable(GotchasError):
-    """The model could not be loaded: the run stops after the first case that needed it."""
+from .slot import PHASES, Clock, GotchasError, ModelSlot, ModelUnavailable  # noqa: F401  (published here too)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,24 +51,6 @@ class ScoringConfig:
     pytest_cache: Path | None = None
 
 
-@dataclass
-class Clock(Cost):
-    """This process's Cost as it is counted: every phase from zero."""
-
-    seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))
-    tokenizer_loaded: bool = False  # by a model already released
-
-    @contextmanager
-    def phase(self, name: str, exclude: Callable[[], float] = lambda: 0.0) -> Iterator[None]:
-        """Add the time spent inside to ``name``, less what ``exclude`` grew by meanwhile (a lazy tokenizer load
-        inside a forward phase is its own phase)."""
-        started, excluded = time.perf_counter(), exclude()
-        try:
-            yield
-        finally:
-            self.seconds[name] += (time.perf_counter() - started) - (exclude() - excluded)
-
-
 def effective_batch_size(backend: Backend, config: ScoringConfig) -> int:
     """The batch size asked for, or 1 where a batch computes other bits than a prompt alone (model/invariance.py)."""
     return config.batch_size if backend.batch_invariant else 1
@@ -89,64 +60,6 @@ def patch_method(backend: Backend) -> PatchMethod:
     from .patching import DEFAULT
 
     return DEFAULT if backend.batch_invariant else PatchMethod.FULL
-
-
-class ModelSlot:
-    """One model, loaded on first use and released on request."""
-
-    def __init__(self, load: Callable[[], Backend], clock: Clock) -> None:
-        self._load = load
-        self._loaded: Backend | None = None
-        self._error: str | None = None
-        self.clock = clock
-
-    def get(self) -> Backend:
-        from ..model.load import ModelLoadError
-
-        if self._loaded is None and self._error is None:
-            with self.clock.phase("model_load", exclude=self.tokenizer_seconds):
-                try:
-                    self._loaded = self._load()
-                except ModelLoadError as error:
-                    self._error = str(error)
-        if self._error is not None:
-            raise ModelUnavailable(self._error)
-        assert self._loaded is not None
-        return self._loaded
-
-    def fail(self, message: str) -> ModelUnavailable:
-        """A load failure found later (a lazy tokenizer that would not load): remembered like the first."""
-        self._error = message
-        return ModelUnavailable(message)
-
-    def tokenizer_seconds(self) -> float:
-        return self._loaded.tokenizer_seconds if self._loaded is not None else 0.0
-
-    @property
-    def loaded(self) -> Backend | None:
-        return self._loaded
-
-    def release(self) -> None:
-        """Let the model go, so that the next one loads into the memory it held."""
-        import gc
-        import weakref
-
-        loaded, self._loaded = self._loaded, None
-        if loaded is not None:  # its tokenizer's cost stays counted
-            self.clock.seconds["tokenizer_load"] += loaded.tokenizer_seconds
-            self.clock.tokenizer_loaded |= loaded.tokenizer_loaded
-        if loaded is not None:  # an engine (backends/vllm.py) shuts down its workers
-            loaded.close()
-        held = weakref.ref(loaded) if loaded is not None else None
-        del loaded
-        gc.collect()
-        if held is not None and held() is not None:  # a reference cycle the load froze (model/load.py, _frozen)
-            gc.unfreeze()
-            gc.collect()
-            gc.freeze()
-        torch = sys.modules.get("torch")
-        if torch is not None and torch.cuda.is_available():
-            torch.cuda.empty_cache()
 
 
 class Scorer:
@@ -169,6 +82,16 @@ class Scorer:
         self._vocab: Any = None
         self._guard: Any = None
         self._fetcher: Fetcher | None = None  # the backend's rows by context, where it gives them
+
+    def load_ahead(self) -> bool:
+        """Start loading this model while collection goes on (ahead.py), with the vocabulary table its first passes
+        build; False where the slot does not (scorer.ModelSlot.load_ahead)."""
+        return self.slot.load_ahead(self._ready)
+
+    def _ready(self, loaded: Backend) -> None:
+        """What the first case's passes need before they start: the vocabulary table (read from the cache folder, or
+        built from the tokenizer on a first run), which every reading's passes ask for (_read)."""
+        self._caches(loaded)[1].get(lambda: loaded.tokenizer)
 
     def score(self, planned: Planned, partners: Sequence[Any] = ()) -> CaseResult:
         """The case's result; with --gotchas-patch also the patching of the pairs it is the last member of
