@@ -50,11 +50,12 @@ def scoring_config(settings: Settings, pytest_cache: Path | None) -> ScoringConf
                          pytest_cache=pytest_cache)
 
 
-def collector(settings: Settings, transcripts: Path | None, isolation: Isolation) -> Collector:
-    """Interpreters, the transcript cache (None: nothing kept), the run's isolation and the limits of every snippet
-    run."""
-    return Collector(Finder(overrides=settings.python), Cache(transcripts, isolation), Limits(timeout=settings.timeout),
-                     settings.runs, settings.variants, settings.jobs)
+def collector(settings: Settings, transcripts: Path | None, isolation: Isolation, interpreters: Path | None = None
+              ) -> Collector:
+    """Interpreters (those earlier runs verified kept in `interpreters`), the transcript cache (None: nothing kept),
+    the run's isolation and the limits of every snippet run."""
+    return Collector(Finder(overrides=settings.python, known=interpreters), Cache(transcripts, isolation),
+                     Limits(timeout=settings.timeout), settings.runs, settings.variants, settings.jobs)
 
 
 def scorer(settings: Settings, model_id: str, ref: ModelRef, clock: Clock, pytest_cache: Path | None, *,
