@@ -7,17 +7,16 @@ them, never at the top. GGUF files are converted first (convert.py); embedded mo
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..heap import frozen
 from ..results.schema import ModelInfo
 from . import DTYPES, companions, facts, float32_matmul, invariance, kernels, numerics
 from .convert import (ConversionError, Log, allowed_unfaithful, convert_gguf, converted_folder, no_progress_bars,
@@ -157,7 +156,7 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
     loading it while the weights load, and first use waits for that thread.
     """
     shown = shown_name(spec.name)
-    with _frozen():
+    with frozen():  # see heap.py: the libraries, then the model, live as long as the run
         torch, transformers = _import_libraries(shown)
     if spec.dtype not in DTYPES:
         raise ModelLoadError(f"cannot load model {shown!r}: dtype {spec.dtype!r} is not one of {', '.join(DTYPES)}")
@@ -169,7 +168,7 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
     notes: list[str] = []  # the load's, and the tokenizer's when it loads (lazily: on first use)
     tokenizer_loader = _tokenizer_loader(shown, source, Path(cache_dir), prefetch if lazy_tokenizer else None,
                                          lambda tokenizer: notes.extend(check_tokenizer(tokenizer, shown, spec)))
-    with _frozen():
+    with frozen():
         model = _load_weights(shown, source, getattr(torch, spec.dtype), device)
     float32_matmul.apply(model, spec.kernels)
     folder = source if isinstance(source, Path) else hub_snapshot(source)
@@ -204,28 +203,6 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
                             f"{full_threads} give other bits): each xdist worker keeps {full_threads} threads, as a "
                             "serial run does, so that -n gives the same numbers (set OMP_NUM_THREADS to choose)")
     return loaded
-
-
-@contextmanager
-def _frozen() -> Iterator[None]:
-    """No automatic cyclic collection inside; at its end one collection, then everything alive out of the
-    collector's sight (gc.freeze): torch's and transformers' modules and classes, and the model, live as long as the
-    run. Importing them and reading the weights made five or six full collections of a growing heap (1.2 s of a warm
-    `-k sets` run's 7.2 CPU seconds on gemma-3-270m, where a full collection walks 385,000 objects at the end), and
-    every later one (the automatic ones while a run allocates, a released model's, pytest's two at its end) walked
-    all of it again. The collection before the freeze is needed: the imports leave cyclic garbage (about 11,500
-    objects: exceptions whose tracebacks hold the frames above them), which, frozen, would hold load_model's frame and
-    so the model. A released model is then freed by reference counting; where a model holds a reference cycle,
-    ModelSlot.release collects everything."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.collect()
-        gc.freeze()
-        if enabled:
-            gc.enable()
 
 
 def _identity(spec: ModelSpec, device: str, folder: Path, cache_dir: Path, shared: int | None, full: int
@@ -275,7 +252,8 @@ def _tokenizer_loader(shown: str, source: Path | str, cache_dir: Path, prefetch:
     """What loads and checks the tokenizer: already running in a thread when `prefetch` says the run will need it.
     A hub id's folder is known only once its weights are downloaded, so its tokenizer is never prefetched."""
     def load() -> Any:
-        tokenizer = load_tokenizer(shown, source)
+        with frozen():  # it lives as long as the run; parsing its files makes a million objects (heap.py)
+            tokenizer = load_tokenizer(shown, source)
         check(tokenizer)
         return tokenizer
 

@@ -90,8 +90,14 @@ class Scorer:
 
     def _ready(self, loaded: Backend) -> None:
         """What the first case's passes need before they start: the vocabulary table (read from the cache folder, or
-        built from the tokenizer on a first run), which every reading's passes ask for (_read)."""
-        self._caches(loaded)[1].get(lambda: loaded.tokenizer)
+        built from the tokenizer on a first run), which every reading's passes ask for (_read), with the text
+        reading's lookups; it lives as long as the run (heap.py)."""
+        from ..heap import frozen
+
+        with frozen():
+            table = self._caches(loaded)[1].get(lambda: loaded.tokenizer)
+            if self.config.reading == "text":
+                table.prepare()
 
     def score(self, planned: Planned, partners: Sequence[Any] = ()) -> CaseResult:
         """The case's result; with --gotchas-patch also the patching of the pairs it is the last member of

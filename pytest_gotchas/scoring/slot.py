@@ -127,7 +127,7 @@ class ModelSlot:
         held = weakref.ref(loaded) if loaded is not None else None
         del loaded
         gc.collect()
-        if held is not None and held() is not None:  # a reference cycle the load froze (model/load.py, _frozen)
+        if held is not None and held() is not None:  # a reference cycle the load froze (heap.py)
             gc.unfreeze()
             gc.collect()
             gc.freeze()

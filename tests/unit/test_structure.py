@@ -45,12 +45,12 @@ MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 
 
-# The floors, lowest first: a folder imports only folders below it. files.py (atomic writes, locks) is a shared
-# utility under every floor; results/ (the schema and the pure rules) is the floor every step may import. backends/
-# (one module per reading backend behind backends/protocol.py) stands on model/'s loading and under scoring, which
-# calls only the protocol. settings/ (the options, and the steps wired from them) is read by both plugin/ and cli/,
+# The floors, lowest first: a folder imports only folders below it. files.py (atomic writes, locks) and heap.py (what
+# is frozen out of the cyclic collector's sight) are shared utilities under every floor; results/ (the schema and the
+# pure rules) is the floor every step may import. backends/ (one module per reading backend behind
+# backends/protocol.py) stands on model/'s loading and under scoring, which calls only the protocol. settings/ (the options, and the steps wired from them) is read by both plugin/ and cli/,
 # so it lies under both. docs/architecture.md says why each floor is where it is.
-FLOORS = ("files", "results", "cases", "truth", "model", "backends", "scoring", "baseline", "report", "settings",
+FLOORS = ("files", "heap", "results", "cases", "truth", "model", "backends", "scoring", "baseline", "report", "settings",
           "plugin", "cli", "__main__")
 
 

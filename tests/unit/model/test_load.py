@@ -309,9 +309,10 @@ print(frozen, model() is None)
 
 
 def test_a_loaded_model_is_frozen_and_still_freed_when_let_go(tiny_folder: Path, tmp_path: Path) -> None:
-    # model/load.py's _frozen, in a process whose load imports torch and transformers: what the load made is out of
-    # the cyclic collector's sight, and none of the imports' cyclic garbage (exceptions whose tracebacks hold the
-    # frames above them) was frozen with it, or it would hold load_model's frame and so the model once let go.
+    # heap.frozen around model/load.py's imports and weights, in a process whose load imports torch and
+    # transformers: what the load made is out of the cyclic collector's sight, and none of the imports' cyclic
+    # garbage (exceptions whose tracebacks hold the frames above them) was frozen with it, or it would hold
+    # load_model's frame and so the model once let go.
     env = {"PYTHONPATH": str(Path(hashes_module.__file__).parents[2]), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     done = subprocess.run([sys.executable, "-c", FREED, str(tiny_folder), str(tmp_path)], capture_output=True,
                           text=True, env=env, timeout=300)

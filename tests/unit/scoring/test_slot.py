@@ -1,5 +1,5 @@
-"""ModelSlot: a released model is freed even where a reference cycle holds it and the load froze it (model/load.py's
-_frozen); a model loaded ahead (scoring/ahead.py) is the slot's model, or fails where the model is needed, as a load
+"""ModelSlot: a released model is freed even where a reference cycle holds it and the load froze it (heap.py); a
+model loaded ahead (scoring/ahead.py) is the slot's model, or fails where the model is needed, as a load
 there would; the thread count it leaves is the waiting thread's."""
 
 from __future__ import annotations
