@@ -19,7 +19,16 @@ per-repetition ratios:
   converted and its load facts kept already, as after any earlier run on this machine);
 - variants: a first `--gotchas-variants` run of one chapter (2-sets) in a fresh copy, then a warm one in it;
 - collect-only: `pytest --gotchas cases --collect-only` warm, against a bare `pytest --collect-only` in an empty
-  folder.
+  folder;
+- serial (--serial): a first run with `--gotchas-jobs 1`, the snippets one after another and then the model, against
+  the cold run, whose model loads beside the snippets (#52).
+
+Each process also gives its CPU seconds (user and system, its children's included): on a shared machine the
+steadier measure of the work done. The children run with bytecode caching on (PYTHONDONTWRITEBYTECODE is dropped
+from their environment, bench/child.py), as any installed plugin is imported.
+
+    python -m bench.floor --reps 3 --serial                  # the spec chapters (#52's figures)
+    python -m bench.floor --reps 2 --serial --all-chapters   # the whole library
 """
 
 from __future__ import annotations
@@ -42,6 +51,7 @@ HERE = Path(__file__).parent
 TRACED, FLOOR, NAIVE = HERE / "traced.py", HERE / "floor_script.py", HERE / "naive.py"
 VARIANTS_CHAPTER = "2-sets.yaml"
 PLUGIN_LOOP = ("model_load", "tokenizer_load", "cuts", "forward")  # the plugin's own timings inside the test loop
+AHEAD = "test loop: less what of those ran ahead, beside collection"
 TOKENIZE = """
 import json, sys
 from transformers import AutoTokenizer
@@ -71,6 +81,8 @@ def traced(workdir: Path, name: str, *args: str, report: bool = True) -> Traced:
     phases = json.loads(trace.read_text())["phases"]
     loop = phases.pop("test loop")
     split = {f"test loop: {p}": child.seconds(p) for p in PLUGIN_LOOP}
+    # A load ahead's phases ran beside collection, before the loop waited for the rest (scoring/ahead.py).
+    split[AHEAD] = -child.seconds("ahead")
     ordered: dict[str, float] = {}
     for key, value in phases.items():
         ordered[key] = value
@@ -91,6 +103,7 @@ class Runs:
     variants_warm: list[Traced] = field(default_factory=list)
     collect: list[Traced] = field(default_factory=list)
     bare: list[Child] = field(default_factory=list)
+    serial: list[Traced] = field(default_factory=list)  # --serial: first runs with --gotchas-jobs 1
 
 
 def prepare(ctx: Context, root: Path, device: str) -> tuple[Path, Path]:
@@ -104,7 +117,7 @@ def prepare(ctx: Context, root: Path, device: str) -> tuple[Path, Path]:
     return workdir, ids
 
 
-def run(ctx: Context, root: Path, reps: int, device: str, keep: Path | None = None) -> Runs:
+def run(ctx: Context, root: Path, reps: int, device: str, keep: Path | None = None, serial: bool = False) -> Runs:
     warm_dir, ids = prepare(ctx, root, device)
     empty = root / "empty"
     empty.mkdir()
@@ -119,6 +132,8 @@ def run(ctx: Context, root: Path, reps: int, device: str, keep: Path | None = No
                                                   str(ctx.prompts()), device)),
         "cold": lambda: runs.cold.append(traced(ctx.fresh(1), "cold", *dev)),
     }
+    if serial:  # a first run that does one thing at a time: the snippets one by one, then the model
+        steps["serial"] = lambda: runs.serial.append(traced(ctx.fresh(1), "serial", "--gotchas-jobs", "1", *dev))
     order = list(steps)
     for rep in range(reps):
         for name in order[rep % len(order):] + order[: rep % len(order)]:
@@ -202,6 +217,7 @@ def over_the_floor(runs: Runs) -> list[str]:
          warm("test loop: forward") - script("forward") - extra * per_pass),
         ("model load beyond the floor's imports and weights",
          warm("test loop: model_load") + warm("test loop: tokenizer_load") - script("imports") - script("weights")),
+        ("the load's seconds (and the vocabulary table's) that ran beside collection, not waited for", warm(AHEAD)),
         ("pytest and the plugin: imports, start-up, collection, per-test work, session end, teardown",
          sum(warm(phase) for phase in PYTEST_OWN)),
         ("interpreter start and exit beyond the floor's", sum(warm(phase) for phase in edges) - rest),
@@ -222,35 +238,55 @@ def first_over_warm(cold: list[Traced], warm: list[Traced]) -> list[str]:
     return lines + [f"| **whole process** | **{med(walls(cold)) - med(walls(warm)):+.2f}** |"]
 
 
+def cpus(children: list[Child]) -> list[float]:
+    return [c.cpu for c in children]
+
+
+def calls_line(runs: Runs) -> str:
+    """A warm run's model calls against its prompts (the floor's passes: one per prompt)."""
+    t, prompts = runs.warm[-1].child.timings, runs.floor[0].extra["passes"]
+    calls = t.forward_calls + t.incremental_steps
+    return (f"Forward calls of a warm run: {calls} for {prompts} prompts ({calls / prompts:.2f} a prompt): "
+            f"{t.forward_calls} calls for {t.forward_passes} full passes, and {t.incremental_steps} incremental steps "
+            f"of the text reading (one call each; {t.incremental_tokens} tokens). The floor: {prompts} calls.")
+
+
 def markdown(runs: Runs) -> list[str]:
     floor, naive = [c.wall for c in runs.floor], [c.wall for c in runs.naive]
     warm, cold = walls(runs.warm), walls(runs.cold)
     w_floor, w_naive, c_warm = paired(warm, floor), paired(warm, naive), paired(cold, warm)
     v_ratio = paired(walls(runs.variants_cold), walls(runs.variants_warm))
     gap = med([t.child.wall - b.wall for t, b in zip(runs.collect, runs.bare)])
-    t = runs.warm[-1].child.timings
     yes = lambda ok: "yes" if ok else "**no**"  # noqa: E731
+    rows = [("floor", runs.floor), ("plugin warm", [t.child for t in runs.warm]), ("naive script", runs.naive),
+            ("plugin first run (cold)", [t.child for t in runs.cold])]
+    if runs.serial:
+        rows.append(("plugin first run, `--gotchas-jobs 1` (one thing at a time)", [t.child for t in runs.serial]))
+    rows += [("variants of 2-sets, cold", [t.child for t in runs.variants_cold]),
+             ("variants of 2-sets, warm", [t.child for t in runs.variants_warm]),
+             ("`pytest --gotchas cases --collect-only`, warm", [t.child for t in runs.collect]),
+             ("bare `pytest --collect-only`, empty folder", runs.bare)]
+    serial = ([f"| a first run overlapped against one thing at a time | {paired(cold, walls(runs.serial)):.2f}x | - |"]
+              if runs.serial else [])
     return [
-        "| run | whole process, median (min-max) s |", "|---|---:|",
-        *(f"| {name} | {med(v):.2f} ({min(v):.2f}-{max(v):.2f}) |" for name, v in (
-            ("floor", floor), ("plugin warm", warm), ("naive script", naive), ("plugin cold", cold),
-            ("variants of 2-sets, cold", walls(runs.variants_cold)),
-            ("variants of 2-sets, warm", walls(runs.variants_warm)),
-            ("`pytest --gotchas cases --collect-only`, warm", walls(runs.collect)),
-            ("bare `pytest --collect-only`, empty folder", [b.wall for b in runs.bare]))),
+        "| run | whole process, median (min-max) s | CPU s (user + system, children included), median |",
+        "|---|---:|---:|",
+        *(f"| {name} | {med([c.wall for c in v]):.2f} ({min(c.wall for c in v):.2f}-{max(c.wall for c in v):.2f}) | "
+          f"{med(cpus(v)):.2f} |" for name, v in rows),
         "",
-        f"The plugin's warm run: {t.forward_passes} full passes and {t.incremental_steps} incremental steps; the floor "
-        f"{runs.floor[0].extra['passes']} passes. Ratios are medians of the per-repetition ratios.",
+        calls_line(runs) + " Ratios are medians of the per-repetition ratios.",
         "",
         "| target | measured | met? |", "|---|---|---|",
         f"| warm <= 0.75x the naive script | {w_naive:.2f}x | {yes(w_naive <= 0.75)} |",
         f"| warm <= 1.3x the floor | {w_floor:.2f}x | {yes(w_floor <= 1.3)} |",
         f"| first run <= 1.5x warm | {c_warm:.2f}x | {yes(c_warm <= 1.5)} |",
+        *serial,
         f"| first `--gotchas-variants` run of 2-sets <= 1.5x warm | {v_ratio:.2f}x | {yes(v_ratio <= 1.5)} |",
         f"| collect-only within 0.5 s of bare | +{gap:.2f} s | {yes(gap <= 0.5)} |",
         "", "The plugin's wall time, every phase (bench/traced.py; the interpreter's exit is the remainder):", "",
-        *phase_table({"warm": runs.warm, "cold": runs.cold, "variants cold": runs.variants_cold,
-                      "variants warm": runs.variants_warm, "collect-only": runs.collect}),
+        *phase_table({"warm": runs.warm, "cold": runs.cold, **({"cold, jobs 1": runs.serial} if runs.serial else {}),
+                      "variants cold": runs.variants_cold, "variants warm": runs.variants_warm,
+                      "collect-only": runs.collect}),
         "", "The scripts' phases (what each timed; the rest is interpreter start and exit):", "",
         *script_table(runs),
         "", "Where the warm run's time over the floor goes:", "", *over_the_floor(runs),
@@ -268,6 +304,8 @@ def main(argv: list[str] | None = None) -> None:
                         "2-sets.yaml) instead of the spec's: a short run on a busy machine")
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     parser.add_argument("--keep", type=Path, metavar="DIR", help="copy the last warm run's JSON report into DIR")
+    parser.add_argument("--serial", action="store_true", help="also a first run with --gotchas-jobs 1 (the snippets "
+                        "one after another, then the model): what the overlapped first run saves")
     args = parser.parse_args(argv)
     info = machine()
     cpu = subprocess.run([sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
@@ -277,7 +315,7 @@ def main(argv: list[str] | None = None) -> None:
         chapters = ([scenarios.REPO / "cases" / name for name in args.chapters] if args.chapters
                     else scenarios.chapters(args.all_chapters))
         ctx = Context(root, chapters, model_folder())
-        lines = markdown(run(ctx, root, args.reps, args.device, args.keep))
+        lines = markdown(run(ctx, root, args.reps, args.device, args.keep, args.serial))
     except BenchFailed as failed:
         sys.exit(f"bench: {failed}")
     finally:

@@ -44,7 +44,7 @@ from typing import Any, TypeVar
 import yaml
 
 from ..cases.chapter import CASE_ID
-from ..cases.yamlfile import MAX_DEPTH, SafeLoader, TooDeep
+from ..cases.yamlfile import MAX_DEPTH, TooDeep, safe_load
 from ..files import NotARegularFile, TooLarge, read_regular, remove_stale_temporaries, write_atomic
 from ..results.baselines import UPDATE_FLAG, Entry, Header, Probability
 from ..results.verdict import Verdict
@@ -183,7 +183,7 @@ def loads(text: str, source: str = "<baseline>", lenient: bool = False) -> Basel
 def _top_level(text: str, bad: Callable[[str, str], BaselineError]) -> dict[Any, Any]:
     """The parsed file, its top-level keys, format and counts checked."""
     try:
-        data = yaml.load(text, Loader=SafeLoader)
+        data = safe_load(text)
     except TooDeep as error:
         raise bad(f"line {error.line}", f"it nests more than {MAX_DEPTH} levels deep (a baseline needs 5)") from None
     except yaml.YAMLError as error:

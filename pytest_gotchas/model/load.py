@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..heap import frozen
 from ..results.schema import ModelInfo
 from . import DTYPES, companions, facts, float32_matmul, invariance, numerics
 from .convert import Log, no_progress_bars, one_line
@@ -97,7 +98,8 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
     loading it while the weights load, and first use waits for that thread.
     """
     shown = shown_name(spec.name)
-    torch, transformers = _import_libraries(shown)
+    with frozen():  # see heap.py: the libraries, then the model, live as long as the run
+        torch, transformers = _import_libraries(shown)
     if spec.dtype not in DTYPES:
         raise ModelLoadError(f"cannot load model {shown!r}: dtype {spec.dtype!r} is not one of {', '.join(DTYPES)}")
     device = "auto" if spec.device_map_auto else resolve_device(spec.device, spec.worker_id)
@@ -109,7 +111,8 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
     notes: list[str] = []  # the load's, and the tokenizer's when it loads (lazily: on first use)
     load_tokenizer = tokenizer_loader(shown, source, cache, prefetch if lazy_tokenizer else None,
                                       lambda tokenizer: notes.extend(check_tokenizer(tokenizer, shown, spec)))
-    model = _load_weights(shown, source, getattr(torch, spec.dtype), device)
+    with frozen():
+        model = _load_weights(shown, source, getattr(torch, spec.dtype), device)
     float32_matmul.apply(model, spec.kernels)
     folder = source if isinstance(source, Path) else hub_snapshot(source)
     weights, tokenizer_key, parts = _identity(spec, device, folder, cache, shared, full_threads)

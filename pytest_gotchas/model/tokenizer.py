@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..heap import frozen
 from .convert import allowed_unfaithful, one_line, round_trip, unfaithful_folder
 from .hashes import tokenizer_fingerprint
 from .spec import ModelLoadError, ModelSpec
@@ -43,7 +44,8 @@ def tokenizer_loader(shown: str, source: Path | str, cache_dir: Path, prefetch: 
     """What loads and checks the tokenizer: already running in a thread when `prefetch` says the run will need it.
     A hub id's folder is known only once its weights are downloaded, so its tokenizer is never prefetched."""
     def load() -> Any:
-        tokenizer = load_tokenizer(shown, source)
+        with frozen():  # it lives as long as the run; parsing its files makes a million objects (heap.py)
+            tokenizer = load_tokenizer(shown, source)
         check(tokenizer)
         return tokenizer
 

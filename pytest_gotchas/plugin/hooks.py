@@ -50,6 +50,9 @@ def _argparse_type(option: Option) -> Any:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from .frozen import configured
+
+    configured(config)
     if read_settings(config).enabled:
         ensure(config)  # a baseline that cannot be used is a usage error now, before anything runs
 
@@ -126,6 +129,18 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
     session.config.stash[SESSION].plan_run([(item.model, item.planned) for item in session.items
                                            if isinstance(item, GotchaItem)])
+    from .frozen import collected
+
+    collected()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """Nothing of a test runs beside a model loading ahead (plugin/ahead.py): the loop starts once it is loaded."""
+    if SESSION in session.config.stash:
+        from .ahead import settle
+
+        settle(session.config)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -168,6 +183,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     """A collection that checks the library's ground truth (CI's --collect-only) fails on a refused case, as a run
     of it would, and says which."""
     config = session.config
+    if SESSION in config.stash:
+        from .ahead import settle
+
+        settle(config)  # a session that ended before its loop leaves no load ahead running
     if SESSION not in config.stash or not config.option.collectonly:
         return
     from .nodes import RefusedItem

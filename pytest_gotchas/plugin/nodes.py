@@ -102,6 +102,7 @@ def verify_selected(session: pytest.Session, items: list[pytest.Item]) -> None:
     for item in items:
         if isinstance(item, GotchaItem) and isinstance(item.parent, ChapterFile):
             by_chapter.setdefault(item.parent, []).append(item)
+    _execute_ahead(session, items, by_chapter)
     failed: set[ChapterFile] = set()
     for done, (chapter, selected) in enumerate(by_chapter.items()):
         gotchas.progress.show("executing ground truth of chapter file", done, len(by_chapter),
@@ -127,6 +128,22 @@ def verify_selected(session: pytest.Session, items: list[pytest.Item]) -> None:
             refusal.extra_keyword_matches.update(item.extra_keyword_matches)
             kept.append(refusal)
     items[:] = kept
+
+
+def _execute_ahead(session: pytest.Session, items: list[pytest.Item],
+                   by_chapter: dict[ChapterFile, list[GotchaItem]]) -> None:
+    """The first case's model starts loading, and every selected chapter's snippets are executed side by side
+    (plugin/ahead.py), for the chapters to be checked in order after; nothing ahead with --gotchas-jobs 1."""
+    from . import ahead
+
+    gotchas = session.config.stash[SESSION]
+    ahead.start(session, next((item.model for item in items
+                               if isinstance(item, GotchaItem) and item.planned.status == Status.SCORED), None))
+    if gotchas.settings.jobs == 1 or not by_chapter:
+        return
+    chapters = [list({id(item.planned): item.planned for item in selected}.values()) for selected in by_chapter.values()]
+    gotchas.collector.execute_ahead(chapters, lambda done, total: gotchas.progress.show(
+        "executing ground truth of snippet", done, total))
 
 
 class GotchaItem(pytest.Item):

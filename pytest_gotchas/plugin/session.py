@@ -101,7 +101,8 @@ class GotchasSession:
     def collector(self) -> Collector:
         if self._collector is None:
             cache = self.pytest_cache
-            self._collector = wiring.collector(self.settings, cache / "transcripts" if cache else None, self.isolation)
+            self._collector = wiring.collector(self.settings, cache / "transcripts" if cache else None, self.isolation,
+                                               cache / "interpreters.json" if cache else None)
         return self._collector
 
     def scorer(self, model: str) -> Scorer:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .schema import ModelInfo
+if TYPE_CHECKING:  # settings/options.py imports this module on every pytest run: pydantic only where a run scores
+    from .schema import ModelInfo
 
 PLAIN_KERNELS = "plain"  # the kernel path of a model's own modules (model/kernels.py names the others)
 

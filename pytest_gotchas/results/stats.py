@@ -22,13 +22,8 @@ from statistics import NormalDist
 
 from pydantic.dataclasses import dataclass
 
+from .levels import LEVEL, MIN_LEVEL, level_computable  # noqa: F401  (published here too)
 from .vocabulary import IntervalMethod
-
-LEVEL = 0.05  # the default significance level; intervals are at 1 - level
-# The smallest level every statistic here can be computed at. Below about 2.2e-16, 1 - level / 2 rounds to 1.0 in
-# double precision and its normal quantile (wilson's z) is infinite, which NormalDist refuses; 1e-15 is the round
-# number above that edge. The options' range check (settings/options.py) and a report's reader refuse a smaller one.
-MIN_LEVEL = 1e-15
 
 
 @dataclass(frozen=True)
@@ -41,11 +36,6 @@ class Interval:
     high: float | None
     confidence: float  # 0.95
     method: IntervalMethod = IntervalMethod.WILSON
-
-
-def level_computable(level: float) -> bool:
-    """Whether every interval and test here can be computed at `level` (nan and infinities are not)."""
-    return MIN_LEVEL <= level < 1
 
 
 def wilson(k: int, n: int, level: float = LEVEL) -> Interval:

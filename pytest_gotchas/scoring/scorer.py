@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +87,22 @@ class Scorer:
         self._vocab: Any = None
         self._guard: Any = None
         self._fetcher: Fetcher | None = None  # the backend's rows by context, where it gives them
+
+    def load_ahead(self) -> bool:
+        """Start loading this model while collection goes on (ahead.py), with the vocabulary table its first passes
+        build; False where the slot does not (scorer.ModelSlot.load_ahead)."""
+        return self.slot.load_ahead(self._ready)
+
+    def _ready(self, loaded: Backend) -> None:
+        """What the first case's passes need before they start: the vocabulary table (read from the cache folder, or
+        built from the tokenizer on a first run), which every reading's passes ask for (_read), with the text
+        reading's lookups; it lives as long as the run (heap.py)."""
+        from ..heap import frozen
+
+        with frozen():
+            table = self._caches(loaded)[1].get(lambda: loaded.tokenizer)
+            if self.config.reading == ReadingName.TEXT:
+                table.prepare()
 
     def score(self, planned: Planned, partners: Sequence[Any] = ()) -> CaseResult:
         """The case's result; with --gotchas-patch also the patching of the pairs it is the last member of

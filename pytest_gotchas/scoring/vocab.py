@@ -57,6 +57,10 @@ class Vocab:
             end += 1
         return ids[start:end]
 
+    def prepare(self) -> None:
+        """Build the lookups' tables now, not at the first lookup (a load ahead does it beside collection)."""
+        _ = self._sorted, self._exact
+
     def proper_prefixes(self, text: bytes) -> list[tuple[int, int]]:
         """(id, length) of the tokens whose text is a non-empty proper prefix of `text`."""
         return [(i, n) for n in range(1, len(text)) for i in self._exact.get(text[:n], [])]

@@ -21,7 +21,7 @@ from ..files import user_cache_home
 from ..model import DTYPES
 from ..model.kernels import KERNELS
 from ..results.effects import Floor
-from ..results.stats import MIN_LEVEL, level_computable
+from ..results.levels import MIN_LEVEL, level_computable
 from ..scoring.head import METRICS as PATCH_METRICS
 from ..truth.sandbox import IsolationLevel
 
@@ -223,6 +223,10 @@ OPTIONS = (
     Option("runs", "executions of each snippet; each must give the same answer (unpinned hash seeds vary per run)",
            integer(2, 100), cli=True),
     Option("timeout", "seconds one snippet run may take before it is killed", seconds, cli=True),
+    Option("jobs", "how many snippets are executed side by side while collecting, whatever their chapter (default: "
+           "two per core); beside them the model of the first case starts loading. 1: one snippet after another, and "
+           "the model loads when the first case needs it", integer(1, 1024), metavar="N",
+           shown_default="2 per core"),
     Option("isolation", "how snippets are confined: strong (bubblewrap, else namespaces made with util-linux "
            "unshare: read-only root; credentials, home folders and the project hidden; private /tmp; no network; the "
            "run stops with a usage error when neither works here) or weak (a PID namespace only: snippets can write "
@@ -327,6 +331,7 @@ class Settings:
     python: dict[str, str] = field(default_factory=dict)
     runs: int = 3
     timeout: float = 10.0
+    jobs: int | None = None  # None: truth/execute.default_jobs()
     isolation: str = "strong"
     cache_dir: Path | None = None
     json: Path | None = None

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..backends.protocol import Asked, Backend, EngineOptions, Feature, LoadRequest, ModelLoadError, ModelSpec
-from ..model.ref import ModelRef
+from ..model.ref import TRANSFORMERS, ModelRef
 from ..results.effects import Floor
 from ..results.hardware import PLAIN_KERNELS
 from ..results.vocabulary import PatchMetric, PatchMode, ReadingName
@@ -56,11 +56,12 @@ def scoring_config(settings: Settings, pytest_cache: Path | None) -> ScoringConf
                          pytest_cache=pytest_cache)
 
 
-def collector(settings: Settings, transcripts: Path | None, isolation: Isolation) -> Collector:
-    """Interpreters, the transcript cache (None: nothing kept), the run's isolation and the limits of every snippet
-    run."""
-    return Collector(Finder(overrides=settings.python), Cache(transcripts, isolation), Limits(timeout=settings.timeout),
-                     settings.runs, settings.variants, settings.instances)
+def collector(settings: Settings, transcripts: Path | None, isolation: Isolation, interpreters: Path | None = None
+              ) -> Collector:
+    """Interpreters (those earlier runs verified kept in `interpreters`), the transcript cache (None: nothing kept),
+    the run's isolation and the limits of every snippet run."""
+    return Collector(Finder(overrides=settings.python, known=interpreters), Cache(transcripts, isolation),
+                     Limits(timeout=settings.timeout), settings.runs, settings.variants, settings.instances, settings.jobs)
 
 
 def scorer(settings: Settings, model_id: str, ref: ModelRef, clock: Clock, pytest_cache: Path | None, *,
@@ -73,7 +74,7 @@ def scorer(settings: Settings, model_id: str, ref: ModelRef, clock: Clock, pytes
     at once); `progress` shows a GGUF conversion's steps (model/convert.py's STEPS) and is erased when the load
     ends."""
 
-    def load() -> Backend:
+    def load(quiet: bool = False) -> Backend:
         from ..backends import module, run_refusals
         from ..model.convert import STEPS
 
@@ -87,15 +88,18 @@ def scorer(settings: Settings, model_id: str, ref: ModelRef, clock: Clock, pytes
         request = LoadRequest(spec=spec, model_cache=settings.model_cache, log=log,
                               lazy_tokenizer=pytest_cache is not None, prefetch=first_run(settings, pytest_cache),
                               engine=engine_options(settings))
-        token = STEPS.set(progress.show if progress is not None and progress.active else None)
+        shown = None if quiet else progress  # a load ahead says nothing (scoring/ahead.py)
+        token = STEPS.set(shown.show if shown is not None and shown.active else None)
         try:
-            with progress.around() if progress is not None else nullcontext():
+            with shown.around() if shown is not None else nullcontext():
                 loaded: Backend = module(ref.backend).load(request)
                 return loaded
         finally:
             STEPS.reset(token)
 
-    return Scorer(model_id=model_id, slot=ModelSlot(load, clock), config=scoring_config(settings, pytest_cache),
+    # Only a model this process runs is loaded ahead: an engine (vLLM) starts processes and signal handlers of its own.
+    ahead = (lambda: load(quiet=True)) if ref.backend == TRANSFORMERS else None
+    return Scorer(model_id=model_id, slot=ModelSlot(load, clock, ahead), config=scoring_config(settings, pytest_cache),
                   planned=planned)
 
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cases import yamlfile
 from ..cases.chapter import Case, Chapter, Prompt, load_chapter
 from ..cases.families import drawn as drawn_instances, family_infos
-from .execute import Cache, Limits, Request, Execution
+from .execute import Cache, Executed, Execution, Limits, Request, default_jobs
 from .check import Checked, CheckStatus, check
 from .twins import twin_problem
 from . import instances
@@ -134,16 +135,26 @@ def request_for(interpreter: Interpreter, transcript: Transcript, env: tuple[tup
     )
 
 
+def _requests(every_planned: list[Planned]) -> list[tuple[Planned, int, Request]]:
+    """What executing the cases' prompts asks, in case and prompt order, with each prompt's index (a case without an
+    interpreter asks nothing)."""
+    return [(planned, n, request_for(planned.interpreter, prompt.transcript, planned.case.env))
+            for planned in every_planned if planned.interpreter is not None
+            for n, prompt in enumerate(planned.prompts)]
+
+
 class Collector:
     """Interpreters and the transcript cache of one process."""
 
     def __init__(self, finder: Finder, cache: Cache, limits: Limits, runs: int, variants: bool = False,
-                 instances: int = 0) -> None:
+                 instances: int = 0, jobs: int | None = None) -> None:
         self.finder, self.cache, self.limits, self.runs = finder, cache, limits, runs
         # Whether the run puts the cases' variants to the model. Only what a run scores is executed: without
         # --gotchas-variants a cold run executes none of the library's variants (CI checks them: .ci/run).
         self.variants = variants
         self.instances = instances  # how many instances of each family the run draws (--gotchas-instances)
+        self.jobs = jobs or default_jobs()  # snippets executed side by side (--gotchas-jobs)
+        self._ahead: dict[Request, Executed] = {}  # what execute_ahead executed, for verify to check
 
     def load(self, path: Path, display: str) -> Chapter:
         """A chapter file, with the instances of its families the run draws."""
@@ -172,18 +183,35 @@ class Collector:
             every_planned.append(Planned(case, chapter, info, prompts, status, case.unscored, interpreter=found))
         return every_planned
 
+    def execute_ahead(self, chapters: list[list[Planned]], tick: Callable[[int, int], None] | None = None) -> None:
+        """The prompts of several chapters' cases executed side by side, `jobs` at a time, in one pool whatever their
+        chapter (a chapter's slowest snippet no longer holds the next chapter back), and kept for `verify`, which
+        checks them chapter by chapter in the run's order: the transcripts, refusals and messages are those of
+        chapters executed one after another. What an execution raised is raised by the verify of its chapter."""
+        requests = [request for planned in chapters if planned
+                    for request in [r for _, _, r in _requests(planned)]
+                    + [r for _, _, r in self._drawn(planned[0].chapter, planned)[1]]]
+        self._ahead.update(self.cache.execute_each(requests, self.runs, self.limits, self.jobs, tick))
+
+    def _executed(self, requests: list[Request]) -> list[tuple[Execution, ...]]:
+        """Each request's runs, in order: from execute_ahead where it executed them all (the first error among
+        them raised, as a pool's map raises it), else executed now."""
+        if not requests or any(r not in self._ahead for r in requests):
+            return self.cache.execute_all(requests, self.runs, self.limits, self.jobs)
+        found = []
+        for request in requests:
+            result = self._ahead[request]
+            if isinstance(result, BaseException):
+                raise result
+            found.append(result)
+        return found
+
     def verify(self, chapter: Chapter, info: ChapterInfo, every_planned: list[Planned]) -> ChapterPlan:
         """The prompts of `every_planned` (cases of one chapter, from `prepare`) executed and checked, in place: a
         case's status, message, outputs and refusals are set here. A twin is checked where both members are given."""
-        requests: list[tuple[Planned, int, Request]] = []
-        for planned in every_planned:
-            if planned.interpreter is not None:
-                requests.extend((planned, n, request_for(planned.interpreter, prompt.transcript, planned.case.env))
-                                for n, prompt in enumerate(planned.prompts))
-        drawn = instances.units(chapter, [planned.case for planned in every_planned])
-        partners = self._partners(chapter, drawn, {planned.case.id for planned in every_planned})
-        executed = self.cache.execute_all([r for _, _, r in requests] + [r for _, _, r in partners], self.runs,
-                                          self.limits)
+        requests = _requests(every_planned)
+        drawn, partners = self._drawn(chapter, every_planned)
+        executed = self._executed([r for _, _, r in requests] + [r for _, _, r in partners])
         refused, warnings = self._cut(chapter, every_planned, drawn, list(zip(requests, executed)),
                                       list(zip(partners, executed[len(requests):]))), []
         after: dict[tuple[str, str | None], str] = {}  # (case, primer) -> what its own transcript printed after the cut
@@ -216,6 +244,12 @@ class Collector:
             for member in members:  # both spellings fail with the message: neither alone is the twin
                 by_id[member].refusals.append(message)
         return ChapterPlan(chapter, info, every_planned, refused, warnings)
+
+    def _drawn(self, chapter: Chapter, every_planned: list[Planned]
+               ) -> tuple[dict[str, tuple[Case, ...]], list[tuple[Case, Prompt, Request]]]:
+        """The drawn instances among `every_planned`'s cases, and the partners' prompts their cuts need executed."""
+        drawn = instances.units(chapter, [planned.case for planned in every_planned])
+        return drawn, self._partners(chapter, drawn, {planned.case.id for planned in every_planned})
 
     def _partners(self, chapter: Chapter, drawn: dict[str, tuple[Case, ...]],
                   planned: set[str]) -> list[tuple[Case, Prompt, Request]]:

@@ -22,7 +22,8 @@ import os
 import re
 import signal
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -276,10 +277,36 @@ class Cache:
                     ) -> list[tuple[Execution, ...]]:
         """Cache misses run in parallel: each run is a subprocess, so threads suffice."""
         unique = list(dict.fromkeys(requests))
-        workers = workers or max(2, (os.cpu_count() or 2) * 2)
+        workers = workers or default_jobs()
         with ThreadPoolExecutor(max_workers=min(workers, max(1, len(unique)))) as pool:
             results = dict(zip(unique, pool.map(lambda r: self.get_or_execute(r, runs, limits), unique)))
         return [results[r] for r in requests]
+
+    def execute_each(self, requests: list[Request], runs: int, limits: Limits, workers: int,
+                     tick: Callable[[int, int], None] | None = None) -> dict[Request, Executed]:
+        """Every request (once) by `workers` side by side, whatever its chapter: what each gave, or what it raised,
+        to be taken in the order a caller needs (Collector.verify). `tick(done, total)` is called in this thread as
+        requests finish."""
+        unique = list(dict.fromkeys(requests))
+        done: dict[Request, Executed] = {}
+        with ThreadPoolExecutor(max_workers=min(workers, max(1, len(unique)))) as pool:
+            futures = {pool.submit(self.get_or_execute, r, runs, limits): r for r in unique}
+            for count, future in enumerate(as_completed(futures)):
+                error = future.exception()
+                done[futures[future]] = error if error is not None else future.result()
+                if tick is not None:
+                    tick(count + 1, len(unique))
+        return done
+
+
+Executed = tuple[Execution, ...] | BaseException  # a request's runs, or what executing it raised
+
+
+def default_jobs() -> int:
+    """Snippet executions side by side where the run does not say (--gotchas-jobs): two per core this process may
+    use, as each spends much of its time starting processes and waiting on them."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(2, cores * 2)
 
 
 _FIELDS = {f.name: f.type for f in fields(Execution)}

@@ -181,6 +181,15 @@ def test_torch_stays_out_until_the_fixture_is_used(pytester: pytest.Pytester) ->
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
 
 
+def test_a_run_without_gotchas_imports_neither_pydantic_nor_yaml(pytester: pytest.Pytester) -> None:
+    # The plugin is imported by every pytest run: its options' table must not pull in the report schema (pydantic)
+    # or the chapter reader (PyYAML), which only a --gotchas run uses.
+    pytester.makepyfile(test_plain="import sys\ndef test_x():\n    assert 'pydantic' not in sys.modules\n"
+                                   "    assert 'yaml' not in sys.modules\n")
+    result = pytester.runpytest_subprocess("-p", "no:randomly")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+
+
 # -- special tokens: each model's own convention ---------------------------------------------------------------------
 
 

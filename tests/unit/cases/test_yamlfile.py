@@ -210,3 +210,38 @@ def test_a_file_libyaml_refuses_gets_pyyamls_message(monkeypatch: pytest.MonkeyP
     with pytest.raises(yamlfile.YamlFileError) as pure:
         yamlfile.load(text, "x.yaml")
     assert str(fast.value) == str(pure.value) == "x.yaml:3: not valid YAML: expected ',' or ']', but got '<stream end>'"
+
+
+def _typed(value: object) -> object:
+    """Plain data with every value's type, so that 1 and 1.0 and "1" differ."""
+    if isinstance(value, dict):
+        return [(_typed(key), _typed(item)) for key, item in value.items()]
+    if isinstance(value, list):
+        return [_typed(item) for item in value]
+    return (type(value).__name__, value)
+
+
+@pytest.mark.skipif(not yamlfile.LIBYAML, reason="PyYAML without libyaml")
+@pytest.mark.parametrize("baseline", sorted((Path(__file__).parents[3] / "baselines").glob("*.yaml")),
+                         ids=lambda p: p.name)
+def test_libyaml_events_give_the_safe_loaders_baseline(baseline: Path) -> None:
+    import yaml
+
+    text = baseline.read_text()
+    assert yamlfile._FastSafeLoader is not None
+    fast = yaml.load(text, Loader=yamlfile._FastSafeLoader)  # noqa: S506
+    assert _typed(fast) == _typed(yaml.load(text, Loader=yamlfile.SafeLoader))  # noqa: S506
+    assert _typed(yamlfile.safe_load(text)) == _typed(fast)
+
+
+@pytest.mark.skipif(not yamlfile.LIBYAML, reason="PyYAML without libyaml")
+@pytest.mark.parametrize("text", ["a: [1\n", "[" * 200 + "]" * 200])
+def test_safe_load_raises_what_the_pure_loader_raises(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    import yaml
+
+    with pytest.raises(yaml.YAMLError) as fast:
+        yamlfile.safe_load(text)
+    monkeypatch.setattr(yamlfile, "_FastSafeLoader", None)
+    with pytest.raises(yaml.YAMLError) as pure:
+        yamlfile.safe_load(text)
+    assert type(fast.value) is type(pure.value) and str(fast.value) == str(pure.value)

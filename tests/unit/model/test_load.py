@@ -295,3 +295,28 @@ def test_the_setting_lets_it_through_with_a_note_and_names_it(unfaithful_folder:
     faithful = load_model(spec(tiny_folder, allow_unfaithful_tokenizer=True), tmp_path)
     assert faithful.notes == [] and faithful.info.allow_unfaithful_tokenizer
     assert not load_model(spec(tiny_folder), tmp_path).info.allow_unfaithful_tokenizer
+
+
+FREED = """
+import gc, sys, weakref
+from pathlib import Path
+from pytest_gotchas.model.load import ModelSpec, load_model
+loaded = load_model(ModelSpec(name=sys.argv[1], device="cpu"), Path(sys.argv[2]))
+model = weakref.ref(loaded.model)
+frozen = not any(o is loaded.model for o in gc.get_objects())  # in no generation the collector walks
+del loaded
+gc.collect()
+print(frozen, model() is None)
+"""
+
+
+def test_a_loaded_model_is_frozen_and_still_freed_when_let_go(tiny_folder: Path, tmp_path: Path) -> None:
+    # heap.frozen around model/load.py's imports and weights, in a process whose load imports torch and
+    # transformers: what the load made is out of the cyclic collector's sight, and none of the imports' cyclic
+    # garbage (exceptions whose tracebacks hold the frames above them) was frozen with it, or it would hold
+    # load_model's frame and so the model once let go.
+    env = {"PYTHONPATH": str(Path(hashes_module.__file__).parents[2]), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", FREED, str(tiny_folder), str(tmp_path)], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True"]
