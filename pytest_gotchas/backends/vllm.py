@@ -37,6 +37,7 @@ from ..model.ref import ModelRef
 from ..model.hashes import hub_snapshot, tokenizer_fingerprint, weight_files, weights_sha256
 from ..model.load import ModelLoadError, ModelSpec, check_tokenizer, load_tokenizer, resolve_source, shown_name
 from ..results.schema import BackendInfo, ModelInfo
+from ..results.vocabulary import TextPath
 from .protocol import Backend, Capabilities, Context, ContextLogits, EngineOptions, Feature, LoadRequest, Unsupported
 
 NAME = "vllm"
@@ -259,7 +260,7 @@ def load(request: LoadRequest) -> Backend:  # mypy checks here that the class sa
         torch_version=str(torch.__version__), transformers_version=str(transformers.__version__),
         hardware=numerics.hardware(platform) + (f" x {world} ({executor})" if world > 1 else ""),
         numerics=fingerprint, threads=torch.get_num_threads(), backend=backend,
-        allow_unfaithful_tokenizer=spec.allow_unfaithful_tokenizer)
+        allow_unfaithful_tokenizer=spec.allow_unfaithful_tokenizer, text_path=TextPath.CONTEXTS)
     _attach_tokenizer(loaded, shown, source, folder, cache_dir, request.lazy_tokenizer, spec)
     return loaded
 

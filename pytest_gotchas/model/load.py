@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..results.schema import ModelInfo
-from . import DTYPES, companions, facts, float32_matmul, invariance, kernels, numerics
+from ..results.vocabulary import TextPath
+from . import DTYPES, companions, facts, float32_matmul, invariance, kernels, numerics, paths
 from .convert import (ConversionError, Log, allowed_unfaithful, convert_gguf, converted_folder, no_progress_bars,
                       one_line, round_trip, unfaithful_folder)
 from .embedded import MODELS, EmbeddedMissing
@@ -186,7 +187,9 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
                      weights_sha256=weights, dtype=spec.dtype, device=device, torch_version=str(torch.__version__),
                      transformers_version=str(transformers.__version__), hardware=numerics.hardware(device),
                      numerics=numerics.named(known.fingerprint, spec.kernels), threads=known.threads,
-                     allow_unfaithful_tokenizer=spec.allow_unfaithful_tokenizer)
+                     allow_unfaithful_tokenizer=spec.allow_unfaithful_tokenizer,
+                     text_path=TextPath.TREE if paths.takes_tree(model) else TextPath.STEPS,
+                     attention=paths.attention(model))
     if lazy_tokenizer:
         loaded = LoadedModel(model, info=info, load_tokenizer=tokenizer_loader, tokenizer_key=tokenizer_key)
     else:

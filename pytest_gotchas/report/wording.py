@@ -17,12 +17,13 @@ from ..results.baselines import (ANY_MODEL_FLAG, READ_FIELDS, UPDATE_FLAG, Basel
                                  UpdateStats)
 from ..results.hardware import PLAIN_KERNELS, SlowBfloat16
 from ..results.layers import Lead, Stretch
-from ..results.onepass import OnePassCheck, ReadingDifference, Stepped
+from ..results.onepass import OnePassCheck, ReadingDifference
 from ..results.pairwise import Differences, ModelComparison
 from ..results.rollup import ChapterRollup
 from ..results.schema import BackendInfo, ModelInfo
 from ..results.stats import Interval
 from .wording_claims import interval_text, p_text
+from .wording_paths import text_path_text
 from ..results.vocabulary import Leader
 
 Line = tuple[str, dict[str, bool]]
@@ -136,13 +137,6 @@ def lead_text(lead: Lead) -> str:
 
 
 # -- one pass per prompt ------------------------------------------------------------------------------------------
-
-
-def stepped_line(s: Stepped) -> str:
-    """How the runs were read, when some text-reading contexts were KV-cached steps."""
-    return (f"one pass per prompt: {s.forward_passes} full forward passes for {s.runs} runs; {s.steps} text-reading "
-            f"contexts in {s.stepped_runs} runs read as incremental steps on a pass's KV cache, which can differ "
-            "from separate passes in their last bits (--gotchas-one-pass-check lists what differs)")
 
 
 def _model(model: str | None, several: bool) -> str:
@@ -411,10 +405,17 @@ def numerics_lines(check: Numerics, recorded: Header, now: Header) -> Iterator[L
         if check.differing:
             yield _same_kernels_line(check, now)
         return
-    yield (f"  same model, other kernels (numerics {recorded.numerics or 'not recorded'} on {recorded.hardware}, "
-           f"now {now.numerics} on {now.hardware}): probabilities differ from the baseline's in "
-           f"{len(check.differing)} cases; {len(check.changed)} verdicts changed"), YELLOW
-    versions = [f for f in check.facts if f.field in VERSION_FIELDS]
+    path = next((f for f in check.facts if f.field == "text_path"), None)
+    if path is not None:
+        yield text_path_text(path, check, recorded, now), YELLOW
+        besides = [f for f in check.facts if f.field not in ("text_path", "numerics", "kernels")]
+        if besides and check.differing:
+            yield f"  it was also recorded with {_facts(besides)}: as likely a cause", YELLOW
+    else:
+        yield (f"  same model, other kernels (numerics {recorded.numerics or 'not recorded'} on {recorded.hardware}, "
+               f"now {now.numerics} on {now.hardware}): probabilities differ from the baseline's in "
+               f"{len(check.differing)} cases; {len(check.changed)} verdicts changed"), YELLOW
+    versions = [f for f in check.facts if f.field in VERSION_FIELDS] if path is None else []
     if versions and check.differing:
         yield (f"  it was also recorded with {_facts(versions)}: the versions are as likely a cause as the kernels; "
                f"verdicts that moved: {', '.join(check.changed) or 'none'}"), YELLOW

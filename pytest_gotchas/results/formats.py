@@ -25,7 +25,10 @@ What each format is, from the history of results/schema.py and report.schema.jso
    `log_ratios` (was `margins`), each a t interval with the `cases_needed` for a direction; whether a model's
    tokenizer was let through its round trip (`allow_unfaithful_tokenizer`); and the closed sets (a reading's
    `kind`, a component's `kind`, the patching `method`s, a baseline pair's state) listed as enums (the same
-   strings).
+   strings);
+8. how a model computed the text reading's chains past a prompt (`text_path`: one tree per prompt, steps, or
+   prompts of their own) and its `attention` implementation; a process's `tree_calls` and `tree_nodes`; a baseline
+   header's `text_path`.
 
 Format 3 migrates: its data sections read as they are (every field added during format 3 has a default that says
 "not recorded": `incremental_steps` 0, patching's `source_tokens` empty and `step` 0.0, a baseline header's `reading`
@@ -35,14 +38,15 @@ data. Format 4 migrates as it is: format 5 only added fields whose defaults say 
 GradDrop score, no patterns), and changed no rule a computed section follows; so does format 5 (its components were
 all "exact", its seconds are not recorded: 0.0), and so does format 6 (how it ended is not recorded: `exit_status`
 None, not `interrupted`, nothing listed as not run; a partial run of format 6 cannot be told from a whole one; its
-`margins` section is a former one, dropped and computed again as `log_ratios`). Formats 1 and 2 are refused (UNMIGRATABLE says why): a migration would have to guess what they do not record.
+`margins` section is a former one, dropped and computed again as `log_ratios`), and so does format 7 (its models'
+`text_path` is not recorded: None, as a model read before the tree was a path; no tree calls). Formats 1 and 2 are refused (UNMIGRATABLE says why): a migration would have to guess what they do not record.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-FORMAT = 7
+FORMAT = 8
 # The sections a writer computes from the data and a reader computes again (ReportFile's last six): the one list
 # that the migration drops and results/report.py's inconsistencies() checks, section by section.
 COMPUTED_SECTIONS = ("pairs", "rollups", "comparisons", "twin_splits", "log_ratios", "one_pass_check")
@@ -99,9 +103,13 @@ def _from_6(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "format": 7}
 
 
+def _from_7(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "format": 8}
+
+
 # format -> the function that turns a document of it into one of the next format. Every format below FORMAT is here
 # or in UNMIGRATABLE (tests/unit/results/test_reading.py): the commit that bumps FORMAT says which.
-MIGRATIONS = {3: _from_3, 4: _from_4, 5: _from_5, 6: _from_6}
+MIGRATIONS = {3: _from_3, 4: _from_4, 5: _from_5, 6: _from_6, 7: _from_7}
 
 
 def _migrated() -> str:

@@ -133,7 +133,7 @@ def test_a_newer_format_is_refused_naming_the_file_and_both_formats(tmp_path: Pa
         read_report(path)
     assert str(refused.value) == (
         f"{path} is JSON format {FORMAT + 1}, newer than format {FORMAT} that this pytest-gotchas reads (it "
-        f"migrates format 3, format 4, format 5, format 6): read it with a version that reads format {FORMAT + 1}")
+        f"migrates format 3, format 4, format 5, format 6, format 7): read it with a version that reads format {FORMAT + 1}")
 
 
 def test_values_read_without_a_file_are_held_to_the_format_too() -> None:
