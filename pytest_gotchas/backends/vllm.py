@@ -15,6 +15,10 @@ read the same contexts. The engine runs with
 - ``enforce_eager=True`` (no torch.compile or CUDA graphs: one pass per prompt, max_tokens=1) and a fixed seed;
 - batch-invariant kernels (VLLM_BATCH_INVARIANT) where vLLM supports them and the run does not turn them off.
 
+The engine takes no tree mask: the text reading's chains past a prompt are prompts of their own too (one call per
+level of the chains for all cases, scoring/engine_rows.py), where transformers computes a prompt's chains as one
+tree on its KV cache (scoring/tree.py); the report's model says so (`text_path` "contexts").
+
 ``VLLM_ENABLE_V1_MULTIPROCESSING=0`` (unless set) runs the engine core in this process: ready in 30-60 s instead of
 minutes on a small CPU, and no spawned process to guard. Workers for tensor or pipeline parallel are still vLLM's
 (mp or ray). vllm and torch are imported inside the functions that need them.
@@ -37,7 +41,6 @@ from ..model.ref import ModelRef
 from ..model.hashes import hub_snapshot, tokenizer_fingerprint, weight_files, weights_sha256
 from ..model.load import ModelLoadError, ModelSpec, check_tokenizer, load_tokenizer, resolve_source, shown_name
 from ..results.schema import BackendInfo, ModelInfo
-from ..results.vocabulary import TextPath
 from .protocol import Backend, Capabilities, Context, ContextLogits, EngineOptions, Feature, LoadRequest, Unsupported
 
 NAME = "vllm"
@@ -260,7 +263,7 @@ def load(request: LoadRequest) -> Backend:  # mypy checks here that the class sa
         torch_version=str(torch.__version__), transformers_version=str(transformers.__version__),
         hardware=numerics.hardware(platform) + (f" x {world} ({executor})" if world > 1 else ""),
         numerics=fingerprint, threads=torch.get_num_threads(), backend=backend,
-        allow_unfaithful_tokenizer=spec.allow_unfaithful_tokenizer, text_path=TextPath.CONTEXTS)
+        allow_unfaithful_tokenizer=spec.allow_unfaithful_tokenizer)
     _attach_tokenizer(loaded, shown, source, folder, cache_dir, request.lazy_tokenizer, spec)
     return loaded
 

@@ -25,7 +25,7 @@ from ..backends.protocol import Backend
 from ..results.onepass import judged_alone, separate
 from ..results.schema import CacheUse, CaseResult, Cost, LayerReading, ModelInfo, Run, Timings
 from ..results.verdict import NonFiniteProbability, case_verdict
-from ..results.vocabulary import PatchMethod, PatchMetric, PatchMode
+from ..results.vocabulary import PatchMethod, PatchMetric, PatchMode, TextPath
 from ..truth.collect import Planned
 from .engine_rows import Fetcher
 
@@ -189,6 +189,8 @@ class Scorer:
         if self.model_info is None:
             assert loaded.info is not None
             self.model_info = replace(loaded.info, id=self.model_id, bos=f"{self.config.bos}: {cuts[0].bos or 'none'}")
+            if loaded.context_logits() is not None:  # an engine: each context a prompt of its own, never a tree
+                self.model_info = replace(self.model_info, text_path=TextPath.CONTEXTS, attention="")
             self.notes.extend(loaded.notes + _conventions(loaded, cuts[0].bos, self.config.bos)
                               + _batch_note(loaded, self.config))
         self.clock.forward_passes += scores.passes

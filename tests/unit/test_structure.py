@@ -34,8 +34,9 @@ def folder_rules() -> dict[str, tuple[set[str], set[str]]]:
 
 
 # Inside the floors that may import torch, the modules that the pure tests and the type-only readers rely on: the
-# cut's arithmetic, the alignment of two members, and the backend protocol with its registry.
-PURE_IN_TORCH_FLOORS = ("scoring.cut", "scoring.align", "backends.protocol", "backends")
+# cut's arithmetic, the alignment of two members, the text reading's tree, and the backend protocol with its
+# registry.
+PURE_IN_TORCH_FLOORS = ("scoring.cut", "scoring.align", "scoring.tree", "backends.protocol", "backends")
 
 # pytest's private API, used in one module that runs under the oldest and the newest pytest CI knows.
 PRIVATE_PYTEST_ONLY_IN = "plugin.compat"
