@@ -27,7 +27,7 @@ What each format is, from the history of results/schema.py and report.schema.jso
    `kind`, a component's `kind`, the patching `method`s, a baseline pair's state) listed as enums (the same
    strings);
 8. how a model computed the text reading's chains past a prompt (`text_path`: one tree per prompt, steps, or
-   prompts of their own) and its `attention` implementation; a process's `tree_calls` and `tree_nodes`; a baseline
+   prompts of their own) and its `attention` implementation; a process's `tree_calls` and `tree_contexts`; a baseline
    header's `text_path`.
 
 Format 3 migrates: its data sections read as they are (every field added during format 3 has a default that says

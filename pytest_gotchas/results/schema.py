@@ -379,10 +379,10 @@ class Cost:
     forward_calls: int = 0  # model calls for them: fewer when --gotchas-batch-size grouped some
     prompt_tokens: int = 0  # tokens of the full passes
     incremental_steps: int = 0  # contexts computed on a full pass's KV cache (one call each, or in a tree)
-    incremental_tokens: int = 0  # tokens the steps fed
+    incremental_tokens: int = 0  # tokens the steps fed (a tree: its nodes)
     tree_calls: int = 0  # model calls that computed a tree of them (scoring/tree.py): one per prompt, or a few
-    tree_nodes: int = 0  # the nodes those calls fed: contexts of incremental_steps, and ancestors of theirs that an
-    # earlier call computed, fed again (a tree starts from the prompt's cache)
+    tree_contexts: int = 0  # contexts of incremental_steps those calls computed (the others: a call each); the nodes
+    # they fed are in incremental_tokens (a chain's nodes an earlier call computed are fed again)
     check_passes: int = 0  # --gotchas-one-pass-check: its separate full passes
 
 

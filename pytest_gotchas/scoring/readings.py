@@ -148,7 +148,7 @@ class Batch(list):  # type: ignore[type-arg]
         self.steps = sum(r.steps for r in rows)  # contexts computed on a KV cache, one call each or in a tree
         self.step_tokens = sum(r.step_tokens for r in rows)
         self.tree_calls = sum(r.tree_calls for r in rows)  # calls that computed a tree of them
-        self.tree_nodes = sum(r.tree_nodes for r in rows)
+        self.tree_contexts = sum(r.tree_contexts for r in rows)
         self.check_passes = sum(r.full for r in check or [])  # --gotchas-one-pass-check: its separate passes
 
 

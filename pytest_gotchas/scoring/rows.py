@@ -24,7 +24,7 @@ for on one cache are not a call each but nodes of one tree (scoring/tree.py): on
 text reading looks ahead (readings.py) so that a prompt's chains are one call, not one per context. A tree's rows are
 yet another arithmetic (other shapes: each node is a row of a matmul over all nodes): on gemma-3-270m and SmolLM2 in
 bfloat16 (AMD EPYC, AVX-512 BF16) they differed from steps and from separate passes by a few ulps of a logit in some
-rows, like the steps; counted apart (``tree_calls``, ``tree_nodes``) and checked the same way.
+rows, like the steps; counted apart (``tree_calls``, ``tree_contexts``) and checked the same way.
 
 Rows is the method before one-pass scoring, and the check's: one full pass per context. torch is imported inside
 the functions that need it.
@@ -145,7 +145,7 @@ class Rows:
         self.steps = 0  # contexts computed on a KV cache, one call each or in a tree (OnePassRows)
         self.step_tokens = 0  # tokens the steps fed (a tree: its nodes)
         self.tree_calls = 0  # calls that computed a tree of contexts on a KV cache
-        self.tree_nodes = 0  # the nodes those calls fed: their new contexts, and the ancestors fed again
+        self.tree_contexts = 0  # the contexts those calls computed (in `steps` too; the nodes fed: `step_tokens`)
 
     def need(self, contexts: set[Context] | list[Context]) -> None:
         missing = sorted(c for c in set(contexts) if c not in self.main)
@@ -281,9 +281,10 @@ class OnePassRows(Rows):
             return
         logits = paths.tree_step(self.model, self.caches[base], len(base), start, list(tree.tokens),
                                  list(tree.positions), tree.mask(), self._cache_arg)
+        new = sum(context not in self.main for context in tree.contexts)  # not the ancestors fed again
         self.tree_calls += 1
-        self.tree_nodes += len(tree)
-        self.steps += sum(context not in self.main for context in tree.contexts)
+        self.tree_contexts += new
+        self.steps += new
         self.step_tokens += len(tree)
         self._keep(list(tree.contexts), logits)
 

@@ -199,7 +199,7 @@ class Scorer:
         self.clock.incremental_steps += scores.steps
         self.clock.incremental_tokens += scores.step_tokens
         self.clock.tree_calls += scores.tree_calls
-        self.clock.tree_nodes += scores.tree_nodes
+        self.clock.tree_contexts += scores.tree_contexts
         self.clock.check_passes += scores.check_passes
         runs = [Run(primer=prompt.primer, prompt=prompt.transcript.prompt, correct=str(prompt.correct),
                     wrong=str(prompt.wrong),

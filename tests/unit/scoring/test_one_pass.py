@@ -208,7 +208,7 @@ def test_chains_past_the_prompt_are_one_tree_not_passes(tiny: LoadedModel) -> No
     # level past what the prompt's row decides), 3 and 4 in the next.
     assert "'T'+'r'+'u'+'e'" in result.readings[ReadingName.TEXT].correct_tokens[1]
     assert (batch.passes, batch.steps, batch.tree_calls) == (1, result.incremental_steps, 2)
-    assert batch.tree_nodes > batch.steps  # the second call fed the chains' first two nodes again
+    assert batch.step_tokens > batch.steps == batch.tree_contexts  # the second call fed the first two nodes again
     # the check's separate passes: one per context read, counted apart
     assert 1 < batch.check_passes <= 1 + result.incremental_steps
     assert result.readings[ReadingName.TEXT].correct_tokens[:2] == result.checked[ReadingName.TEXT].correct_tokens[:2]
@@ -229,7 +229,7 @@ def test_looking_further_ahead_makes_fewer_calls_of_more_nodes(tiny: LoadedModel
     # level by level, the contexts computed are those the readings read (the check's passes less the prompt's);
     # each later call feeds its chains' earlier nodes again
     assert batch.steps >= level_by_level.steps == batch.check_passes - 1
-    assert level_by_level.tree_nodes > level_by_level.steps
+    assert level_by_level.step_tokens > level_by_level.steps
 
 
 def test_chains_past_the_prompt_are_steps_where_the_model_takes_no_tree(tmp_path: Path) -> None:
@@ -239,7 +239,7 @@ def test_chains_past_the_prompt_are_steps_where_the_model_takes_no_tree(tmp_path
     own_attention(loaded.model)
     batch = scored(loaded, cuts(loaded, CUTS["text"]))
     (result,) = batch
-    assert (batch.tree_calls, batch.tree_nodes) == (0, 0)
+    assert (batch.tree_calls, batch.tree_contexts) == (0, 0)
     assert batch.check_passes == 1 + result.incremental_steps == 1 + batch.steps
     assert result.readings == result.checked
 

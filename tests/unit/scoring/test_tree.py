@@ -184,7 +184,7 @@ def test_the_rows_of_a_tree_are_computed_in_one_call(attention: str) -> None:
     rows.need([PROMPT])
     wanted = [PROMPT[:START] + chain for chain in CHAINS]
     rows.need(wanted)
-    assert (rows.full, rows.tree_calls, rows.tree_nodes, rows.steps) == (1, 1, 9, 9)
+    assert (rows.full, rows.tree_calls, rows.tree_contexts, rows.steps, rows.step_tokens) == (1, 1, 9, 9, 9)
     separate = Rows(model, "bfloat16", 1, 5)
     separate.need(wanted)
     for context in wanted:
@@ -206,7 +206,7 @@ def test_an_attention_that_takes_no_tree_mask_keeps_the_steps_and_says_so(tmp_pa
     rows.need([PROMPT])
     wanted = [PROMPT[:START] + chain for chain in CHAINS]
     rows.need(wanted)
-    assert (rows.tree_calls, rows.tree_nodes, rows.steps) == (0, 0, len(wanted))
+    assert (rows.tree_calls, rows.tree_contexts, rows.steps) == (0, 0, len(wanted))
     stepping = Stepped(1, 1, 6, 1, [TextPathOf("tiny", TextPath.STEPS, OWN)])
     assert stepped_line(stepping) == (
         "one pass per prompt: 1 full forward passes for 1 runs; 6 text-reading contexts in 1 runs read as incremental "
