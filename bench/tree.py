@@ -1,0 +1,91 @@
+"""What the text reading's tree (issue #52 item 1) changed between two JSON reports of the same run, and what a run's
+forward calls were: `python -m bench.tree BEFORE.json AFTER.json`.
+
+Prints, for each reading of each run whose probabilities differ, nothing but a count per reading name and the
+largest move of P(correct) or P(wrong); every run verdict, case verdict (by each reading) and pair that moved; and
+each report's forward calls against its runs and prompts: full passes (`forward_calls`), trees (`tree_calls`) and
+per-context steps (`incremental_steps` less `tree_contexts`; a report written before the tree counts every step a
+call). bench.same_report lists every differing field; this says what they come to (bench/RESULTS.md, "The text
+reading's chains in one call per prompt").
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+
+def runs(report: dict[str, Any]) -> dict[tuple[str, str, int], dict[str, Any]]:
+    return {(c["chapter"], c["id"], n): run for c in report["cases"] for n, run in enumerate(c.get("runs", []))}
+
+
+def reading_moves(before: dict[str, Any], after: dict[str, Any]) -> dict[str, tuple[int, float]]:
+    """Per reading name: how many runs' readings have other probabilities, and the largest move."""
+    moves: dict[str, tuple[int, float]] = {}
+    old, new = runs(before), runs(after)
+    for key in old.keys() & new.keys():
+        for name, reading in old[key]["readings"].items():
+            other = new[key]["readings"].get(name)
+            if other is None:
+                continue
+            delta = max(abs(reading["p_correct"] - other["p_correct"]), abs(reading["p_wrong"] - other["p_wrong"]))
+            if delta:
+                count, worst = moves.get(name, (0, 0.0))
+                moves[name] = (count + 1, max(worst, delta))
+    return moves
+
+
+def verdict_moves(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """Every run verdict (by each reading), case verdict (by each reading) and pair that moved."""
+    moved = []
+    old, new = runs(before), runs(after)
+    for key in sorted(old.keys() & new.keys()):
+        for name, reading in old[key]["readings"].items():
+            now = new[key]["readings"].get(name, {}).get("verdict")
+            if now is not None and now != reading["verdict"]:
+                moved.append(f"run {key[0]}/{key[1]}[{key[2]}] {name}: {reading['verdict']} -> {now}")
+    cases = {(c["chapter"], c["id"]): c for c in after["cases"]}
+    for case in before["cases"]:
+        now = cases.get((case["chapter"], case["id"]))
+        if now is None:
+            continue
+        if case["verdict"] != now["verdict"]:
+            moved.append(f"case {case['chapter']}/{case['id']}: {case['verdict']} -> {now['verdict']}")
+        for name, verdict in case.get("reading_verdicts", {}).items():
+            if now.get("reading_verdicts", {}).get(name, verdict) != verdict:
+                moved.append(f"case {case['chapter']}/{case['id']} by {name}: {verdict} -> "
+                             f"{now['reading_verdicts'][name]}")
+    pairs = {(p["chapter"], p["id"]): p["passed"] for p in after.get("pairs", [])}
+    moved += [f"pair {p['chapter']}/{p['id']}: {p['passed']} -> {pairs[(p['chapter'], p['id'])]}"
+              for p in before.get("pairs", []) if pairs.get((p["chapter"], p["id"]), p["passed"]) != p["passed"]]
+    return moved
+
+
+def calls(report: dict[str, Any]) -> str:
+    t = report["run"]["timings"]
+    every = runs(report).values()
+    prompts = len({(run["prompt"], run["primer"]) for run in every})
+    steps = t["incremental_steps"] - t.get("tree_contexts", 0)
+    total = t["forward_calls"] + t.get("tree_calls", 0) + steps
+    return (f"{len(every)} runs, {prompts} distinct prompts: {total} forward calls = {t['forward_calls']} full "
+            f"({t['forward_passes']} passes) + {t.get('tree_calls', 0)} trees ({t.get('tree_contexts', 0)} contexts, "
+            f"{t['incremental_tokens']} tokens fed) + {steps} per-context steps; {t['incremental_steps']} contexts "
+            "on a KV cache")
+
+
+def main(argv: list[str]) -> int:
+    before, after = (json.loads(open(path, encoding="utf-8").read()) for path in argv[:2])
+    for name, (count, worst) in sorted(reading_moves(before, after).items()):
+        print(f"reading {name}: {count} runs' probabilities differ, by at most {worst:.3g}")
+    moved = verdict_moves(before, after)
+    for line in moved:
+        print(line)
+    print(f"{len(moved)} verdicts moved")
+    print(f"before: {calls(before)}")
+    print(f"after:  {calls(after)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
