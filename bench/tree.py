@@ -1,5 +1,9 @@
 """What the text reading's tree (issue #52 item 1) changed between two JSON reports of the same run, and what a run's
-forward calls were: `python -m bench.tree BEFORE.json AFTER.json`.
+forward calls were: `python -m bench.tree BEFORE.json AFTER.json`; and what looking ahead costs:
+`python -m bench.tree --ahead 0,1 REPORT.json [--model smollm2-135m]` scores every run of the report again, case by
+case as the scorer does (the model in bfloat16 on the CPU, torch's default threads), once per AHEAD (readings.py: the
+levels of a prompt's trie computed before the readings know they need them), and prints the forward calls, the
+contexts and nodes the trees computed, and the CPU and wall seconds of each.
 
 Prints, for each reading of each run whose probabilities differ, nothing but a count per reading name and the
 largest move of P(correct) or P(wrong); every run verdict, case verdict (by each reading) and pair that moved; and
@@ -74,7 +78,42 @@ def calls(report: dict[str, Any]) -> str:
             "on a KV cache")
 
 
+def ahead_costs(path: str, model: str, aheads: list[int]) -> None:
+    import time
+
+    from pytest_gotchas.backends.transformers import TransformersBackend
+    from pytest_gotchas.model.load import ModelSpec, load_model
+    from pytest_gotchas.results.vocabulary import ReadingName
+    from pytest_gotchas.scoring import readings
+    from pytest_gotchas.scoring.cut import plan_cut
+    from pytest_gotchas.scoring.vocab import build
+    from pytest_gotchas.settings.options import Settings
+
+    loaded = load_model(ModelSpec(name=model, dtype="bfloat16", device="cpu"), Settings().model_cache)
+    backend, table = TransformersBackend(loaded), build(loaded.tokenizer)
+    cases = [[readings.Cut(plan_cut(loaded.tokenizer, r["prompt"], r["correct"], r["wrong"]), r["prompt"],
+                           r["correct"], r["wrong"]) for r in c["runs"]]
+             for c in json.loads(open(path, encoding="utf-8").read())["cases"] if c.get("runs")]
+    print(f"{model}: {len(cases)} cases, {sum(map(len, cases))} runs")
+    for ahead in aheads:
+        readings.AHEAD = ahead
+        full = trees = steps = contexts = nodes = 0
+        cpu, wall = time.process_time(), time.perf_counter()
+        for cuts in cases:
+            batch = readings.score_batch(backend, cuts, vocab=lambda: table, main=ReadingName.TEXT)
+            full, trees = full + batch.calls, trees + batch.tree_calls
+            steps += batch.steps - batch.tree_contexts
+            contexts, nodes = contexts + batch.steps, nodes + batch.step_tokens
+        print(f"AHEAD {ahead}: {full + trees + steps} forward calls = {full} full + {trees} trees + {steps} steps; "
+              f"{contexts} contexts on a KV cache, {nodes} nodes fed; {time.process_time() - cpu:.1f} s CPU, "
+              f"{time.perf_counter() - wall:.1f} s wall")
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--ahead"]:
+        model = argv[argv.index("--model") + 1] if "--model" in argv else "gemma-3-270m"
+        ahead_costs(argv[2], model, [int(a) for a in argv[1].split(",")])
+        return 0
     before, after = (json.loads(open(path, encoding="utf-8").read()) for path in argv[:2])
     for name, (count, worst) in sorted(reading_moves(before, after).items()):
         print(f"reading {name}: {count} runs' probabilities differ, by at most {worst:.3g}")
