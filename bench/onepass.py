@@ -1,15 +1,17 @@
 """Are the one-pass readings the separate full passes they replace, bit for bit? Row by row, for several refeeds.
 
     python -m bench.onepass                                   # a plain run of the spec's chapters first, then compare
-    python -m bench.onepass --report out.json [--model smollm2-135m] [--chapters 0-,1-] [--refeeds 1,2,4,8]
+    python -m bench.onepass --report out.json [--model smollm2-135m] [--chapters 0-,1-] [--refeeds 1,2,4,8,tree]
 
 Takes the prompts of a plugin run (its JSON report, read as a typed Report by child.read_report; without --report,
 a plain `pytest --gotchas cases` run of a fresh copy of the chapters, through child.plugin), plans every cut again
 with the model's tokenizer, and for each case (the runs the plugin scores together): computes every reading with
 separate full passes (Rows: one pass per context, as before one-pass scoring), then with one pass per prompt
-(OnePassRows) once for each refeed, sharing the main passes. Every context the separate passes computed is compared
-bit for bit with the one-pass row for it, split into the main pass's earlier positions and the incremental steps;
-and every reading and run verdict. One process, the model in bfloat16 on the CPU, torch's default threads.
+(OnePassRows) once for each refeed, sharing the main passes: `tree` computes the contexts past the prompt as one tree
+per `need` (scoring/tree.py, the default where the model's attention takes one), each number a refeed of per-context
+steps. Every context the separate passes computed is compared bit for bit with the one-pass row for it, split into
+the main pass's earlier positions and the contexts past them (steps, or the tree's nodes); and every reading and run
+verdict. One process, the model in bfloat16 on the CPU, torch's default threads.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from .child import BenchFailed, log, model_folder, plugin, read_report
 from .measure import Context
 
 DEFAULT_MODEL = "gemma-3-270m"
+TREE = "tree"  # among the refeeds: the tree instead of steps
+Way = int | str  # a refeed of steps, or TREE
 
 
 def cases_of(report: Report, prefixes: Sequence[str], model: str) -> list[CaseResult]:
@@ -57,16 +61,17 @@ def run_label(case: CaseResult, run: Run) -> str:
 class Tally:
     """What the comparison found, over every case; `lines` words it."""
 
-    refeeds: tuple[int, ...]
+    refeeds: tuple[Way, ...]
     cases: int = 0
     runs: int = 0
     readings: int = 0
     rows_total: collections.Counter[str] = field(default_factory=collections.Counter)  # "earlier" | "step"
-    rows_differ: dict[int, collections.Counter[str]] = field(default_factory=dict)
-    readings_differ: dict[int, list[str]] = field(default_factory=dict)
-    verdicts_differ: dict[int, list[str]] = field(default_factory=dict)
+    rows_differ: dict[Way, collections.Counter[str]] = field(default_factory=dict)
+    readings_differ: dict[Way, list[str]] = field(default_factory=dict)
+    verdicts_differ: dict[Way, list[str]] = field(default_factory=dict)
     passes: dict[str, int] = field(default_factory=lambda: {"separate": 0, "main": 0, "full": 0})
-    steps: dict[int, int] = field(default_factory=dict)
+    steps: dict[Way, int] = field(default_factory=dict)
+    calls: dict[Way, int] = field(default_factory=dict)  # the calls that computed them
     seconds: dict[str, float] = field(default_factory=lambda: {"separate": 0.0, "main": 0.0})
 
     def __post_init__(self) -> None:
@@ -75,6 +80,7 @@ class Tally:
             self.readings_differ.setdefault(r, [])
             self.verdicts_differ.setdefault(r, [])
             self.steps.setdefault(r, 0)
+            self.calls.setdefault(r, 0)
             self.seconds.setdefault(f"steps@{r}", 0.0)
 
     def lines(self, header: str) -> list[str]:
@@ -87,8 +93,10 @@ class Tally:
                f"{total['step']} as incremental steps; {self.readings} readings"]
         for r in self.refeeds:
             differ = self.rows_differ[r]
-            out.append(f"refeed {r}: rows differing: earlier positions {differ['earlier']}/{total['earlier']}, steps "
-                       f"{differ['step']}/{total['step']} ({self.steps[r]} steps, {s[f'steps@{r}']:.1f} s); readings "
+            way, what = ("tree", "contexts in trees") if r == TREE else (f"refeed {r}", "steps")
+            out.append(f"{way}: rows differing: earlier positions {differ['earlier']}/{total['earlier']}, steps "
+                       f"{differ['step']}/{total['step']} ({self.steps[r]} {what} in {self.calls[r]} calls, "
+                       f"{s[f'steps@{r}']:.1f} s); readings "
                        f"differing {len(self.readings_differ[r])}/{self.readings}; verdicts differing "
                        f"{len(self.verdicts_differ[r])}")
             out += [f"    reading: {line}" for line in self.readings_differ[r]]
@@ -143,7 +151,8 @@ class Comparer:
         for context in separate.main:
             tally.rows_total["earlier" if context in earlier else "step"] += 1
         for refeed in tally.refeeds:
-            rows = OnePassRows(model, dtype, 1, 5, refeed)
+            tree = refeed == TREE
+            rows = OnePassRows(model, dtype, 1, 5, 1 if tree else int(refeed), tree=tree)
             rows.main, rows.other, rows.top = dict(base.main), dict(base.other), dict(base.top)
             rows.caches, rows.full_contexts, rows.full = dict(base.caches), list(base.full_contexts), base.full
             started = time.perf_counter()
@@ -151,13 +160,14 @@ class Comparer:
             rows.need(list(separate.main))  # every context the separate passes computed, also those not read here
             tally.seconds[f"steps@{refeed}"] += time.perf_counter() - started
             tally.steps[refeed] += rows.steps
+            tally.calls[refeed] += rows.tree_calls + rows.steps - rows.tree_contexts
             tally.passes["full"] += rows.full - base.full
             self.compare(case, separate, rows, earlier, (got, expected), tally, refeed)
         tally.readings += sum(len(e) for e in expected)
 
     @staticmethod
     def compare(case: CaseResult, separate: Any, rows: Any, earlier: set[Any], readings: tuple[list[Any], list[Any]],
-                tally: Tally, refeed: int) -> None:
+                tally: Tally, refeed: Way) -> None:
         import torch
 
         for context, row in separate.main.items():
@@ -193,7 +203,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--all-chapters", action="store_true", help="without --report: every chapter in cases/")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="embedded model name, hub id or folder")
     parser.add_argument("--chapters", default="", help="comma-separated chapter file prefixes (default: every one)")
-    parser.add_argument("--refeeds", default="1,2,4,8")
+    parser.add_argument("--refeeds", default="1,2,4,8,tree", help="refeeds of per-context steps, and `tree`")
     parser.add_argument("--reading", default="text", choices=("text", "token"))
     args = parser.parse_args(argv)
     try:
@@ -203,7 +213,7 @@ def main(argv: list[str] | None = None) -> None:
     import torch
 
     comparer = Comparer(args.model, args.reading)
-    tally = Tally(tuple(int(r) for r in args.refeeds.split(",") if r))
+    tally = Tally(tuple(r if r == TREE else int(r) for r in args.refeeds.split(",") if r))
     for case in cases_of(report, [p for p in args.chapters.split(",") if p], args.model):
         comparer.case(case, tally)
     print("\n".join(tally.lines(f"model {args.model}; torch {torch.__version__}, {torch.get_num_threads()} threads, "

@@ -15,6 +15,10 @@ read the same contexts. The engine runs with
 - ``enforce_eager=True`` (no torch.compile or CUDA graphs: one pass per prompt, max_tokens=1) and a fixed seed;
 - batch-invariant kernels (VLLM_BATCH_INVARIANT) where vLLM supports them and the run does not turn them off.
 
+The engine takes no tree mask: the text reading's chains past a prompt are prompts of their own too (one call per
+level of the chains for all cases, scoring/engine_rows.py), where transformers computes a prompt's chains as one
+tree on its KV cache (scoring/tree.py); the report's model says so (`text_path` "contexts").
+
 ``VLLM_ENABLE_V1_MULTIPROCESSING=0`` (unless set) runs the engine core in this process: ready in 30-60 s instead of
 minutes on a small CPU, and no spawned process to guard. Workers for tensor or pipeline parallel are still vLLM's
 (mp or ray). vllm and torch are imported inside the functions that need them.

@@ -19,7 +19,7 @@ from ..results.rollup import ChapterRollup, PairResult, rollup
 from ..results.schema import BackendInfo, CaseResult, ChapterInfo, ModelInfo
 from ..results.verdict import Status, Verdict
 from .store import HEADER_FIELDS, IDENTITY_FIELDS, OPTIONAL_FIELDS, Baseline, device_kind
-from ..results.vocabulary import PairVerdict
+from ..results.vocabulary import PairVerdict, ReadingName
 
 
 def header_of(result: CaseResult, model: ModelInfo | None) -> Header | None:
@@ -31,7 +31,8 @@ def header_of(result: CaseResult, model: ModelInfo | None) -> Header | None:
                   hardware=model.hardware, numerics=model.numerics, torch=model.torch_version,
                   transformers=model.transformers_version, backend=model.backend.name if model.backend else "",
                   engine=engine_fact(model.backend) if model.backend else "", reading=result.runs[0].main,
-                  bos=model.bos, kernels=kernels_of(model.numerics))
+                  bos=model.bos, kernels=kernels_of(model.numerics),
+                  text_path=str(model.text_path or "") if result.runs[0].main == ReadingName.TEXT else "")
 
 
 def kernels_of(numerics: str) -> str:
@@ -53,8 +54,9 @@ def run_header(results: Iterable[CaseResult], model: ModelInfo | None) -> Header
 
 # Settings an older baseline may not record (not recorded: not known, and said; never taken as a difference).
 SETTING_FIELDS = ("reading", "bos", "kernels")
-# Facts that move probabilities without making verdicts incomparable: another machine, library or kernel path.
-FACT_FIELDS = ("device", "hardware", "torch", "transformers", "backend", "engine", "kernels", "numerics")
+# Facts that move probabilities without making verdicts incomparable: another machine, library or kernel path, or
+# another way of computing the text reading's chains (the tree, or steps).
+FACT_FIELDS = ("device", "hardware", "torch", "transformers", "backend", "engine", "kernels", "numerics", "text_path")
 
 
 def bos_effect(bos: str) -> str:

@@ -6,7 +6,8 @@ and probabilities. The file is small, sorted and diff-friendly, one line per pai
     format: 2
     count: {pairs: 19, verdicts: 46}
     model: {bos: "auto: <bos>", device: cpu, dtype: bfloat16, kernels: plain, name: ..., reading: text,
-            softmax_dtype: bfloat16, torch: ..., transformers: ..., weights_sha256: ...}   (a block mapping in the file)
+            softmax_dtype: bfloat16, text_path: tree, torch: ..., transformers: ..., weights_sha256: ...}
+                                                 (a block mapping in the file)
     kept:                                        (only when an update kept chapters recorded otherwise)
       aliasing: {transformers: 5.24.0}
     primers:                                     (the primers each chapter's entries were read with)
@@ -50,10 +51,15 @@ from ..results.baselines import UPDATE_FLAG, Entry, Header, Probability
 from ..results.verdict import Verdict
 from ..results.vocabulary import PairVerdict
 
-FORMAT = 4  # 2: a count of the entries, so that a file cut short is told apart from one with fewer pairs. 3: the
+FORMAT = 5  # 2: a count of the entries, so that a file cut short is told apart from one with fewer pairs. 3: the
 # header records the reading, BOS and kernels, and `kept:` what an update kept from other runs. 4: `primers:`, each
-# chapter's primers (an older version refuses the key rather than compare without it)
-READS = (2, 3, 4)  # an older file reads as one whose header does not record those (said as such)
+# chapter's primers (an older version refuses the key rather than compare without it). 5: the header's `text_path`,
+# how the text reading's chains were computed (tree, steps or contexts)
+READS = (2, 3, 4, 5)  # an older file reads as one whose header does not record those (said as such)
+# What every version that wrote format 4 computed the text reading's chains as: steps on the KV cache through
+# transformers (one-pass scoring came before that format, the tree after it), prompts of their own through vLLM. So a
+# format-4 file of the text reading reads with that `text_path`, and a comparison names the tree as the cause.
+FORMAT_4_TEXT_PATH = {"": "steps", "vllm": "contexts"}
 TOP_KEYS = ("format", "count", "model", "kept", "primers", "pairs", "verdicts")
 DEFAULT_DIR = "baselines"
 HEADER_FIELDS = ("name", "weights_sha256", "dtype", "softmax_dtype", "device", "hardware", "numerics", "torch",
@@ -62,7 +68,7 @@ HEADER_FIELDS = ("name", "weights_sha256", "dtype", "softmax_dtype", "device", "
 # The backend (absent: transformers) and its engine's description (backends/vllm.py).
 # How the numbers were read: the reading, the BOS policy and what it gave, the kernel path (absent: an older file that
 # did not record them; compare.py says so instead of guessing).
-OPTIONAL_FIELDS = ("checks", "backend", "engine", "reading", "bos", "kernels")
+OPTIONAL_FIELDS = ("checks", "backend", "engine", "reading", "bos", "kernels", "text_path")
 # A different value in one of these makes the verdicts incomparable: the comparison is refused.
 IDENTITY_FIELDS = ("weights_sha256", "dtype", "softmax_dtype", "checks", "backend")
 COMMENT = """\
@@ -153,6 +159,8 @@ def loads(text: str, source: str = "<baseline>", lenient: bool = False) -> Basel
     data = _top_level(text, bad)
     count = data["count"]
     header = _read_header(data.get("model"), bad)
+    if data["format"] == 4 and header is not None and header.reading == "text" and not header.text_path:
+        header = replace(header, text_path=FORMAT_4_TEXT_PATH.get(header.backend, ""))
     kept = _read_kept(data.get("kept"), bad)
     primers = _read_primers(data.get("primers"), bad)
     raw_pairs = _mapping(data.get("pairs"), "pairs", bad)

@@ -15,7 +15,8 @@ from typing import Any
 
 from ..heap import frozen
 from ..results.schema import ModelInfo
-from . import DTYPES, companions, facts, float32_matmul, invariance, numerics
+from ..results.vocabulary import TextPath
+from . import DTYPES, companions, facts, float32_matmul, invariance, numerics, paths
 from .convert import Log, no_progress_bars, one_line
 from .device import check_device, placed, resolve_device, share_cpu_threads
 from .hashes import hub_snapshot, tokenizer_fingerprint, weight_files, weights_sha256
@@ -124,7 +125,9 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
                             torch_version=str(torch.__version__), transformers_version=str(transformers.__version__),
                             hardware=numerics.hardware(device), threads=known.threads,
                             numerics=numerics.named(known.fingerprint, spec.kernels),
-                            allow_unfaithful_tokenizer=spec.allow_unfaithful_tokenizer)
+                            allow_unfaithful_tokenizer=spec.allow_unfaithful_tokenizer,
+                            text_path=TextPath.TREE if paths.takes_tree(model) else TextPath.STEPS,
+                            attention=paths.attention(model))
     loaded.invariance = found
     loaded.notes = notes
     notes.extend(found_notes)

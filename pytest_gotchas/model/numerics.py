@@ -7,7 +7,7 @@ yet give other probabilities) and, on some CPUs, on the number of threads. So ev
   capability, or the GPU with its compute capability;
 - ``numerics``: a hash of the exact bits that every numeric path a reading can take gives on fixed probe inputs
   (token ids, so no tokenizer is needed) at this process's thread count (`probe`, PATHS: the full pass, the head
-  over several positions, the KV-cache steps of the text reading, the softmax in float32 and the model's dtype, the
+  over several positions, the KV-cache steps or tree of the text reading, the softmax in float32 and the model's dtype, the
   float32-matmul product, a batch of two), after the kernel path's name when it is not plain (``named``:
   "float32-matmul:1a2b..."; kernels.py). Equal fingerprints mean the same kernels and libraries gave the same bits
   on every path; a baseline recorded under another fingerprint is compared as such.
@@ -73,14 +73,18 @@ class Probe:
 
 # Every path a reading can take, each hashed on its own: the full pass (logits_to_keep=1, no cache: the token reading,
 # Rows, patching's full), the head over several kept positions with a cache (the text reading's main pass; a row at a
-# time where row_readout applies), incremental steps on that cache (the text reading's chains: one re-fed token, one
-# new), the softmax in float32 and in the model's dtype, the float32-matmul product (kernels.py's path, and the
-# precision check's float32 arithmetic) and a batch of two prompts (--gotchas-batch-size, the batched patching).
-PATHS = ("full", "head-rows", "steps", "softmax", "float32-matmul", "batch")
+# time where row_readout applies), incremental steps on that cache (the text reading's chains where the model takes no
+# tree: one re-fed token, one new), the softmax in float32 and in the model's dtype, the float32-matmul product
+# (kernels.py's path, and the precision check's float32 arithmetic), a batch of two prompts (--gotchas-batch-size,
+# the batched patching) and, for a model that takes one (paths.takes_tree), a tree of three contexts in one call on
+# that cache (the text reading's chains: two siblings and a child of the first). A model that takes no tree has no
+# such part, so that its fingerprint is what it was before the tree was a path.
+PATHS = ("full", "head-rows", "steps", "softmax", "float32-matmul", "batch", "tree")
 
 
 def probe(model: Any) -> Probe:
-    """Every path of PATHS on the fixed probes: seven passes of at most PROBE_LENGTHS' tokens, two of one token."""
+    """Every path of PATHS on the fixed probes: seven passes of at most PROBE_LENGTHS' tokens, two of one token, and
+    one of three tree nodes where the model takes a tree."""
     import torch
 
     from . import float32_matmul, paths
@@ -98,15 +102,31 @@ def probe(model: Any) -> Probe:
         if cache is not None and paths.extendable(cache, len(short) + 1):
             steps = [paths.step(model, cache, len(short), len(short) - 1, short[-1:], arg),
                      paths.step(model, cache, len(short), len(short), [short[1]], arg)]
+        tree = _tree(model, cache, short, arg)
         two = model(input_ids=torch.tensor([short, short[::-1]], device=device), logits_to_keep=1,
                     use_cache=False).logits[:, -1]
         softmax = [paths.softmax32(full[0]), torch.softmax(full[0], dim=-1)]
         product = [float32_matmul.linear32(model.get_input_embeddings()(torch.tensor([short], device=device)),
                                            _first_linear(model).weight)]
     parts = (("full", _digest(full)), ("head-rows", _digest([rows])), ("steps", _digest(steps)),
-             ("softmax", _digest(softmax)), ("float32-matmul", _digest(product)), ("batch", _digest([two])))
+             ("softmax", _digest(softmax)), ("float32-matmul", _digest(product)), ("batch", _digest([two])),
+             *([("tree", _digest([tree]))] if tree is not None else []))
     return Probe(parts=parts, rows=paths.same_bits(rows[-1], full[0]),
                  batch=paths.same_bits(two[0], full[0]))
+
+
+def _tree(model: Any, cache: Any, short: list[int], arg: str) -> Any:
+    """The tree path's logits on the short probe (None where the model takes no tree): the cache cropped by one
+    token, then that token and another as siblings, and a child of the first."""
+    from . import paths
+
+    start = len(short) - 1
+    if cache is None or not paths.takes_tree(model) or not paths.extendable(cache, start + 3):
+        return None
+    seen = ((0,), (1,), (0, 2))  # each node's ancestors and itself
+    mask = [[True] * start + [n in nodes for n in range(3)] for nodes in seen]
+    return paths.tree_step(model, cache, len(short), start, [short[-1], short[1], short[2]], [start, start, start + 1],
+                           mask, arg)
 
 
 def _first_linear(model: Any) -> Any:

@@ -2,7 +2,9 @@
 probe (numerics.py) both call: a change in one (a library's KV cache, a kernel) changes the readings and the
 fingerprint alike, never the one without the other.
 
-- an incremental step on a KV cache (scoring/rows.py's text reading): `step`;
+- an incremental step on a KV cache (scoring/rows.py's text reading where the model cannot take a tree): `step`;
+- every node of a tree of contexts in one call on a KV cache (the text reading's chains of one prompt, the tree of
+  scoring/tree.py): `tree_step`, for a model whose attention takes a 4D mask as given (`tree_refusal`);
 - the float32 softmax (every run's other softmax, or its main one): `softmax32`.
 
 The head computed a row at a time is row_readout.py's, the float32-matmul layers float32_matmul.py's. torch is
@@ -60,6 +62,43 @@ def step(model: Any, cache: Any, cached: int, start: int, feed: list[int], arg: 
     with torch.inference_mode():
         output = model(input_ids=ids, logits_to_keep=1, use_cache=True, **{arg: kept})
     return output.logits[:, -1, :]
+
+
+# transformers' attention functions that add a 4D mask to the scores as it is given (masking_utils returns a 4D mask
+# unchanged). Flash attention reads only padding, flex attention a block mask, a kernel registered by a user whatever
+# it likes: a model on those keeps the per-context steps.
+TREE_ATTENTION = ("eager", "sdpa")
+
+
+def attention(model: Any) -> str:
+    """The attention implementation `model`'s config names ("" where it names none)."""
+    return str(getattr(getattr(model, "config", None), "_attn_implementation", None) or "")
+
+
+def takes_tree(model: Any) -> bool:
+    """Whether `model` can compute a tree of contexts in one call (tree_step); where not, the text reading steps."""
+    return attention(model) in TREE_ATTENTION
+
+
+def tree_step(model: Any, cache: Any, cached: int, start: int, tokens: list[int], positions: list[int],
+              mask: list[list[bool]], arg: str) -> Any:
+    """The logits ([len(tokens), vocab]) of every node of a tree (scoring/tree.Tree: its tokens, their position ids
+    and which of the kept tokens and nodes each attends to) in one call on a copy of `cache` (holding `cached`
+    tokens) cropped to `start` tokens. The mask is additive, 0 where a node attends and the dtype's lowest value
+    elsewhere, as transformers' own eager mask is, so that eager and sdpa read it alike."""
+    import torch
+
+    kept = copy.deepcopy(cache)
+    kept.crop(start - cached)
+    device, dtype = model.device, model.dtype
+    allowed = torch.tensor(mask, dtype=torch.bool, device=device)
+    additive = torch.zeros(allowed.shape, dtype=dtype, device=device).masked_fill(~allowed, torch.finfo(dtype).min)
+    ids = torch.tensor([tokens], dtype=torch.long, device=device)
+    with torch.inference_mode():
+        output = model(input_ids=ids, position_ids=torch.tensor([positions], device=device),
+                       attention_mask=additive[None, None], logits_to_keep=len(tokens), use_cache=True,
+                       **{arg: kept})
+    return output.logits[0]
 
 
 def softmax32(logits: Any) -> Any:

@@ -17,10 +17,11 @@ from ..results.verdict import OUTCOMES, Status, Verdict, colour
 from .claims import claim_lines, log_ratio_lines
 from .escape import escape
 from .wording import (Line, backend_text, chapter_line, comparison_line, differences_text, lead_text, model_line,
-                      one_pass_check_line, pct, probabilities, slow_bfloat16_line, stepped_line)
+                      one_pass_check_line, pct, probabilities, slow_bfloat16_line)
 from .wording_claims import SIGN_FLIP
 from .wording_edges import direction_lines
 from .wording_effects import effects_lines
+from .wording_paths import stepped_line
 from .wording_patching import patched_lines
 from ..results.vocabulary import ReadingKind, ReadingName
 from .wording_run import partial_run
@@ -202,7 +203,7 @@ def _softmax_line(results: list[CaseResult]) -> Iterator[Line]:
 def _one_pass_lines(report: Report) -> Iterator[Line]:
     """Readings from KV-cached steps are named; --gotchas-one-pass-check: the readings (and case verdicts) that
     separate full passes would give otherwise."""
-    method = onepass.stepped(report.results)
+    method = onepass.stepped(report.results, list(report.models.values()))
     if method is not None:
         yield stepped_line(method), _PLAIN
     checked = report.one_pass_check

@@ -15,7 +15,7 @@ from ..results.consistency import Inconsistency
 from ..results.baselines import Probability
 from ..results.hardware import SlowBfloat16
 from ..results.layers import Lead, Stretch
-from ..results.onepass import OnePassCheck, ReadingDifference, Stepped
+from ..results.onepass import OnePassCheck, ReadingDifference
 from ..results.pairwise import Differences, ModelComparison
 from ..results.rollup import ChapterRollup
 from ..results.schema import BackendInfo, ModelInfo
@@ -141,13 +141,6 @@ def lead_text(lead: Lead) -> str:
 
 
 # -- one pass per prompt ------------------------------------------------------------------------------------------
-
-
-def stepped_line(s: Stepped) -> str:
-    """How the runs were read, when some text-reading contexts were KV-cached steps."""
-    return (f"one pass per prompt: {s.forward_passes} full forward passes for {s.runs} runs; {s.steps} text-reading "
-            f"contexts in {s.stepped_runs} runs read as incremental steps on a pass's KV cache, which can differ "
-            "from separate passes in their last bits (--gotchas-one-pass-check lists what differs)")
 
 
 def _model(model: str | None, several: bool) -> str:

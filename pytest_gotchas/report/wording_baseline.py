@@ -14,6 +14,7 @@ from ..results.baselines import (ANY_MODEL_FLAG, READ_FIELDS, UPDATE_FLAG, Basel
                                  UpdateStats)
 from ..results.hardware import PLAIN_KERNELS
 from .wording import GREEN, RED, UNSTYLED, YELLOW, Line, probabilities
+from .wording_paths import text_path_text
 
 
 def describe(header: Header) -> str:
@@ -227,10 +228,17 @@ def numerics_lines(check: Numerics, recorded: Header, now: Header) -> Iterator[L
         if check.differing:
             yield _same_kernels_line(check, now)
         return
-    yield (f"  same model, other kernels (numerics {recorded.numerics or 'not recorded'} on {recorded.hardware}, "
-           f"now {now.numerics} on {now.hardware}): probabilities differ from the baseline's in "
-           f"{len(check.differing)} cases; {len(check.changed)} verdicts changed"), YELLOW
-    versions = [f for f in check.facts if f.field in VERSION_FIELDS]
+    path = next((f for f in check.facts if f.field == "text_path"), None)
+    if path is not None:
+        yield text_path_text(path, check, recorded, now), YELLOW
+        besides = [f for f in check.facts if f.field not in ("text_path", "numerics", "kernels")]
+        if besides and check.differing:
+            yield f"  it was also recorded with {_facts(besides)}: as likely a cause", YELLOW
+    else:
+        yield (f"  same model, other kernels (numerics {recorded.numerics or 'not recorded'} on {recorded.hardware}, "
+               f"now {now.numerics} on {now.hardware}): probabilities differ from the baseline's in "
+               f"{len(check.differing)} cases; {len(check.changed)} verdicts changed"), YELLOW
+    versions = [f for f in check.facts if f.field in VERSION_FIELDS] if path is None else []
     if versions and check.differing:
         yield (f"  it was also recorded with {_facts(versions)}: the versions are as likely a cause as the kernels; "
                f"verdicts that moved: {', '.join(check.changed) or 'none'}"), YELLOW

@@ -42,6 +42,10 @@ class Header:
     reading: str = ""
     bos: str = ""
     kernels: str = ""
+    # How the text reading's chains past a prompt were computed (vocabulary.TextPath: tree, steps, contexts), where
+    # the verdicts come from the text reading; "" for the token reading (the path decides none of its numbers) and in
+    # a file written before it was recorded (baseline/store.py reads a format-4 file's as what wrote it computed).
+    text_path: str = ""
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,10 @@ What each format is, from the history of results/schema.py and report.schema.jso
    round o_proj's row otherwise in another shape) and the screen's `score` against the grid (overlap, mass, the
    verified-recall curve's `found_at` and its `area`), replacing format 7's `recall` and `recall_plain` (a line at
    10% of the effect: not read); a layer reading's `under_floor`; and the computed section `effects`: per chapter and
-   model, the directions under the floor by why, the screen summed, the components that recur.
+   model, the directions under the floor by why, the screen summed, the components that recur;
+   and how a model computed the text reading's chains past a prompt (`text_path`: one tree per prompt, steps,
+   or prompts of their own) and its `attention` implementation; a process's `tree_calls` and `tree_contexts`; a
+   baseline header's `text_path`.
 
 Format 3 migrates: its data sections read as they are (every field added during format 3 has a default that says
 "not recorded": `incremental_steps` 0, patching's `source_tokens` empty and `step` 0.0, a baseline header's `reading`
@@ -54,7 +57,8 @@ None, not `interrupted`, nothing listed as not run; a partial run of format 6 ca
 `margins` section is a former one, dropped and computed again as `log_ratios`), and so does format 7 (it records no
 families, no edges and no floor: every unit is its own, every statistic is what format 7 computed, its fractions
 are shown as they were; no score, no `heads_apart`; its `recall` keys are not read; the `effects` section is
-computed again). Formats 1 and 2 are refused (UNMIGRATABLE says why): a migration would have to guess what they do
+computed again; its models' `text_path` is not recorded: None, as a model read before the tree was a path; no
+tree calls). Formats 1 and 2 are refused (UNMIGRATABLE says why): a migration would have to guess what they do
 not record.
 """
 
@@ -63,7 +67,7 @@ from __future__ import annotations
 from typing import Any
 
 FORMAT = 8
-# The sections a writer computes from the data and a reader computes again (ReportFile's last seven): the one list
+# The sections a writer computes from the data and a reader computes again (ReportFile's last eight): the one list
 # that the migration drops and results/report.py's inconsistencies() checks, section by section.
 COMPUTED_SECTIONS = ("pairs", "rollups", "comparisons", "twin_splits", "log_ratios", "family_shares",
                      "one_pass_check", "effects")

@@ -11,10 +11,13 @@ verdicts would, and how many readings came from KV-cached steps.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import field
+
 from pydantic.dataclasses import dataclass
 
-from .schema import CaseResult, Reading
-from .vocabulary import ReadingName
+from .schema import CaseResult, ModelInfo, Reading
+from .vocabulary import ReadingName, TextPath
 
 SUFFIX = "/separate"
 
@@ -66,22 +69,34 @@ class OnePassCheck:
 
 
 @dataclass(frozen=True)
+class TextPathOf:
+    """How one model computed the text reading's contexts on a KV cache (ModelInfo's; None: not recorded)."""
+
+    model: str | None
+    text_path: TextPath | None
+    attention: str
+
+
+@dataclass(frozen=True)
 class Stepped:
     """How the runs were read, when some read KV-cached steps: those are the readings the check would recompute."""
 
     forward_passes: int  # full passes, over every scored run
     runs: int  # scored runs
-    steps: int  # contexts read as incremental steps
+    steps: int  # contexts computed on a KV cache (one call each, or a tree's nodes)
     stepped_runs: int  # runs with at least one step
+    paths: list[TextPathOf] = field(default_factory=list)  # each model with such runs, in the report's order
 
 
-def stepped(results: list[CaseResult]) -> Stepped | None:
+def stepped(results: list[CaseResult], models: Sequence[ModelInfo] = ()) -> Stepped | None:
     runs = [run for result in results if result.scored for run in result.runs]
     with_steps = [run for run in runs if run.incremental_steps]
     if not with_steps:
         return None
+    ids = {result.model for result in results if result.scored and any(r.incremental_steps for r in result.runs)}
+    paths = [TextPathOf(m.id, m.text_path, m.attention) for m in models if m.id in ids]
     return Stepped(sum(r.forward_passes for r in runs), len(runs), sum(r.incremental_steps for r in with_steps),
-                   len(with_steps))
+                   len(with_steps), paths)
 
 
 def check(results: list[CaseResult]) -> OnePassCheck | None:

@@ -32,7 +32,7 @@ from pydantic.dataclasses import dataclass
 from .circuits import Edges
 from .verdict import Judged, Status, Verdict
 from .vocabulary import (Cell, ComponentKind, ComponentsMethod, FamilyKind, PatchMethod, ReadingKind, ReadingName,
-                         Under)
+                         TextPath, Under)
 
 
 @dataclass
@@ -118,6 +118,11 @@ class ModelInfo:
     # --gotchas-allow-unfaithful-tokenizer: a tokenizer that fails the converter's round trip was scored anyway
     # (model/tokenizer.py); False in a report written before the round trip checked every folder's tokenizer
     allow_unfaithful_tokenizer: bool = False
+    # How the text reading's chains past a prompt were computed (None: not recorded, a report written before the tree,
+    # when a transformers model stepped them one call each), and the attention implementation that decided it ("": not
+    # recorded, or a backend that does not say)
+    text_path: TextPath | None = None
+    attention: str = ""
 
 
 @dataclass(frozen=True)
@@ -441,8 +446,11 @@ class Cost:
     forward_passes: int = 0  # full forward passes (one per prompt, and any a context could not be stepped to)
     forward_calls: int = 0  # model calls for them: fewer when --gotchas-batch-size grouped some
     prompt_tokens: int = 0  # tokens of the full passes
-    incremental_steps: int = 0  # contexts computed as steps on a full pass's KV cache
-    incremental_tokens: int = 0  # tokens the steps fed
+    incremental_steps: int = 0  # contexts computed on a full pass's KV cache (one call each, or in a tree)
+    incremental_tokens: int = 0  # tokens the steps fed (a tree: its nodes)
+    tree_calls: int = 0  # model calls that computed a tree of them (scoring/tree.py): one per prompt, or a few
+    tree_contexts: int = 0  # contexts of incremental_steps those calls computed (the others: a call each); the nodes
+    # they fed are in incremental_tokens (a chain's nodes an earlier call computed are fed again)
     check_passes: int = 0  # --gotchas-one-pass-check: its separate full passes
 
 

@@ -31,6 +31,15 @@ class ReadingKind(StrEnum):
     CHAIN = "chain"  # a chain of tokens up to the first that reaches past the cut
 
 
+class TextPath(StrEnum):
+    """How the text reading's contexts past a prompt (its chains through shorter tokens) were computed for a model
+    (schema.ModelInfo.text_path; a baseline header records it): the numbers differ in their last bits between them."""
+
+    TREE = "tree"  # every context of a prompt in one call on its KV cache, under a tree mask (scoring/tree.py)
+    STEPS = "steps"  # one call per context on the KV cache: the model's attention takes no tree mask
+    CONTEXTS = "contexts"  # each context a prompt of its own: a backend that reads logits by context (vLLM)
+
+
 class ComponentKind(StrEnum):
     """A component of a decoder layer that patching reads and replaces (scoring/components.py)."""
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..results.vocabulary import ReadingKind
 
+Context = tuple[int, ...]  # token ids fed to the model, BOS included: what a row of next-token probabilities follows
 MAX_CHAIN = 8  # tokens per side; longer chains mean the cut is nowhere near a token boundary
 TAIL_TOKENS = 4  # prompt tokens shown in a CutError
 REGION_TOKENS = 12  # candidate-side tokens shown in a CutError

@@ -31,11 +31,13 @@ from ..results.schema import Reading, TopToken
 from ..results.verdict import run_verdict
 from .rows import (MAX_DEPTH, REFEED, Context, OnePassRows, Probabilities, Rows, model_dtype, needs_plain,
                    resolve_softmax_dtype, round_to, token_contexts)
+from .tree import Ahead
 from .vocab import Vocab
 from ..results.vocabulary import ReadingKind, ReadingName
 
 MIN_BRANCH = 1e-4  # a chain through a shorter token is followed while its probability so far is at least this
 MAX_PASSES = 32  # contexts (incremental steps, or passes of the check) the text reading may add per run
+AHEAD = 1  # levels of a prompt's trie computed before the readings know they need them (look_ahead)
 SHOWN, SHOWN_FROM = 5, 1e-4  # contributions listed per candidate, and the least of them
 
 
@@ -102,12 +104,18 @@ def text_probability(rows: Probabilities, vocab: Vocab, context: Context, text: 
     return out
 
 
-def text_reading(plan: CutPlan, prompt: str, correct: str, wrong: str, rows: Probabilities, vocab: Vocab, dtype: str,
-                  decode: Callable[[int], str], other: bool = False) -> Reading:
+def _sides(plan: CutPlan, prompt: str, correct: str, wrong: str, rows: Probabilities, vocab: Vocab,
+           other: bool = False) -> list[_Text]:
+    """The text probability of each candidate, their chains sharing one budget of contexts."""
     rest = prompt[len(prompt) - plan.backed_off_chars:] if plan.backed_off_chars else ""
     budget = [MAX_PASSES]
-    sides = [text_probability(rows, vocab, plan.context_ids, (rest + candidate).encode(), other, budget)
-             for candidate in (correct, wrong)]
+    return [text_probability(rows, vocab, plan.context_ids, (rest + candidate).encode(), other, budget)
+            for candidate in (correct, wrong)]
+
+
+def text_reading(plan: CutPlan, prompt: str, correct: str, wrong: str, rows: Probabilities, vocab: Vocab, dtype: str,
+                  decode: Callable[[int], str], other: bool = False) -> Reading:
+    sides = _sides(plan, prompt, correct, wrong, rows, vocab, other)
 
     def shown(side: _Text) -> list[str]:
         best = sorted((part for part in side.parts if part[0] >= SHOWN_FROM), key=lambda part: (-part[0], part[1]))
@@ -137,9 +145,31 @@ class Batch(list):  # type: ignore[type-arg]
         self.passes = sum(r.full for r in rows)  # full forward passes
         self.calls = sum(r.calls for r in rows)  # model calls for them: fewer when batch_size grouped some
         self.tokens = sum(r.tokens for r in rows)  # tokens of the full passes
-        self.steps = sum(r.steps for r in rows)  # incremental steps on a KV cache
+        self.steps = sum(r.steps for r in rows)  # contexts computed on a KV cache, one call each or in a tree
         self.step_tokens = sum(r.step_tokens for r in rows)
+        self.tree_calls = sum(r.tree_calls for r in rows)  # calls that computed a tree of them
+        self.tree_contexts = sum(r.tree_contexts for r in rows)
         self.check_passes = sum(r.full for r in check or [])  # --gotchas-one-pass-check: its separate passes
+
+
+def look_ahead(cut: Cut, rows: Probabilities, vocab: Vocab, walks: tuple[bool, ...]) -> None:
+    """Where `rows` compute a tree (OnePassRows on a model that takes one), every context the text readings of `cut`
+    will read (one `walks` entry per reading: whether it reads the other softmax), in as few calls as their chains
+    allow: each call holds the contexts that the rows computed so far decide, and, AHEAD levels past them, every
+    chain the readings could follow (tree.Ahead); a chain deeper still gets the next call. Elsewhere nothing: steps
+    and separate passes compute what a reading asks for, when it asks."""
+    if not (isinstance(rows, OnePassRows) and rows.tree):
+        return
+    while True:
+        wanted: set[Context] = set()
+        for depth in sorted({0, AHEAD}):
+            for other in walks:
+                ahead = Ahead(rows, depth)
+                _sides(cut.plan, cut.prompt, cut.correct, cut.wrong, ahead, vocab, other)
+                wanted |= ahead.wanted
+        if not wanted:
+            return
+        rows.need(wanted)
 
 
 def read_cut(cut: Cut, rows: Probabilities, dtype: str, other_dtype: str | None, table: Vocab | None,
@@ -152,6 +182,7 @@ def read_cut(cut: Cut, rows: Probabilities, dtype: str, other_dtype: str | None,
     readings: dict[str, Reading] = {}
     texts = (plan, cut.prompt, cut.correct, cut.wrong)
     if table is not None:
+        look_ahead(cut, rows, table, (False, True) if other_dtype is not None and main == ReadingName.TEXT else (False,))
         readings[ReadingName.TEXT] = text_reading(*texts, rows, table, dtype, decode)
     readings[ReadingName.TOKEN] = token_reading(plan, rows, dtype)
     if needs_plain(plan):
@@ -161,6 +192,8 @@ def read_cut(cut: Cut, rows: Probabilities, dtype: str, other_dtype: str | None,
                                    if main == ReadingName.TEXT else token_reading(plan, rows, other_dtype, other=True))
     if exact is not None:
         exact.need(token_contexts(plan))
+        if main == ReadingName.TEXT and table is not None:
+            look_ahead(cut, exact, table, (False,))
         readings[ReadingName.PRECISION] = (text_reading(*texts, exact, table, "float32", decode)  # type: ignore[arg-type]
                                if main == ReadingName.TEXT else token_reading(plan, exact, "float32"))
     return readings

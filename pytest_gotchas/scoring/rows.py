@@ -19,6 +19,13 @@ readings but no verdict. So the steps and the earlier positions are named: each 
 ``incremental_steps``, the summary says how many there were, and --gotchas-one-pass-check recomputes every reading
 with Rows (one full pass per context, ``use_cache=False``: the method before) and lists what differs.
 
+Where the model's attention takes a tree mask (model/paths.takes_tree: eager and sdpa), the contexts one `need` asks
+for on one cache are not a call each but nodes of one tree (scoring/tree.py): one call computes them all, and the
+text reading looks ahead (readings.py) so that a prompt's chains are one call, not one per context. A tree's rows are
+yet another arithmetic (other shapes: each node is a row of a matmul over all nodes): on gemma-3-270m and SmolLM2 in
+bfloat16 (AMD EPYC, AVX-512 BF16) they differed from steps and from separate passes by a few ulps of a logit in some
+rows, like the steps; counted apart (``tree_calls``, ``tree_contexts``) and checked the same way.
+
 Rows is the method before one-pass scoring, and the check's: one full pass per context. torch is imported inside
 the functions that need it.
 """
@@ -29,9 +36,9 @@ from typing import Any, Protocol
 
 from ..model import paths
 from ..results.vocabulary import ReadingKind
-from .cut import CutPlan, common_prefix
+from .cut import Context, CutPlan, common_prefix
+from .tree import Tree
 
-Context = tuple[int, ...]
 MAX_DEPTH = 8  # tokens along one chain of the text reading
 REFEED = 1  # tokens an incremental step computes again, its new one included (1: only the new token)
 
@@ -136,8 +143,10 @@ class Rows:
         self.calls = 0  # model calls for full passes: fewer than passes when batch_size grouped some
         self.full = 0  # full forward passes (contexts run from their first token)
         self.tokens = 0  # tokens of the full passes
-        self.steps = 0  # incremental steps on a KV cache (OnePassRows)
-        self.step_tokens = 0  # tokens the steps fed
+        self.steps = 0  # contexts computed on a KV cache, one call each or in a tree (OnePassRows)
+        self.step_tokens = 0  # tokens the steps fed (a tree: its nodes)
+        self.tree_calls = 0  # calls that computed a tree of contexts on a KV cache
+        self.tree_contexts = 0  # the contexts those calls computed (in `steps` too; the nodes fed: `step_tokens`)
 
     def need(self, contexts: set[Context] | list[Context]) -> None:
         missing = sorted(c for c in set(contexts) if c not in self.main)
@@ -221,9 +230,12 @@ class OnePassRows(Rows):
     an incremental step on the cache that shares the longest prefix with it, or, where none can be extended to it,
     as a full pass of its own (counted in ``full``)."""
 
-    def __init__(self, model: Any, softmax_dtype: str, batch_size: int, top_k: int, refeed: int = REFEED) -> None:
+    def __init__(self, model: Any, softmax_dtype: str, batch_size: int, top_k: int, refeed: int = REFEED,
+                 tree: bool | None = None) -> None:
+        """`tree`: compute the contexts on a cache as one tree per `need` (default: where the model takes one)."""
         super().__init__(model, softmax_dtype, batch_size, top_k)
         self.refeed = refeed
+        self.tree = paths.takes_tree(model) if tree is None else tree
         self.caches: dict[Context, Any] = {}  # contexts run as full passes -> their KV cache (None: not extendable)
         self.full_contexts: list[Context] = []  # in the order they ran
         self._cache_arg = paths.cache_arg(model)
@@ -245,15 +257,42 @@ class OnePassRows(Rows):
             self._full(group)
 
     def need(self, contexts: set[Context] | list[Context]) -> None:
-        fulls = []
+        fulls: list[Context] = []
+        on: dict[Context, list[tuple[Context, int]]] = {}  # base -> the contexts computed on its cache
         for context in sorted(c for c in set(contexts) if c not in self.main):
             base, shared = self._base(context)
             if base is None:
                 fulls.append(context)
             else:
-                self._step(context, base, shared)
+                on.setdefault(base, []).append((context, shared))
+        for base, stepped in on.items():
+            self._on_cache(base, stepped)
         for group in forward_groups(fulls, self.batch_size):
             self._full(group)
+
+    def _on_cache(self, base: Context, group: list[tuple[Context, int]]) -> None:
+        """The contexts of `group` (each with the prefix it shares with `base`) from the cache of `base`: one tree
+        where the model takes one and the cache holds the tree's every node (a sliding window must not drop one),
+        else a step each."""
+        start = min(self._start(context, shared) for context, shared in group)
+        tree = Tree.of([context for context, _ in group], start) if self.tree else None
+        if tree is None or not paths.extendable(self.caches[base], start + len(tree)):
+            for context, shared in group:
+                self._step(context, base, shared)
+            return
+        logits = paths.tree_step(self.model, self.caches[base], len(base), start, list(tree.tokens),
+                                 list(tree.positions), tree.mask(), self._cache_arg)
+        new = sum(context not in self.main for context in tree.contexts)  # not the ancestors fed again
+        self.tree_calls += 1
+        self.tree_contexts += new
+        self.steps += new
+        self.step_tokens += len(tree)
+        self._keep(list(tree.contexts), logits)
+
+    def _start(self, context: Context, shared: int) -> int:
+        """Where a context's step starts: the cache cropped to the shared prefix, REFEED tokens fed again (at least
+        one token fed)."""
+        return max(1, min(shared, len(context) - self.refeed))
 
     def _base(self, context: Context) -> tuple[Context | None, int]:
         """The full pass whose cache shares the longest prefix with `context`, and that prefix's length; None when
@@ -305,7 +344,7 @@ class OnePassRows(Rows):
     def _step(self, context: Context, base: Context, shared: int) -> None:
         """`context` from the cache of `base`: cropped to `start` tokens, then fed the rest (REFEED tokens again, at
         least one)."""
-        start = max(1, min(shared, len(context) - self.refeed))
+        start = self._start(context, shared)
         logits = paths.step(self.model, self.caches[base], len(base), start, list(context[start:]), self._cache_arg)
         self.steps += 1
         self.step_tokens += len(context) - start

@@ -25,7 +25,7 @@ from ..results.effects import Floor
 from ..results.onepass import judged_alone, separate
 from ..results.schema import CacheUse, CaseResult, Cost, LayerReading, ModelInfo, Run, Timings
 from ..results.verdict import NonFiniteProbability, case_verdict
-from ..results.vocabulary import PatchMethod, PatchMetric, PatchMode, ReadingName
+from ..results.vocabulary import PatchMethod, PatchMetric, PatchMode, ReadingName, TextPath
 from ..truth.collect import Planned, Scoring
 from .engine_rows import Fetcher
 from .pairedges import EdgeConfig
@@ -129,6 +129,8 @@ class Scorer:
         if self.model_info is None:
             assert loaded.info is not None
             self.model_info = replace(loaded.info, id=self.model_id, bos=f"{self.config.bos}: {cuts[0].bos or 'none'}")
+            if loaded.role is Role.ENGINE:  # an engine: each context a prompt of its own, never a tree
+                self.model_info = replace(self.model_info, text_path=TextPath.CONTEXTS, attention="")
             self.notes.extend(loaded.notes + _conventions(loaded, cuts[0].bos, self.config.bos)
                               + _batch_note(loaded, self.config))
         self.clock.forward_passes += scores.passes
@@ -136,6 +138,8 @@ class Scorer:
         self.clock.prompt_tokens += scores.tokens
         self.clock.incremental_steps += scores.steps
         self.clock.incremental_tokens += scores.step_tokens
+        self.clock.tree_calls += scores.tree_calls
+        self.clock.tree_contexts += scores.tree_contexts
         self.clock.check_passes += scores.check_passes
         runs = [Run(primer=prompt.primer, prompt=prompt.transcript.prompt, correct=str(prompt.correct),
                     wrong=str(prompt.wrong),

@@ -77,3 +77,45 @@ def test_the_plugin_lists_what_the_check_finds(pytester: pytest.Pytester, tiny_f
     assert differ[0]["separate"]["p_correct"] == differ[0]["one_pass"]["p_correct"] + 2 ** -8
     result.stdout.fnmatch_lines(["one pass checked against separate full passes: 1 of 7 readings differ (token 1: "
                                  "demo/plain token); 0 of 2 case verdicts would differ"])
+
+
+# A cut before "True", which the tiny model writes as one token or as a chain of shorter ones ("T" "r" "u" "e"): the
+# text reading's chains past the prompt.
+CHAINS = """\
+chapter: demo
+title: "chains past the prompt"
+interpreter: "3.11"
+cases:
+  - id: equal
+    transcript: |-
+      >>> 1 == 1
+      █
+    correct: "True"
+    wrong: "False"
+"""
+CHAIN_MERGES = ("Tr", "Tru", "True", "Fa", "Fal", "Fals", "False")
+CHAIN_RULES = {"\n": {"True": 2.0, "T": 1.0, "Tr": 0.5, "False": 1.5, "F": 1.0}, "T": {"r": 2.0, "Tr": 0.5},
+               "Tr": {"u": 2.0}, "r": {"u": 2.0}, "u": {"e": 3.0}, "F": {"a": 2.0}, "a": {"l": 2.0}}
+
+
+def test_the_plugin_says_the_chains_were_one_tree_per_prompt(pytester: pytest.Pytester,
+                                                             tmp_path_factory: pytest.TempPathFactory) -> None:
+    folder = build_tiny_model(tmp_path_factory.mktemp("chains") / "model", CHAIN_RULES, merges=CHAIN_MERGES)
+    (pytester.path / "demo.yaml").write_text(CHAINS, encoding="utf-8")
+    result = pytester.runpytest_subprocess("--gotchas", "--gotchas-model", str(folder), "--gotchas-cache-dir",
+                                           str(pytester.path / "models"), "--gotchas-json", "out.json",
+                                           "--gotchas-one-pass-check", "-p", "no:xdist")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    data = read_report(pytester.path / "out.json")
+    assert (data["models"][0]["text_path"], data["models"][0]["attention"]) == ("tree", "sdpa")
+    (run,) = data["cases"][0]["runs"]
+    timings = data["run"]["timings"]
+    assert run["incremental_steps"] == timings["incremental_steps"] > 0
+    assert 1 <= timings["tree_calls"] < timings["incremental_steps"] == timings["tree_contexts"]
+    assert timings["incremental_tokens"] >= timings["incremental_steps"]  # the nodes fed
+    result.stdout.fnmatch_lines([
+        f"one pass per prompt: 1 full forward passes for 1 runs; {run['incremental_steps']} text-reading contexts in "
+        "1 runs read as one tree per prompt on its pass's KV cache (every chain in one call, a tree attention mask), "
+        "which can differ from separate passes in their last bits (--gotchas-one-pass-check lists what differs)",
+        "one pass checked against separate full passes: 0 of * readings differ; 0 of 1 case verdicts would differ"])
+

@@ -162,7 +162,7 @@ def test_each_folder_imports_torch_and_pytest_only_as_the_page_allows() -> None:
 
 
 def test_the_pure_modules_in_the_torch_floors_import_neither() -> None:
-    assert PURE_IN_TORCH_FLOORS == ["scoring.cut", "scoring.align", "backends.protocol", "backends"]
+    assert PURE_IN_TORCH_FLOORS == ["scoring.cut", "scoring.align", "scoring.tree", "backends.protocol", "backends"]
     for name in PURE_IN_TORCH_FLOORS:
         assert not GRAPH[name][1] & (HEAVY | PYTEST), name
 

@@ -169,6 +169,8 @@ def test_a_backend_in_one_file_scores_as_transformers_does(tiny: tuple[Path, Pat
                for b in (third, transformers.load(request(*tiny)))]
     ours, theirs = ([(run.readings, run.top) for run in r.runs] for r in results)
     assert ours == theirs and results[0].verdict == results[1].verdict
+    # It takes no tree mask: each context is a prompt of its own to it, and the model it reported says so.
+    assert [r.runs[0].incremental_steps for r in results] == [0, results[1].runs[0].incremental_steps]
     assert len(third.fetched[0]) >= 1  # the prefetch put the case's contexts in one call first
     slot = ModelSlot(lambda: third, Clock())
     slot.get()
@@ -203,6 +205,9 @@ def test_a_backend_in_one_file_through_the_plugin(pytester: pytest.Pytester, tin
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     data = read_report(pytester.path / "out.json")
     assert {r["model"] for r in data["cases"]} == {"rows-model"}
+    # a backend that takes no tree mask: each of the text reading's contexts a prompt of its own, and said
+    assert (data["models"][0]["text_path"], data["models"][0]["attention"]) == ("contexts", "")
+    assert data["run"]["timings"]["tree_calls"] == 0
     assert [r["verdict"] for r in data["cases"]] == ["ok", "ok"]
     refused = pytester.runpytest_inprocess("--gotchas", "--gotchas-model", model, "--gotchas-layers")
     assert refused.ret == pytest.ExitCode.USAGE_ERROR

@@ -26,7 +26,7 @@ def test_dumps_is_sorted_one_line_per_entry_and_reads_back_exactly() -> None:
     text = store.dumps(baseline)
     assert store.loads(text) == baseline
     body = [line for line in text.splitlines() if not line.startswith("#")]
-    assert body[:3] == ["format: 4", "count: {pairs: 2, verdicts: 4}", "model:"]
+    assert body[:3] == [f"format: {store.FORMAT}", "count: {pairs: 2, verdicts: 4}", "model:"]
     assert body[body.index("pairs:") + 1:body.index("verdicts:")] == ["  sets/ab: fail", "  sets/cd: pass"]
     verdicts = body[body.index("verdicts:") + 1:]
     assert [line.split(":")[0].strip() for line in verdicts] == ["sets/a", "sets/b", "sets/c", "sets/d"]
@@ -81,7 +81,7 @@ def test_a_file_cut_short_is_told_apart_from_one_with_fewer_pairs(tmp_path: Path
          "file)"),
     ("- 1\n", "got a list"),
     ("format: 2\ncases: {}\n", "unknown key(s) cases"),
-    ("format: 1\n", "format: expected 2 or 3 or 4, got 1"),
+    ("format: 1\n", "format: expected 2 or 3 or 4 or 5, got 1"),
     ("format: 2\npairs: {}\n", "count: expected {pairs: N, verdicts: N}, got None"),
     ("format: 2\ncount: {pairs: 0, verdicts: 0}\npairs: [a]\n", "pairs: expected a mapping, got a list"),
     ("format: 2\ncount: {pairs: 0, verdicts: 0}\npairs: {sets/ab: passed}\n", "pairs: sets/ab: expected pass or fail, got 'passed'"),

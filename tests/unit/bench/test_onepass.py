@@ -29,17 +29,20 @@ def test_onepass_takes_the_cases_of_one_model_and_the_chapters_named() -> None:
 
 
 def test_onepass_tally_lines() -> None:
-    tally = Tally((1, 8))
+    tally = Tally((1, 8, "tree"))
     tally.cases, tally.runs, tally.readings = 2, 3, 9
     tally.rows_total.update({"earlier": 5, "step": 4})
     tally.rows_differ[8]["step"] += 1
     tally.readings_differ[8].append("sets/a text")
     tally.passes.update({"separate": 7, "main": 3})
-    tally.steps.update({1: 4, 8: 4})
+    tally.steps.update({1: 4, 8: 4, "tree": 4})
+    tally.calls.update({1: 4, 8: 4, "tree": 1})
     lines = tally.lines("model tiny")
     assert lines[0] == "model tiny; 2 cases, 3 runs"
     assert lines[1].startswith("separate passes: 7 full passes (0.0 s); one pass: 3 full passes")
-    assert lines[3] == "refeed 1: rows differing: earlier positions 0/5, steps 0/4 (4 steps, 0.0 s); readings " \
-                       "differing 0/9; verdicts differing 0"
+    assert lines[3] == "refeed 1: rows differing: earlier positions 0/5, steps 0/4 (4 steps in 4 calls, 0.0 s); " \
+                       "readings differing 0/9; verdicts differing 0"
     assert lines[4].startswith("refeed 8: rows differing: earlier positions 0/5, steps 1/4") and \
         lines[5] == "    reading: sets/a text"
+    assert lines[6] == "tree: rows differing: earlier positions 0/5, steps 0/4 (4 contexts in trees in 1 calls, " \
+                       "0.0 s); readings differing 0/9; verdicts differing 0"

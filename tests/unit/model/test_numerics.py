@@ -15,6 +15,7 @@ from helpers.tinymodel import build_tiny_model
 
 from pytest_gotchas.model import float32_matmul, numerics, paths, row_readout
 from pytest_gotchas.model.load import ModelSpec, load_model
+from helpers.attention import own_attention
 from helpers.numerics import RULES
 
 
@@ -110,7 +111,9 @@ def test_the_probe_hashes_every_path_and_is_stable(plain: torch.nn.Module) -> No
 @pytest.mark.parametrize(("path", "when"), [
     ("full", lambda ids, kw: ids.shape == (1, 321)),  # the long probe's full pass
     ("batch", lambda ids, kw: ids.shape[0] > 1),
-    ("steps", lambda ids, kw: kw.get("past_key_values") is not None or kw.get("cache") is not None),
+    ("steps", lambda ids, kw: (kw.get("past_key_values") is not None or kw.get("cache") is not None)
+     and kw.get("attention_mask") is None),
+    ("tree", lambda ids, kw: kw.get("attention_mask") is not None),  # only the tree passes a mask
 ])
 def test_a_change_in_one_passs_path_changes_that_part_and_the_fingerprint(
         plain: torch.nn.Module, monkeypatch: pytest.MonkeyPatch, path: str, when) -> None:
@@ -130,6 +133,27 @@ def test_a_change_in_the_kv_cache_step_changes_the_fingerprint(plain: torch.nn.M
     monkeypatch.setattr(paths, "step", lambda *args: ulp(real(*args)))
     after = numerics.probe(plain)
     assert changed(before, after) == {"steps"} and after.fingerprint != before.fingerprint
+
+
+def test_a_change_in_the_tree_changes_the_fingerprint(plain: torch.nn.Module, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The text reading's chains of a prompt in one call (scoring/rows.py calls the same function)."""
+    before = numerics.probe(plain)
+    real = paths.tree_step
+    monkeypatch.setattr(paths, "tree_step", lambda *args: ulp(real(*args)))
+    after = numerics.probe(plain)
+    assert changed(before, after) == {"tree"} and after.fingerprint != before.fingerprint
+
+
+def test_a_model_that_takes_no_tree_has_no_tree_part(plain: torch.nn.Module) -> None:
+    """Its fingerprint is the one it had before the tree was a path: its baselines still compare as the same
+    kernels."""
+    taking = numerics.probe(plain)
+    own_attention(plain)
+    assert not paths.takes_tree(plain)
+    stepping = numerics.probe(plain)
+    assert [path for path, _ in stepping.parts] == [path for path in numerics.PATHS if path != "tree"]
+    assert stepping.parts == taking.parts[:-1]
+    assert stepping.fingerprint == numerics.Probe(parts=taking.parts[:-1], rows=True, batch=True).fingerprint
 
 
 def test_a_change_in_the_float32_softmax_changes_the_fingerprint(plain: torch.nn.Module,
@@ -177,7 +201,7 @@ def test_a_change_in_the_heads_rows_changes_the_fingerprint(plain: torch.nn.Modu
 
     monkeypatch.setattr(torch.nn.functional, "linear", linear)
     after = numerics.probe(plain)
-    assert changed(before, after) == {"head-rows", "batch"}  # a batch of two is two rows of the head too
+    assert changed(before, after) == {"head-rows", "batch", "tree"}  # a batch, a tree: several rows of the head
     monkeypatch.undo()
 
     row_readout.apply(plain)

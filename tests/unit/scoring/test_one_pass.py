@@ -12,12 +12,14 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers.attention import own_attention
 from helpers.tinymodel import DEFAULT_MERGES, build_tiny_model, build_tokenizer, save_folder
 
 from pytest_gotchas.backends.transformers import TransformersBackend
 from pytest_gotchas.model.load import LoadedModel, ModelSpec, load_model
 from pytest_gotchas.results import onepass
-from pytest_gotchas.report.wording import one_pass_check_line, stepped_line
+from pytest_gotchas.report.wording import one_pass_check_line
+from pytest_gotchas.report.wording_paths import stepped_line
 from pytest_gotchas.results.report import Report, result_from_data, to_data
 from pytest_gotchas.results.schema import CaseResult, ChapterInfo, Reading, Run
 from pytest_gotchas.scoring import readings as readings_mod
@@ -67,7 +69,8 @@ def windowed(tmp_path_factory: pytest.TempPathFactory) -> LoadedModel:
 
 @pytest.fixture(scope="module")
 def llama(tmp_path_factory: pytest.TempPathFactory) -> LoadedModel:
-    """A random bfloat16 Llama over the tiny tokenizer: every layer's attention and MLP do real arithmetic."""
+    """A random bfloat16 Llama over the tiny tokenizer: every layer's attention and MLP do real arithmetic (sdpa, the
+    default attention: a tree of several nodes there is not bit for bit a step: tests/unit/scoring/test_tree.py)."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
     tokenizer = build_tokenizer(MERGES)
@@ -80,6 +83,15 @@ def llama(tmp_path_factory: pytest.TempPathFactory) -> LoadedModel:
     model = LlamaForCausalLM(config).to(torch.bfloat16).eval()
     root = tmp_path_factory.mktemp("llama")
     return load(save_folder(model, root / "model", tokenizer), root)
+
+
+@pytest.fixture(scope="module")
+def llama_eager(llama: LoadedModel, tmp_path_factory: pytest.TempPathFactory) -> LoadedModel:
+    """The same Llama under eager attention, where its tree of contexts is bit for bit its steps and its separate
+    passes in bfloat16."""
+    loaded = load(Path(llama.info.source), tmp_path_factory.mktemp("eager"))
+    loaded.model.set_attn_implementation("eager")
+    return loaded
 
 
 def cuts(loaded: LoadedModel, *texts: tuple[str, str, str]) -> list[Cut]:
@@ -100,7 +112,7 @@ def separate_probs(model, context: tuple[int, ...]) -> torch.Tensor:
 # -- bit for bit ----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("which", ["tiny", "windowed", "llama"])
+@pytest.mark.parametrize("which", ["tiny", "windowed", "llama_eager"])
 def test_every_reading_equals_separate_full_passes(which: str, request: pytest.FixtureRequest) -> None:
     loaded: LoadedModel = request.getfixturevalue(which)
     texts = [*CUTS.values(), ("@ x = ", "2", "1"), ("@ 1 == 1\n", "False", "True")]
@@ -112,13 +124,14 @@ def test_every_reading_equals_separate_full_passes(which: str, request: pytest.F
 @pytest.mark.parametrize("which", ["tiny", "windowed", "llama"])
 @pytest.mark.parametrize("refeed", [1, 2, 4, 8])
 def test_each_row_equals_a_separate_pass(which: str, refeed: int, request: pytest.FixtureRequest) -> None:
-    """Earlier positions of the main pass and incremental steps on its cache, row by row, through both softmax
-    dtypes, against a separate pass over each context; for every refeed from one token on."""
+    """Earlier positions of the main pass and incremental steps on its cache (one call each: the path of a model
+    that takes no tree), row by row, through both softmax dtypes, against a separate pass over each context; for
+    every refeed from one token on."""
     loaded: LoadedModel = request.getfixturevalue(which)
     plan = plan_cut(loaded.tokenizer, "@ (2, 2)", ",", "]")
     prompt = plan.prompt_ids
     beyond = [prompt + (5,), prompt + (5, 9), plan.context_ids + (7,), prompt[:-2] + (11, 12, 13)]
-    rows = OnePassRows(loaded.model, "bfloat16", 1, 5, refeed)
+    rows = OnePassRows(loaded.model, "bfloat16", 1, 5, refeed, tree=False)
     rows.prompts([plan])
     rows.need(beyond)
     assert (rows.full, rows.steps) == (2, len(beyond))  # the prompt, and the back-off the token reading reads
@@ -185,14 +198,50 @@ def test_one_full_pass_per_run_and_one_per_back_off(tiny: LoadedModel, kind: str
     assert (result.forward_passes, result.incremental_steps) == (passes, 0)
 
 
-def test_chains_past_the_prompt_are_steps_not_passes(tiny: LoadedModel) -> None:
+def test_chains_past_the_prompt_are_one_tree_not_passes(tiny: LoadedModel) -> None:
+    """Every context of the text reading past the prompt is a node of one call on the prompt's KV cache: those the
+    readings read (the check computes exactly these, a separate pass each) and those it looked ahead to."""
     batch = scored(tiny, cuts(tiny, CUTS["text"]))
     (result,) = batch
     assert result.forward_passes == 1 and result.incremental_steps > 0
-    assert (batch.passes, batch.steps) == (1, result.incremental_steps)
-    # the check's separate passes: one per context, counted apart
-    assert batch.check_passes == 1 + result.incremental_steps
+    # Its chains are four nodes deep past the prompt ('T'+'r'+'u'+'e'): levels 1 and 2 in one call (AHEAD is one
+    # level past what the prompt's row decides), 3 and 4 in the next.
+    assert "'T'+'r'+'u'+'e'" in result.readings[ReadingName.TEXT].correct_tokens[1]
+    assert (batch.passes, batch.steps, batch.tree_calls) == (1, result.incremental_steps, 2)
+    assert batch.step_tokens > batch.steps == batch.tree_contexts  # the second call fed the first two nodes again
+    # the check's separate passes: one per context read, counted apart
+    assert 1 < batch.check_passes <= 1 + result.incremental_steps
     assert result.readings[ReadingName.TEXT].correct_tokens[:2] == result.checked[ReadingName.TEXT].correct_tokens[:2]
+
+
+@pytest.mark.parametrize(("ahead", "calls"), [(0, 4), (1, 2), (3, 1)])
+def test_looking_further_ahead_makes_fewer_calls_of_more_nodes(tiny: LoadedModel, monkeypatch: pytest.MonkeyPatch,
+                                                              ahead: int, calls: int) -> None:
+    """A level a call: each reads what the rows so far decide; looking `ahead` levels past that computes every chain
+    the readings could follow there, whatever the rows will say, so the same readings from fewer calls."""
+    monkeypatch.setattr(readings_mod, "AHEAD", 0)
+    level_by_level = scored(tiny, cuts(tiny, CUTS["text"]))
+    monkeypatch.setattr(readings_mod, "AHEAD", ahead)
+    batch = scored(tiny, cuts(tiny, CUTS["text"]))
+    (result,) = batch
+    assert batch.tree_calls == calls
+    assert result.readings == result.checked == level_by_level[0].readings
+    # level by level, the contexts computed are those the readings read (the check's passes less the prompt's);
+    # each later call feeds its chains' earlier nodes again
+    assert batch.steps >= level_by_level.steps == batch.check_passes - 1
+    assert level_by_level.step_tokens > level_by_level.steps
+
+
+def test_chains_past_the_prompt_are_steps_where_the_model_takes_no_tree(tmp_path: Path) -> None:
+    """A model whose attention the plugin cannot hand a tree mask (one registered by the user) steps each context,
+    one call each: the contexts the readings read and no more."""
+    loaded = load(build_tiny_model(tmp_path / "model", RULES, merges=MERGES), tmp_path)
+    own_attention(loaded.model)
+    batch = scored(loaded, cuts(loaded, CUTS["text"]))
+    (result,) = batch
+    assert (batch.tree_calls, batch.tree_contexts) == (0, 0)
+    assert batch.check_passes == 1 + result.incremental_steps == 1 + batch.steps
+    assert result.readings == result.checked
 
 
 def test_two_runs_of_a_case_each_count_their_own_pass(tiny: LoadedModel) -> None:
