@@ -3,7 +3,7 @@ would make the merged numbers a mix that no single run could have given."""
 
 from __future__ import annotations
 
-from ..results.merging import (ChapterVersions, DifferentResults, Difference, Inconsistent,
+from ..results.merging import (ChapterDraws, ChapterVersions, DifferentResults, Difference, Inconsistent,
                                MergeRefusal, ModelDescribedTwice, NothingToMerge, OneModelTwoNames,
                                ProbabilitiesDiffer, RunCounts)
 from .wording import inconsistent_text, pct
@@ -51,6 +51,10 @@ def merge_refusal_text(refusal: MergeRefusal) -> str:
         return (f"{refusal.first} and {refusal.second} ran different versions of chapter {chapter.name!r} "
                 f"({chapter.path}: sha256 {refusal.known_sha256[:12]}... vs {sha[:12]}...): their results are not "
                 f"of the same cases; run both on the same chapter files")
+    if isinstance(refusal, ChapterDraws):
+        return (f"{refusal.first} and {refusal.second} drew other instances of the families of chapter "
+                f"{refusal.chapter!r} ({refusal.known_drawn} vs {refusal.drawn} drawn): their results are not of the "
+                "same cases; run both with the same --gotchas-instances")
     if isinstance(refusal, DifferentResults):
         return (f"{refusal.first} and {refusal.second} hold different results for {model_name(refusal.model)}, "
                 f"case {refusal.case}: {difference_text(refusal.difference)}; only identical duplicates (an "

@@ -83,6 +83,23 @@ class ChapterVersions(MergeRefusal):
 
 
 @dataclass
+class ChapterDraws(MergeRefusal):
+    """Two reports drew other instances of one chapter's families (another --gotchas-instances): the same chapter
+    file, other cases."""
+
+    first: str
+    second: str
+    chapter: str
+    known_drawn: int  # drawn instances (instance zero not counted) in `first`
+    drawn: int  # and in `second`
+
+
+def drawn_count(chapter: ChapterInfo) -> int:
+    """The instances a run drew of a chapter's families, the hand-written instance zero of each not counted."""
+    return sum(len(family.instances) - 1 for family in chapter.families.values())
+
+
+@dataclass
 class NotOneModel(Exception):
     """A report whose model is to be renamed holds another number of models than one (the command words it, as it
     names the option that asked)."""
@@ -182,17 +199,19 @@ def one_model_two_names(reports: list[tuple[str, Report]]) -> None:
 
 
 def check_chapters(reports: list[tuple[str, Report]]) -> None:
-    """Every chapter file in one version across the reports, or ChapterVersions."""
-    seen: dict[str, tuple[str, str]] = {}
+    """Every chapter file in one version across the reports, or ChapterVersions; with the same instances of its
+    families drawn, or ChapterDraws (the file's sha256 does not say how many a run drew)."""
+    seen: dict[str, tuple[str, ChapterInfo]] = {}
     for name, report in reports:
         for chapter in report.infos.values():
             if not versioned(chapter):
                 continue
-            sha = chapter.sha256
-            assert sha is not None
-            first, known = seen.setdefault(chapter.name, (name, sha))
-            if known != sha:
-                raise ChapterVersions(first, name, chapter, known)
+            assert chapter.sha256 is not None
+            first, known = seen.setdefault(chapter.name, (name, chapter))
+            if known.sha256 != chapter.sha256:
+                raise ChapterVersions(first, name, chapter, known.sha256 or "")
+            if known.families != chapter.families:
+                raise ChapterDraws(first, name, chapter.name, drawn_count(known), drawn_count(chapter))
 
 
 def comparable(result: CaseResult) -> dict[str, Any]:

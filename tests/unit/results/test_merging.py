@@ -12,11 +12,14 @@ import pytest
 from helpers.results import SETS_CHAPTER, TINY_MODEL, report_of
 
 from pytest_gotchas.report.wording_merge import difference_text, merge_refusal_text
-from pytest_gotchas.results.merging import (ChapterVersions, DifferentResults, FieldDiffers, ModelDescribedTwice,
-                                            NotOneModel, NothingToMerge, OneModelTwoNames, ProbabilitiesDiffer,
+from pytest_gotchas.results.merging import (ChapterDraws, ChapterVersions, DifferentResults, FieldDiffers,
+                                            ModelDescribedTwice, NotOneModel, NothingToMerge, OneModelTwoNames,
+                                            ProbabilitiesDiffer,
                                             RunCounts, difference, merge, recorded_order, rename_model, shared_level,
                                             versioned)
 from pytest_gotchas.results.reading import ReportDocument
+from pytest_gotchas.results.schema import FamilyInfo, Instance
+from pytest_gotchas.results.vocabulary import FamilyKind
 from pytest_gotchas.results.report import Report, to_data
 
 DATE = "2026-12-01T12:00:00+00:00"
@@ -82,6 +85,20 @@ def test_two_versions_of_one_chapter_file_are_refused() -> None:
     assert merge_refusal_text(refusal.value) == (
         "a.json and b.json ran different versions of chapter 'sets' (sets.yaml: sha256 cccccccccccc... vs "
         "dddddddddddd...): their results are not of the same cases; run both on the same chapter files")
+
+
+def test_other_instances_of_one_chapter_file_are_refused() -> None:
+    """The file's sha256 is the same whatever --gotchas-instances drew: the families say what was drawn."""
+    drawn = {"ab": FamilyInfo(FamilyKind.PAIR, 7, [Instance("ab", {}, 0), Instance("ab-1", {"n": "4"}, 1)])}
+    a = report_of(TINY_MODEL)
+    pairs = {"ab": ["a", "b"], "ab-1": ["c", "d"]}
+    a.chapter_infos = [replace(SETS_CHAPTER, case_ids=["a", "b", "c", "d"], pairs=pairs, families=drawn)]
+    other = report_of(replace(TINY_MODEL, id="other", weights_sha256="b" * 64))
+    with pytest.raises(ChapterDraws) as refusal:
+        merge([document("a.json", a), document("b.json", other)], "gotchas merge", DATE)
+    assert merge_refusal_text(refusal.value) == (
+        "a.json and b.json drew other instances of the families of chapter 'sets' (1 vs 0 drawn): their results are "
+        "not of the same cases; run both with the same --gotchas-instances")
 
 
 def test_only_a_hashed_chapter_file_has_a_version() -> None:
