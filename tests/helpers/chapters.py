@@ -139,10 +139,17 @@ REFUSED_BETWEEN_RULES = {"[": {"1": 2.0, "2": 1.0}, "\n": {"2": 2.0, "3": 1.0}}
 SEVEN_EIGHT_RULES = {"a": {"7": 2.0, "8": 0.5}, "b": {"8": 2.0, "7": 0.5}}
 
 
-def seven_eight_chapter(title: str, third: tuple[str, str], pairs: str) -> str:
-    """`seven` (`print("a7")`, answers 7) and `eight` (`print("b8")`, answers 8), then a third case answering 7,
-    `third` = (its id, the expression printed), then the chapter's `pairs:` lines."""
-    name, printed = third
+def seven_eight_chapter(title: str, pairs: str, *others: tuple[str, str, str]) -> str:
+    """`seven` (`print("a7")`, answers 7) and `eight` (`print("b8")`, answers 8), then each of `others` = (its id,
+    the expression printed, the output's first character, where it is cut), answering 7, then the chapter's
+    `pairs:` lines."""
+    extra = "".join(f"""  - id: {name}
+    transcript: |-
+      >>> print({printed})
+      {cut}█
+    correct: "7"
+    wrong: "8"
+""" for name, printed, cut in others)
     return f'''\
 chapter: demo
 title: "{title}"
@@ -161,13 +168,7 @@ cases:
       b█
     correct: "8"
     wrong: "7"
-  - id: {name}
-    transcript: |-
-      >>> print({printed})
-      a█
-    correct: "7"
-    wrong: "8"
-pairs:
+{extra}pairs:
 {pairs}'''
 
 

@@ -17,8 +17,8 @@ from helpers.tinymodel import build_tiny_model
 pytest.importorskip("torch")
 
 RULES = SEVEN_EIGHT_RULES
-CHAPTER = seven_eight_chapter("edges on a tiny model", ("again", '"a" + "7"'),
-                              "  seven-eight: [seven, eight]\n  seven-again: [seven, again]\n")
+CHAPTER = seven_eight_chapter("edges on a tiny model", "  seven-eight: [seven, eight]\n  seven-again: [seven, again]\n",
+                              ("again", '"a" + "7"', "a"))
 
 SECONDS = ("seconds", "score_seconds", "circuit_seconds")
 

@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers.chapters import seven_eight_chapter
 from helpers.results import read_report
 from helpers.tinymodel import build_tiny_model
 
@@ -21,41 +22,9 @@ pytest.importorskip("torch")
 
 RULES = {"a": {"7": 2.0, "8": 0.5}, "b": {"8": 2.0, "7": 0.5}, "c": {"7": 2.0, "8": 0.53125}}
 
-CHAPTER = """\
-chapter: demo
-title: "the effect floor on a tiny model"
-interpreter: "3.11"
-env: {PYTHONHASHSEED: "0"}
-cases:
-  - id: seven
-    transcript: |-
-      >>> print("a7")
-      a█
-    correct: "7"
-    wrong: "8"
-  - id: eight
-    transcript: |-
-      >>> print("b8")
-      b█
-    correct: "8"
-    wrong: "7"
-  - id: close
-    transcript: |-
-      >>> print("c7")
-      c█
-    correct: "7"
-    wrong: "8"
-  - id: same
-    transcript: |-
-      >>> print("a" + "7")
-      a█
-    correct: "7"
-    wrong: "8"
-pairs:
-  large: [seven, eight]
-  small: [close, seven]
-  none: [same, seven]
-"""
+CHAPTER = seven_eight_chapter("the effect floor on a tiny model",
+                              "  large: [seven, eight]\n  small: [close, seven]\n  none: [same, seven]\n",
+                              ("close", '"c7"', "c"), ("same", '"a" + "7"', "a"))
 
 
 @pytest.fixture(scope="module")

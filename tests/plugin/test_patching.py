@@ -19,7 +19,7 @@ from helpers.results import read_report
 pytest.importorskip("torch")
 
 RULES = SEVEN_EIGHT_RULES
-CHAPTER = seven_eight_chapter("patching on a tiny model", ("alone", '"a7"'), "  seven-eight: [seven, eight]\n")
+CHAPTER = seven_eight_chapter("patching on a tiny model", "  seven-eight: [seven, eight]\n", ("alone", '"a7"', "a"))
 
 KEYS = ["source", "target", "primer", "source_ids", "target_ids", "candidate_ids", "layers", "positions", "tokens",
         "unpatched", "source_value", "cells", "method"]
