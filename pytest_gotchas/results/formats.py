@@ -35,7 +35,9 @@ What each format is, from the history of results/schema.py and report.schema.jso
    log ratio difference's `clusters`; and the `family_shares` section (per family, its instances passed beside
    instance zero's verdict); a patched direction's `edges` (--gotchas-patch-edges: the top edges by EAP-IG with
    their EAP scores and exact values, the faithfulness curve of circuits of the top edges and MIB's areas over it,
-   results/circuits.py); and effects worth explaining: a patched direction's effect `floor` (the floor it was held to, the
+   results/circuits.py), with what the circuits' corrupted edges read (`corrupt`: "partner", the source's write,
+   or "mean", the mean over the chapter's `mean_of` prompts; --gotchas-patch-edges-corrupt); and effects worth
+   explaining: a patched direction's effect `floor` (the floor it was held to, the
    magnitude its steps were counted at, the kernels' measured `noise`, and why it fell `under`; under it `fractions`
    is null), a component grid's `heads_apart` (every head against the attention write, measured where the kernels
    round o_proj's row otherwise in another shape) and the screen's `score` against the grid (overlap, mass, the
