@@ -76,14 +76,15 @@ class ChapterFile(pytest.File):
         return items
 
     def verify(self, items: list[GotchaItem]) -> None:
-        """Execute and check the ground truth of this chapter's selected items (`verify_selected`)."""
+        """Execute and check the ground truth of this chapter's selected items (`verify_selected`); with the edges'
+        chapter mean (`whole_chapter`), of every case of the chapter."""
         gotchas = self.config.stash[SESSION]
         assert self.chapter is not None and self.info is not None  # collected
         planned = list({id(item.planned): item.planned for item in items}.values())  # a case once, whatever models
-        selected = {planned.case.line for planned in planned}
-        if whole_chapter(gotchas.settings):  # the edges' mean is over every case, whatever -k selected
-            planned = self.planned
-        chapter_plan = gotchas.collector.verify(self.chapter, self.info, planned)
+        # the edges' mean is over every case, whatever -k selected; a case only the mean needs says no warning
+        chapter_plan = gotchas.collector.verify(self.chapter, self.info,
+                                                self.planned if whole_chapter(gotchas.settings) else planned)
+        selected = {case.case.line for case in planned}
         lost = gotchas.collector.cache.take_lost()
         if lost is not None:  # said once, where it happened: a run without the cache goes on
             warnings.warn_explicit(GotchasWarning(escape(wording.transcript_cache_lost(lost.directory, lost.reason))),
@@ -153,7 +154,9 @@ def _execute_ahead(session: pytest.Session, items: list[pytest.Item],
                                if isinstance(item, GotchaItem) and item.planned.status == Status.SCORED), None))
     if gotchas.settings.jobs == 1 or not by_chapter:
         return
-    chapters = [list({id(item.planned): item.planned for item in selected}.values()) for selected in by_chapter.values()]
+    chapters = [chapter.planned if whole_chapter(gotchas.settings)
+                else list({id(item.planned): item.planned for item in selected}.values())
+                for chapter, selected in by_chapter.items()]
     gotchas.collector.execute_ahead(chapters, lambda done, total: gotchas.progress.show(
         "executing ground truth of snippet", done, total))
 

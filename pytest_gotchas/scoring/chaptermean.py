@@ -83,7 +83,7 @@ def chapter_contexts(chapter: Sequence[Planned], cuts_of: Callable[[Planned], li
     chapter order."""
     found: dict[str | None, list[tuple[int, ...]]] = {}
     for planned in chapter:
-        if planned.status != Status.SCORED or planned.refusals:
+        if not planned.verified or planned.status != Status.SCORED or planned.refusals:
             continue
         for prompt, cut in zip(planned.prompts, cuts_of(planned)):
             if prompt.variant is None:

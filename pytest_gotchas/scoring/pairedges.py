@@ -1,6 +1,8 @@
 """One direction's edges (--gotchas-patch-edges), as the typed entry the report holds (results/circuits.Edges): the
 scores of every edge (edges.py), the top ``k`` verified by exact edge patching, and the faithfulness curve of
-circuits of the top edges (circuits.py, results/faithfulness.py).
+circuits of the top edges (circuits.py, results/faithfulness.py), whose corrupted edges read the partner's writes or,
+with --gotchas-patch-edges-corrupt mean, the chapter's mean (chaptermean.py); the scores and the verification read
+the partner's either way.
 
 A direction under the patching floor (results/effects.py, the floor the component grid stands on) is not scored:
 its entry says so, with its float32 values, and holds no ranking, no fraction and no curve.

@@ -103,11 +103,12 @@ def test_logits_reading_the_mean_give_the_chapter_means_final_stream(kind: str) 
     (reading,), _ = run_spans(model, graph, ranks, [(0, graph.nodes)],
                               mean.at([t for _, t in graph.positions], len(TARGET)), TARGET, IDS)
     stream = np.mean([outputs(model, ids)["stream"][-1] for ids in CHAPTER], axis=0)
-    norm = model.model.norm
-    logits = model.lm_head.weight.detach().double().numpy() @ rms(stream, norm.weight.detach().double().numpy(), norm.variance_epsilon)
+    norm, head = model.model.norm, model.lm_head.weight.detach().double().numpy()
+    weight = norm.weight.detach().double().numpy()
+    logits = head @ rms(stream, weight, norm.variance_epsilon)
     assert _metric(reading) == pytest.approx(logits[IDS[0]] - logits[IDS[1]], rel=1e-5, abs=1e-5)
     own = outputs(model, TARGET)["stream"][-1]  # and it is not the target's own reading
-    mine = model.lm_head.weight.detach().double().numpy() @ rms(own, norm.weight.detach().double().numpy(), norm.variance_epsilon)
+    mine = head @ rms(own, weight, norm.variance_epsilon)
     assert abs((mine[IDS[0]] - mine[IDS[1]]) - _metric(reading)) > 1e-3
 
 
