@@ -13,7 +13,8 @@ it (never a zero for the missing ones, which would pull it towards an empty writ
 chapter order, then float32: the same prompts give the same bits.
 
 Each process computes a chapter's mean once per primer (a forward pass per case, its writes summed and dropped:
-they are not kept) and keeps it for every direction of that chapter and primer.
+they are not kept) and keeps it for every direction of that chapter and primer (the last few means only:
+`chapter_mean`).
 
 torch is imported inside the functions that need it.
 """
@@ -91,9 +92,16 @@ def chapter_contexts(chapter: Sequence[Planned], cuts_of: Callable[[Planned], li
     return {primer: tuple(contexts) for primer, contexts in found.items()}
 
 
+KEPT = 4  # means a process keeps: a chapter's primers, as the items run in chapter order
+
+
 def chapter_mean(model: Any, graph: Graph, contexts: Contexts, kept: dict[Contexts, ChapterMean]) -> ChapterMean:
-    """The mean over ``contexts`` on this model, computed once per process (``kept``: the process's means)."""
+    """The mean over ``contexts`` on this model, computed once per process (``kept``: the process's means, the last
+    KEPT asked for: a mean holds every node's write at every position, tens of MB on the embedded models, and a run
+    over the library would hold one per chapter and primer; one computed again is the same bits)."""
     if contexts not in kept:
+        while len(kept) >= KEPT:
+            kept.pop(next(iter(kept)))
         kept[contexts] = mean_of((member_writes(model, graph, ids) for ids in contexts),
                                  max(len(ids) for ids in contexts))
     return kept[contexts]

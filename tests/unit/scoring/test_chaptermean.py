@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 
 from pytest_gotchas.results.vocabulary import EdgeCorruption  # noqa: E402
 from pytest_gotchas.scoring.align import align  # noqa: E402
-from pytest_gotchas.scoring.chaptermean import chapter_mean  # noqa: E402
+from pytest_gotchas.scoring.chaptermean import KEPT, chapter_mean  # noqa: E402
 from pytest_gotchas.scoring.circuits import run_spans  # noqa: E402
 from pytest_gotchas.scoring.edgegraph import graph_of, member_writes  # noqa: E402
 from pytest_gotchas.scoring.pairedges import EdgeConfig, edge_entry  # noqa: E402
@@ -137,3 +137,13 @@ def test_the_mean_moves_the_curve_and_keeps_the_pairs_scores_and_exact_edges() -
     assert [p.edges for p in mean.curve] == [p.edges for p in partner.curve]
     assert mean.curve[-1].metric == mean.unpatched  # the full circuit is the model, whatever the others read
     assert mean.faithfulness[-1] == 1.0
+
+
+def test_a_process_keeps_the_last_few_means() -> None:
+    model = component_model()
+    graph = graph_of(model, align(SOURCE, TARGET).pairs)
+    kept: dict = {}
+    chapters = [CHAPTER[:n] for n in range(1, KEPT + 2)]
+    means = [chapter_mean(model, graph, chapter, kept) for chapter in chapters]
+    assert list(kept) == chapters[1:] and [m.prompts for m in means] == list(range(1, KEPT + 2))
+    assert chapter_mean(model, graph, chapters[-1], kept) is means[-1]
