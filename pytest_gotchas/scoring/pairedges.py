@@ -44,20 +44,17 @@ def _aligned(graph: Graph, writes: Writes, side: int) -> Writes:
     return Writes(writes.nodes[:, at], writes.o[:, at], writes.attn[:, at])
 
 
-def _spans(count: int, k: int, scored: int) -> tuple[list[tuple[int, int]], list[tuple[int, float | None]]]:
+def _spans(count: int, k: int, scored: int) -> list[tuple[int, int]]:
     """The rows to run: the full model, the empty circuit, the curve's circuits and complements, and each of the top
     k edges alone (of the ``scored`` edges whose score is not 0)."""
-    spans, sizes = _curve_spans(count)
-    spans += _singles(k, scored)
-    return list(dict.fromkeys(spans)), sizes
+    return list(dict.fromkeys(_curve_spans(count) + _singles(k, scored)))
 
 
-def _curve_spans(count: int) -> tuple[list[tuple[int, int]], list[tuple[int, float | None]]]:
-    sizes = circuit_sizes(count)
+def _curve_spans(count: int) -> list[tuple[int, int]]:
     spans = [(count, count), (0, count)]
-    for size, _ in sizes:
+    for size, _ in circuit_sizes(count):
         spans += [(size, count), (0, size)]
-    return spans, sizes
+    return spans
 
 
 def _singles(k: int, scored: int) -> list[tuple[int, int]]:
@@ -71,10 +68,9 @@ def _circuits(model: Any, graph: Graph, ranks: Any, count: int, k: int, scored: 
     exact values verify the pair's scores), in two runs, each with the full row as its check (a span such as (0, 1),
     the top edge alone and the complement of the circuit of 1, is in both, read differently)."""
     if mean is None:
-        values, batched, calls = _run_checked(model, graph, ranks, _spans(count, k, scored)[0], source, target, ids,
-                                              own)
+        values, batched, calls = _run_checked(model, graph, ranks, _spans(count, k, scored), source, target, ids, own)
         return values, values, batched, calls
-    spans = list(dict.fromkeys(_curve_spans(count)[0]))
+    spans = list(dict.fromkeys(_curve_spans(count)))
     values, batched, calls = _run_checked(model, graph, ranks, spans, mean, target, ids, own)
     singles, alone, more = _run_checked(model, graph, ranks, [(count, count), *_singles(k, scored)], source, target,
                                         ids, own)
