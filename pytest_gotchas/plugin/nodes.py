@@ -20,6 +20,7 @@ from ..report import wording, wording_baseline, wording_collection
 from ..report.escape import escape
 from ..results.schema import CaseResult, ChapterInfo
 from ..results.verdict import Status
+from ..results.vocabulary import EdgeCorruption
 from ..errors import GotchasError
 from ..cases.chapter import Chapter, load_chapter
 from ..cases.families import keywords
@@ -38,6 +39,7 @@ class ChapterFile(pytest.File):
         self.views: dict[str, tuple[dict[str, int], dict[str, Planned]]] = {}
         self.chapter: Chapter | None = None  # set by collect, with what every result records of the chapter
         self.info: ChapterInfo | None = None
+        self.planned: list[Planned] = []  # every case of the chapter, selected or not (the edges' chapter mean)
 
     def collect(self) -> list[pytest.Item]:
         """One item per case and model, from the file alone: nothing is executed here. The ground truth of the
@@ -62,6 +64,7 @@ class ChapterFile(pytest.File):
         items: list[pytest.Item] = []
         several = len(gotchas.model_ids) > 1
         planned_cases = gotchas.collector.prepare(chapter, self.info)  # shared by the models' items
+        self.planned = planned_cases
         family_names = keywords(chapter)  # `-k FAMILY` and `-k INSTANCE`
         for index, model in enumerate(gotchas.model_ids):
             for planned in planned_cases:
@@ -73,18 +76,28 @@ class ChapterFile(pytest.File):
         return items
 
     def verify(self, items: list[GotchaItem]) -> None:
-        """Execute and check the ground truth of this chapter's selected items (`verify_selected`)."""
+        """Execute and check the ground truth of this chapter's selected items (`verify_selected`); with the edges'
+        chapter mean (`whole_chapter`), of every case of the chapter."""
         gotchas = self.config.stash[SESSION]
         assert self.chapter is not None and self.info is not None  # collected
         planned = list({id(item.planned): item.planned for item in items}.values())  # a case once, whatever models
-        chapter_plan = gotchas.collector.verify(self.chapter, self.info, planned)
+        # the edges' mean is over every case, whatever -k selected; a case only the mean needs says no warning
+        chapter_plan = gotchas.collector.verify(self.chapter, self.info,
+                                                self.planned if whole_chapter(gotchas.settings) else planned)
+        selected = {case.case.line for case in planned}
         lost = gotchas.collector.cache.take_lost()
         if lost is not None:  # said once, where it happened: a run without the cache goes on
             warnings.warn_explicit(GotchasWarning(escape(wording.transcript_cache_lost(lost.directory, lost.reason))),
                                    category=None, filename=str(self.path), lineno=0)
-        for line, message in chapter_plan.warnings:
+        for line, message in [(line, message) for line, message in chapter_plan.warnings if line in selected]:
             warnings.warn_explicit(GotchasWarning(escape(message, lines=True)), category=None, filename=str(self.path),
                                    lineno=line)
+
+
+def whole_chapter(settings: Any) -> bool:
+    """Whether the run needs every case of a selected chapter verified and scored for patching, not the selected
+    ones alone: the edges' circuits against the chapter's mean (scoring/chaptermean.py)."""
+    return bool(settings.patch_edges) and settings.patch_edges_corrupt == EdgeCorruption.MEAN
 
 
 def chapter_marker(name: str) -> str:
@@ -141,7 +154,9 @@ def _execute_ahead(session: pytest.Session, items: list[pytest.Item],
                                if isinstance(item, GotchaItem) and item.planned.status == Status.SCORED), None))
     if gotchas.settings.jobs == 1 or not by_chapter:
         return
-    chapters = [list({id(item.planned): item.planned for item in selected}.values()) for selected in by_chapter.values()]
+    chapters = [chapter.planned if whole_chapter(gotchas.settings)
+                else list({id(item.planned): item.planned for item in selected}.values())
+                for chapter, selected in by_chapter.items()]
     gotchas.collector.execute_ahead(chapters, lambda done, total: gotchas.progress.show(
         "executing ground truth of snippet", done, total))
 
@@ -179,7 +194,7 @@ class GotchaItem(pytest.Item):
                 gotchas.progress.show("patching pair", gotchas.patch_done, gotchas.patch_total,
                                       ", ".join(p.group for p in pairs))
                 gotchas.patch_done += len(pairs)
-            self.result = scorer.score(planned, pairs)
+            self.result = scorer.score(planned, pairs, self.chapter_cases() if pairs else [])
         gotchas.keep_notes(scorer)  # said once, at the run's end: they are the model's, not this case's
         failure = case_failure(gotchas.gate, self.result, scorer.model_info, planned.info, gotchas.settings.strict)
         if failure.stops:
@@ -193,6 +208,13 @@ class GotchaItem(pytest.Item):
         its model. Every process collects every item, so the item computes its pairs wherever it runs (xdist), and a
         serial run gives the same cells."""
         return partners(self.planned, *self._chapter_view())
+
+    def chapter_cases(self) -> list[Planned]:
+        """With the edges' mean (`whole_chapter`): every case of this item's chapter, in chapter order, selected or
+        not (the scorer keeps those scored and verified); else none."""
+        chapter = self.parent
+        assert isinstance(chapter, ChapterFile)
+        return chapter.planned if whole_chapter(self.config.stash[SESSION].settings) else []
 
     def _chapter_view(self) -> tuple[dict[str, int], dict[str, Planned]]:
         """The chapter's case order and its selected cases for this item's model, computed once per chapter and

@@ -8,7 +8,7 @@ from ..results.circuits import Edge, Edges
 from ..results.edges import Recurring, agreement, at_cut, effect, reproduces_at
 from ..results.faithfulness import MIB_SHARES
 from ..results.schema import Patching
-from ..results.vocabulary import EdgeInput, EdgeNode
+from ..results.vocabulary import EdgeCorruption, EdgeInput, EdgeNode
 from .wording_patching import cell_tokens, patched_lines
 
 EDGES_EXPLAIN = ("Edges (--gotchas-patch-edges): an edge is one component's write (the embeddings, a head, an MLP) "
@@ -70,13 +70,21 @@ def agreement_text(edges: Edges) -> str:
     return "; ".join(said)
 
 
+def corrupted_by(edges: Edges) -> str:
+    """What a circuit's other edges read (--gotchas-patch-edges-corrupt), as the line and the curve say it."""
+    if edges.corrupt == EdgeCorruption.MEAN:
+        return f"the mean over the chapter's {edges.mean_of} prompts (counted back from the cut)"
+    return "the source's writes"
+
+
 def circuit_text(edges: Edges) -> str:
     at = reproduces_at(edges)
     near = (f"within 10% of the model from {at} of {edges.count} edges" if at is not None and at < edges.count
             else f"within 10% of the model only with all {edges.count} edges")
     cpr = "n/a" if edges.cpr is None else f"{edges.cpr:.2f}"
     cmd = "n/a" if edges.cmd is None else f"{edges.cmd:.2f}"
-    return f"circuits {near}; MIB's CPR {cpr}, CMD {cmd}"
+    against = f" (other edges reading {corrupted_by(edges)})" if edges.corrupt == EdgeCorruption.MEAN else ""
+    return f"circuits{against} {near}; MIB's CPR {cpr}, CMD {cmd}"
 
 
 def edges_line(p: Patching, shown: int = 3) -> str:
@@ -118,8 +126,10 @@ def curve_caption(p: Patching) -> str:
     edges = p.edges
     shares = ", ".join(f"{s * 100:g}%" for s in MIB_SHARES)
     count = edges.count if edges is not None else 0
+    against = corrupted_by(edges) if edges is not None else "the source's writes"
     return (f"faithfulness of the circuits of the top n of {count} edges (blue) and of their complements (grey), "
-            f"n on a log scale; MIB's shares {shares} and the sizes 1-5, 10, 20, 50; clipped to -1..2")
+            f"every edge outside them reading {against}; n on a log scale; MIB's shares {shares} and the sizes "
+            "1-5, 10, 20, 50; clipped to -1..2")
 
 
 def point_title(size: int, value: float | None, complement: float | None) -> str:

@@ -15,7 +15,7 @@ from pydantic import computed_field
 from pydantic.dataclasses import dataclass
 
 from .faithfulness import area, faithfulness
-from .vocabulary import EdgeInput, EdgeNode
+from .vocabulary import EdgeCorruption, EdgeInput, EdgeNode
 
 
 @dataclass
@@ -41,7 +41,8 @@ class Edge:
 @dataclass
 class CircuitPoint:
     """The circuit of the ``edges`` edges of highest |EAP-IG|: the metric with every other edge reading the source's
-    write (``metric``), and with these edges reading it and every other its own (``complement``)."""
+    write (``metric``), and with these edges reading it and every other its own (``complement``); with the mean
+    corruption (`Edges.corrupt`), the chapter's mean write in place of the source's."""
 
     edges: int
     share: float | None  # the share of all edges MIB measures this size at; None: one of the small sizes
@@ -60,7 +61,8 @@ class Edges:
     count: int  # edges of the graph: every upstream write read by every later input at each aligned position
     unpatched: float  # the full model: the target's own pass (float32 metric)
     source_value: float  # the source's own pass
-    empty: float | None  # the empty circuit: every edge reads the source's write (None: not run, under the floor)
+    empty: float | None  # the empty circuit: every edge reads the source's write, or the chapter's mean (`corrupt`);
+    # None: not run, under the floor
     top: list[Edge] = field(default_factory=list)
     curve: list[CircuitPoint] = field(default_factory=list)
     verified: int = 0  # the first `verified` of `top` were patched exactly
@@ -74,6 +76,11 @@ class Edges:
     backward_passes: int = 0
     score_seconds: float = 0.0
     circuit_seconds: float = 0.0  # the curve and the verification
+    # What the circuits' corrupted edges (and the empty circuit's) read: the source's write, or the mean over the
+    # chapter's ``mean_of`` prompts (0 under the partner, and under the floor, where no circuit ran); the top edges'
+    # scores and exact values are the pair's either way.
+    corrupt: EdgeCorruption = EdgeCorruption.PARTNER
+    mean_of: int = 0
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -26,24 +26,26 @@ What each format is, from the history of results/schema.py and report.schema.jso
    tokenizer was let through its round trip (`allow_unfaithful_tokenizer`); and the closed sets (a reading's
    `kind`, a component's `kind`, the patching `method`s, a baseline pair's state) listed as enums (the same
    strings).
-8. families (cases/families.py) and the statistics that respect them: each chapter's `families`, by family id, with its
-   kind, seed and instances (the unit each made and its slot values; instance zero, the hand-written unit, first), empty
-   where a run drew none; the interval kinds named as an enum (`wilson`, `wilson-design-effect`, `t`, `cluster-t`); a
-   rollup's `pairs_clustered` (the paired instances passed with the interval that accounts for the families); a
-   comparison's and a twins' test's `clusters` and whether they are `clustered` (their p then the sign-flip test's over
-   families), a comparison's `families_needed` and `units_needed` for the difference seen; a log ratio difference's
-   `clusters`; and the `family_shares` section (per family, its instances passed beside instance zero's verdict); a
-   patched direction's `edges` (--gotchas-patch-edges: the top edges by EAP-IG with their EAP scores and exact values,
-   the faithfulness curve of circuits of the top edges and MIB's areas over it, results/circuits.py); and effects worth
-   explaining: a patched direction's effect `floor` (the floor it was held to, the magnitude its steps were counted at,
-   the kernels' measured `noise`, and why it fell `under`; under it `fractions` is null), a component grid's
+8. families (cases/families.py) and the statistics that respect them: each chapter's `families`, by family id, with
+   its kind, seed and instances (the unit each made and its slot values; instance zero, the hand-written unit,
+   first), empty where a run drew none; the interval kinds named as an enum (`wilson`, `wilson-design-effect`, `t`,
+   `cluster-t`); a rollup's `pairs_clustered` (the paired instances passed with the interval that accounts for the
+   families); a comparison's and a twins' test's `clusters` and whether they are `clustered` (their p then the
+   sign-flip test's over families), a comparison's `families_needed` and `units_needed` for the difference seen; a
+   log ratio difference's `clusters`; and the `family_shares` section (per family, its instances passed beside
+   instance zero's verdict); a patched direction's `edges` (--gotchas-patch-edges: the top edges by EAP-IG with
+   their EAP scores and exact values, the faithfulness curve of circuits of the top edges and MIB's areas over it,
+   results/circuits.py), with what the circuits' corrupted edges read (`corrupt`: "partner", the source's write, or
+   "mean", the mean over the chapter's `mean_of` prompts; --gotchas-patch-edges-corrupt); and effects worth
+   explaining: a patched direction's effect `floor` (the floor it was held to, the magnitude its steps were counted
+   at, the kernels' measured `noise`, and why it fell `under`; under it `fractions` is null), a component grid's
    `heads_apart` (every head against the attention write, measured where the kernels round o_proj's row otherwise in
-   another shape) and the screen's `score` against the grid (overlap, mass, the verified-recall curve's `found_at` and
-   its `area`), replacing format 7's `recall` and `recall_plain` (a line at 10% of the effect: not read); a layer
-   reading's `under_floor`; and the computed section `effects`: per chapter and model, the directions under the floor by
-   why, the screen summed, the components that recur; and how a model computed the text reading's chains past a prompt
-   (`text_path`: one tree per prompt, steps, or prompts of their own) and its `attention` implementation; a process's
-   `tree_calls` and `tree_contexts`; a baseline header's `text_path`.
+   another shape) and the screen's `score` against the grid (overlap, mass, the verified-recall curve's `found_at`
+   and its `area`), replacing format 7's `recall` and `recall_plain` (a line at 10% of the effect: not read); a
+   layer reading's `under_floor`; and the computed section `effects`: per chapter and model, the directions under
+   the floor by why, the screen summed, the components that recur; and how a model computed the text reading's
+   chains past a prompt (`text_path`: one tree per prompt, steps, or prompts of their own) and its `attention`
+   implementation; a process's `tree_calls` and `tree_contexts`; a baseline header's `text_path`.
 
 Format 3 migrates: its data sections read as they are (every field added during format 3 has a default that says
 "not recorded": `incremental_steps` 0, patching's `source_tokens` empty and `step` 0.0, a baseline header's `reading`

@@ -150,6 +150,15 @@ class EdgeInput(StrEnum):
     LOGITS = "logits"  # the final norm and the head, at the cut
 
 
+class EdgeCorruption(StrEnum):
+    """What a circuit's corrupted edges read (--gotchas-patch-edges-corrupt, scoring/chaptermean.py): the partner's
+    write (the pair's own difference), or the mean over the chapter's prompts of the node's write (MIB's mean
+    ablation). The scores and the exact verification of the top edges are the pair's either way."""
+
+    PARTNER = "partner"
+    MEAN = "mean"
+
+
 class SlotKind(StrEnum):
     """What a slot of a family draws (cases/slots.py): an identifier from a pool, an integer from a range, a string
     literal, container contents, an order of operands, an unrelated statement, or one of listed fragments of code."""

@@ -1,5 +1,6 @@
 """Circuits of a direction's edges run on the model (--gotchas-patch-edges): the target's pass with a chosen set of
-edges reading the source's writes instead of their own, every other edge as the pass computes it.
+edges reading the source's writes instead of their own, every other edge as the pass computes it. The source's
+writes are one row at the target's aligned positions: the partner's, or the chapter's mean (chaptermean.py).
 
 A row corrupts the edges whose rank (edges.ranking: by |EAP-IG|) lies in [lo, hi): the circuit of the top n edges is
 [n, count) (everything outside it reads the source), its complement [0, n), one edge of rank k alone [k, k + 1), the

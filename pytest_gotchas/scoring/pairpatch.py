@@ -9,7 +9,7 @@ other member's cuts come from the cut cache (or the tokenizer), as its own item'
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +17,8 @@ from ..results.circuits import Edges
 from ..results.effects import Floor, least, under_floor, why_under
 from ..results.schema import Components, EffectFloor, HeadPattern, Patching, Screened
 from ..results.screening import screen_score
-from ..results.vocabulary import Cell, ComponentKind, ComponentsMethod, PatchMethod, PatchMetric, PatchMode
+from ..results.vocabulary import (Cell, ComponentKind, ComponentsMethod, EdgeCorruption, PatchMethod, PatchMetric,
+                                  PatchMode)
 from ..truth.collect import Planned
 from ..truth.partners import Partner
 from .cut import CutPlan
@@ -57,7 +58,8 @@ def floored(entry: Patching, magnitude: float, floor: Floor) -> Patching:
 
 def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str, CutPlan],
                target: tuple[str, CutPlan], decode: Callable[[int], str], request: PatchRequest,
-               writes: dict[tuple[int, ...], Any] | None = None) -> tuple[Any, Patching]:
+               writes: dict[tuple[int, ...], Any] | None = None, mean: Callable[[Any], Any] | None = None
+               ) -> tuple[Any, Patching]:
     from .components import component_pass
     from .patching import member_pass, patch_exact
 
@@ -85,12 +87,12 @@ def _direction(model: Any, passes: dict[tuple[int, ...], Any], source: tuple[str
                                                                        mode, request.floor),
         edges=None if request.edges is None else _edges(model, getattr(mine, "member", mine),
                                                         getattr(theirs, "member", theirs), ids, request.edges,
-                                                        request.floor, {} if writes is None else writes)),
+                                                        request.floor, {} if writes is None else writes, mean)),
         result.magnitude, request.floor)
 
 
 def _edges(model: Any, source: Any, target: Any, ids: tuple[int, int], config: EdgeConfig, floor: Floor,
-           writes: dict) -> Edges:
+           writes: dict, mean: Callable[[Any], Any] | None = None) -> Edges:
     """A direction's edges (pairedges.py), or its record that it is under the floor (results/effects.py): the
     floor the component grid stands on, judged on the effect the edges explain, their float32 one, in steps of the
     dtype the model computed its hidden states in (a bfloat16 effect of one step can be a fraction of it in float32:
@@ -110,7 +112,7 @@ def _edges(model: Any, source: Any, target: Any, ids: tuple[int, int], config: E
             writes[token_ids] = member_writes(model, graph, token_ids)
         return writes[token_ids]
 
-    return edge_entry(model, source, target, ids, config, writes_of, under)
+    return edge_entry(model, source, target, ids, config, writes_of, under, mean)
 
 
 def _components(model: Any, source: Any, target: Any, ids: tuple[int, int], metric: PatchMetric, k: int,
@@ -203,15 +205,16 @@ def top_heads_at_cut(exact: dict[Cell, float], unpatched: float, cut: int,
 
 
 def patch_partners(model: Any, planned: Planned, cuts: list[CutPlan], partners: list[Partner],
-                   cuts_of: Callable[[Planned], list[CutPlan]], decode: Callable[[int], str], request: PatchRequest
-                   ) -> list[Patching]:
+                   cuts_of: Callable[[Planned], list[CutPlan]], decode: Callable[[int], str], request: PatchRequest,
+                   chapter: Sequence[Planned] = (), means: dict | None = None) -> list[Patching]:
     """Every partner's pair in both directions (first member -> last, then last -> first), per shared primer, by
     patching.py's method (``full`` again where its checks fail: patch_exact), the metric's logits by head.py's
     metric; with PatchMode.COMPONENTS also components.py's exact grid of each direction and screen.py's top k
     beside it, with PatchMode.SCREEN the screen's verified top k without the grid; with ``request.edges`` the
-    scores, top edges and circuits of each direction (pairedges.py); each held to the effect floor.
-    A failed check of ``full`` (or of the component grid) raises CheckError, a model without decoder layers
-    PatchingError."""
+    scores, top edges and circuits of each direction (pairedges.py), their circuits against the mean over
+    ``chapter`` (every case of the chapter, chaptermean.py; ``means`` the process's) with the mean corruption;
+    each held to the effect floor. A failed check of ``full`` (or of the component grid) raises CheckError, a model
+    without decoder layers PatchingError."""
     from dataclasses import replace
 
     from .patching import CheckError
@@ -219,6 +222,7 @@ def patch_partners(model: Any, planned: Planned, cuts: list[CutPlan], partners: 
     mine = _by_primer(planned, cuts)
     passes: dict[tuple[int, ...], Any] = {}
     writes: dict[tuple[int, ...], Any] = {}  # each member's writes, for the edges
+    means_of = _means(model, chapter, cuts_of, request, {} if means is None else means)
     found = []
     for partner in partners:
         theirs = _by_primer(partner.other, cuts_of(partner.other))
@@ -226,7 +230,8 @@ def patch_partners(model: Any, planned: Planned, cuts: list[CutPlan], partners: 
             first, last = (partner.other.case.id, theirs[primer]), (planned.case.id, mine[primer])
             for source, target in ((first, last), (last, first)):
                 try:
-                    _, entry = _direction(model, passes, source, target, decode, request, writes)
+                    _, entry = _direction(model, passes, source, target, decode, request, writes,
+                                          None if means_of is None else means_of(primer))
                 except CheckError as error:
                     under = f" under primer {primer!r}" if primer else ""
                     kind = "twin" if partner.twin else "pair"
@@ -234,3 +239,22 @@ def patch_partners(model: Any, planned: Planned, cuts: list[CutPlan], partners: 
                                      f"{error}") from None
                 found.append(replace(entry, primer=primer, group=partner.group, twin=partner.twin))
     return found
+
+
+def _means(model: Any, chapter: Sequence[Planned], cuts_of: Callable[[Planned], list[CutPlan]],
+           request: PatchRequest, kept: dict) -> Callable[[str | None], Callable[[Any], Any]] | None:
+    """With the mean corruption, per primer the chapter's mean as the edges ask for it (on first use, once per
+    process); None with the partner's."""
+    if request.edges is None or request.edges.corrupt != EdgeCorruption.MEAN:
+        return None
+    from .chaptermean import chapter_contexts, chapter_mean
+
+    contexts: list[dict[str | None, Any]] = []  # the chapter's cut contexts, read once, on first use
+
+    def of(primer: str | None) -> Callable[[Any], Any]:
+        def mean(graph: Any) -> Any:
+            if not contexts:
+                contexts.append(chapter_contexts(chapter, cuts_of))
+            return chapter_mean(model, graph, contexts[0].get(primer, ()), kept)
+        return mean
+    return of

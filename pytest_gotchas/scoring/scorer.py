@@ -87,6 +87,7 @@ class Scorer:
         self._vocab: Any = None
         self._guard: Any = None
         self._fetcher: Fetcher | None = None  # the backend's rows by context, where it gives them
+        self._means: dict[Any, Any] = {}  # the chapters' mean writes for the edges (chaptermean.py), per process
 
     def load_ahead(self) -> bool:
         """Start loading this model while collection goes on (ahead.py), with the vocabulary table its first passes
@@ -104,9 +105,9 @@ class Scorer:
             if self.config.reading == ReadingName.TEXT:
                 table.prepare()
 
-    def score(self, planned: Planned, partners: Sequence[Any] = ()) -> CaseResult:
+    def score(self, planned: Planned, partners: Sequence[Any] = (), chapter: Sequence[Planned] = ()) -> CaseResult:
         """The case's result; with --gotchas-patch also the patching of the pairs it is the last member of
-        (``partners``: truth/partners.Partner)."""
+        (``partners``: truth/partners.Partner; ``chapter``: every case of its chapter, for the edges' mean)."""
         from .guard import TooLong
 
         loaded = self.slot.get()
@@ -153,12 +154,13 @@ class Scorer:
         # which verdicts the way of reading decides (and, with the one-pass check, the way of computing it).
         alternatives = {name: case_verdict([r.judged(name) for r in runs]).verdict
                         for name in runs[0].readings if judged_alone(name) and all(name in r.readings for r in runs)}
-        patching = (self._patch(loaded, planned, cuts, list(partners)) if self.config.patch is not None and partners
-                    else [])
+        patching = (self._patch(loaded, planned, cuts, list(partners), chapter)
+                    if self.config.patch is not None and partners else [])
         return planned.result(self.model_id, Scoring(judgement.verdict, runs, list(judgement.qualifiers), alternatives,
                                                      patching))
 
-    def _patch(self, loaded: Backend, planned: Planned, cuts: list[Any], partners: list[Any]) -> list[Any]:
+    def _patch(self, loaded: Backend, planned: Planned, cuts: list[Any], partners: list[Any],
+               chapter: Sequence[Planned] = ()) -> list[Any]:
         """pairpatch.py on this model; a failed exactness check is an error naming the pair, a model whose decoder
         layers cannot be found stops the session with one message that names its class."""
         from .pairpatch import PatchRequest, patch_partners
@@ -178,7 +180,7 @@ class Scorer:
             with self.clock.phase("patching", exclude=self.slot.tokenizer_seconds):
                 entries = patch_partners(model, planned, cuts, partners, cuts_of, decode, PatchRequest(
                     method, self.config.patch_metric, self.config.patch or PatchMode.RESIDUAL,
-                    self.config.patch_screen_k, self.config.patch_floor, self.config.patch_edges))
+                    self.config.patch_screen_k, self.config.patch_floor, self.config.patch_edges), chapter, self._means)
             fell_back = (f"patching: the {method} method's exactness checks failed on this machine's kernels for "
                          "some directions (a batch's rows rounded otherwise than a row alone), so those were computed "
                          "again with full, one pass per cell; the JSON names the method of each")

@@ -22,6 +22,7 @@ from ..model import DTYPES
 from ..model.kernels import KERNELS
 from ..results.effects import Floor
 from ..results.levels import MIN_LEVEL, level_computable
+from ..results.vocabulary import EdgeCorruption
 from ..scoring.head import METRICS as PATCH_METRICS
 from ..truth.sandbox import IsolationLevel
 
@@ -29,6 +30,7 @@ READINGS = ("text", "token")
 BOS = ("auto", "always", "never")
 EXECUTORS = ("mp", "ray")
 BATCH_INVARIANT = ("auto", "on", "off")
+EDGE_CORRUPTIONS = tuple(EdgeCorruption)
 
 
 class OptionError(ValueError):
@@ -302,6 +304,11 @@ OPTIONS = (
            "the target's embeddings", integer(1, 1000), metavar="N"),
     Option("patch_edges_k", "with --gotchas-patch-edges: how many of the top edges (by |EAP-IG|) are patched "
            "exactly and reported, per direction", integer(1, 1000), metavar="K"),
+    Option("patch_edges_corrupt", "with --gotchas-patch-edges: what a circuit's edges outside it (and its "
+           "complement's) read: partner (the source's write) or mean (the mean of the node's write over every "
+           "verified case of the chapter under the same primer, whatever -k selects, positions counted back from "
+           "the cut; MIB's mean ablation); the scores and the exact top edges stay the pair's",
+           choices=EDGE_CORRUPTIONS),
     Option("patch_floor_steps", "the effect floor, in steps: a patched direction whose effect (source - unpatched) is "
            "below this many steps of the metric's dtype at the metric's magnitude and below "
            "--gotchas-patch-floor-logits is not explained (no fraction, ranking, colour or best component; its logit "
@@ -360,6 +367,7 @@ class Settings:
     patch_edges: bool = False
     patch_edges_steps: int = 5
     patch_edges_k: int = 10
+    patch_edges_corrupt: str = "partner"
     # The effect floor's defaults (results/effects.Floor): bench/effects.py's distribution over the library, in
     # bench/RESULTS.md ("Effects worth explaining")
     patch_floor_steps: float = Floor().steps

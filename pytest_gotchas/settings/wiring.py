@@ -11,7 +11,7 @@ from ..backends.protocol import Asked, Backend, EngineOptions, Feature, LoadRequ
 from ..model.ref import TRANSFORMERS, ModelRef
 from ..results.effects import Floor
 from ..results.hardware import PLAIN_KERNELS
-from ..results.vocabulary import PatchMetric, PatchMode, ReadingName
+from ..results.vocabulary import EdgeCorruption, PatchMetric, PatchMode, ReadingName
 from ..scoring.pairedges import EdgeConfig
 from ..scoring.scorer import Scorer, ScoringConfig
 from ..scoring.slot import Clock, ModelSlot
@@ -50,7 +50,8 @@ def scoring_config(settings: Settings, pytest_cache: Path | None) -> ScoringConf
                          layers=settings.layers, one_pass_check=settings.one_pass_check,
                          patch=patch_mode(settings), patch_metric=PatchMetric(settings.patch_metric),
                          patch_screen_k=settings.patch_screen_k,
-                         patch_edges=EdgeConfig(settings.patch_edges_steps, settings.patch_edges_k)
+                         patch_edges=EdgeConfig(settings.patch_edges_steps, settings.patch_edges_k,
+                                                EdgeCorruption(settings.patch_edges_corrupt))
                          if settings.patch_edges else None,
                          patch_floor=Floor(settings.patch_floor_steps, settings.patch_floor_logits),
                          pytest_cache=pytest_cache)

@@ -41,6 +41,7 @@ class Planned:
     # Why ground truth refuses the case (one message per prompt it refuses, each naming file, line and case): the
     # case is an item that fails with them, the chapter's other cases run.
     refusals: list[str] = field(default_factory=list)
+    verified: bool = False  # its ground truth executed and checked (`Collector.verify`): status and refusals final
 
     @property
     def where(self) -> str:
@@ -243,6 +244,8 @@ class Collector:
             refused.append(message)
             for member in members:  # both spellings fail with the message: neither alone is the twin
                 by_id[member].refusals.append(message)
+        for planned in every_planned:
+            planned.verified = True
         return ChapterPlan(chapter, info, every_planned, refused, warnings)
 
     def _drawn(self, chapter: Chapter, every_planned: list[Planned]

@@ -79,12 +79,58 @@ def test_a_pair_without_an_effect_is_under_the_floor(run) -> None:
                                  "circuit is given"])
 
 
-def test_two_workers_give_the_edges_of_a_serial_run(run) -> None:
+@pytest.mark.parametrize("corrupt", ["partner", "mean"])
+def test_two_workers_give_the_edges_of_a_serial_run(run, corrupt: str) -> None:
     pytest.importorskip("xdist")
-    _, serial = run("--gotchas-patch-edges", "-p", "no:xdist")
-    result, parallel = run("--gotchas-patch-edges", "-n", "2")
+    _, serial = run("--gotchas-patch-edges", "--gotchas-patch-edges-corrupt", corrupt, "-p", "no:xdist")
+    result, parallel = run("--gotchas-patch-edges", "--gotchas-patch-edges-corrupt", corrupt, "-n", "2")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert parallel["run"]["xdist_workers"] == 2
     for pair in ("seven-eight", "seven-again"):
         assert without_seconds(pairs(parallel)[pair]["patching"]) == without_seconds(pairs(serial)[pair]["patching"])
     assert pairs(serial)["seven-eight"]["patching"][0]["edges"]["top"]
+
+
+def test_the_partner_corruption_is_the_default_and_changes_nothing(run) -> None:
+    _, default = run("--gotchas-patch-edges")
+    result, partner = run("--gotchas-patch-edges", "--gotchas-patch-edges-corrupt", "partner")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    for pair in ("seven-eight", "seven-again"):
+        edges = [without_seconds(d["edges"]) for d in pairs(partner)[pair]["patching"]]
+        assert edges == [without_seconds(d["edges"]) for d in pairs(default)[pair]["patching"]]
+        assert all((e["corrupt"], e["mean_of"]) == ("partner", 0) for e in edges)
+
+
+def test_the_chapters_mean_does_not_depend_on_what_k_selects(run, pytester: pytest.Pytester) -> None:
+    """The mean is over the chapter's three cases whether -k selects the whole chapter or the one pair: `again`,
+    deselected, is verified and read all the same."""
+    mean = ("--gotchas-patch-edges", "--gotchas-patch-edges-corrupt", "mean", "--gotchas-html", "page.html")
+    _, whole = run(*mean)
+    result, one = run(*mean, "-k", "seven or eight")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert [c["id"] for c in one["cases"]] == ["seven", "eight"] and not pairs(one)["seven-again"]["patching"]
+    chosen = [without_seconds(d["edges"]) for d in pairs(one)["seven-eight"]["patching"]]
+    assert chosen == [without_seconds(d["edges"]) for d in pairs(whole)["seven-eight"]["patching"]]
+    _, partner = run("--gotchas-patch-edges", "-k", "seven or eight")
+    forward, other = chosen[0], pairs(partner)["seven-eight"]["patching"][0]["edges"]
+    assert (forward["corrupt"], forward["mean_of"]) == ("mean", 3)
+    assert forward["top"] == other["top"] and forward["empty"] != other["empty"]  # the scores are the pair's
+    result.stdout.fnmatch_lines(["      edges seven -> eight: * circuits (other edges reading the mean over the "
+                                 "chapter's 3 prompts (counted back from the cut)) within 10% of the model *"])
+    assert "every edge outside them reading the mean over the chapter&#39;s 3 prompts" in (
+        pytester.path / "page.html").read_text()
+
+
+def test_a_deselected_case_its_ground_truth_refuses_is_not_in_the_mean(pytester: pytest.Pytester,
+                                                                       tiny_model: Path) -> None:
+    """`again` prints a8 where it says 7: refused, it is left out of the chapter's mean (two prompts), selected or
+    not; and -k leaves the run green, as it leaves the refused case out."""
+    chapter = seven_eight_chapter("a refused case", ("again", '"a" + "8"'), "  seven-eight: [seven, eight]\n")
+    run = tiny_runner(pytester, tiny_model, chapter)
+    mean = ("--gotchas-patch-edges", "--gotchas-patch-edges-corrupt", "mean")
+    whole_result, whole = run(*mean)
+    result, one = run(*mean, "-k", "seven or eight")
+    assert whole_result.ret == pytest.ExitCode.TESTS_FAILED and result.ret == pytest.ExitCode.OK
+    edges = [without_seconds(d["edges"]) for d in pairs(one)["seven-eight"]["patching"]]
+    assert edges == [without_seconds(d["edges"]) for d in pairs(whole)["seven-eight"]["patching"]]
+    assert [e["mean_of"] for e in edges] == [2, 2]
