@@ -49,7 +49,7 @@ def test_a_warm_run_gives_the_same_numbers_without_the_tokenizer(run) -> None:
     assert again["seconds"]["tokenizer_load"] == 0.0
     assert again["transcript_cache"] == {"hits": 2, "misses": 0}
     assert set(again["seconds"]) == {"collection", "model_load", "tokenizer_load", "cuts", "forward", "layers", "patching",
-                                     "report"}
+                                     "report", "ahead"}
     # one full pass per prompt, and one for the healed cut's back-off (the token reading reads no earlier position)
     assert again["forward_passes"] == 3 == sum(r["forward_passes"] for c in warm["cases"] for r in c["runs"])
     assert again["forward_calls"] == 3  # batch size 1: one call per pass

@@ -125,7 +125,7 @@ def test_a_deselected_case_its_ground_truth_refuses_is_not_in_the_mean(pytester:
                                                                        tiny_model: Path) -> None:
     """`again` prints a8 where it says 7: refused, it is left out of the chapter's mean (two prompts), selected or
     not; and -k leaves the run green, as it leaves the refused case out."""
-    chapter = seven_eight_chapter("a refused case", ("again", '"a" + "8"'), "  seven-eight: [seven, eight]\n")
+    chapter = seven_eight_chapter("a refused case", "  seven-eight: [seven, eight]\n", ("again", '"a" + "8"', "a"))
     run = tiny_runner(pytester, tiny_model, chapter)
     mean = ("--gotchas-patch-edges", "--gotchas-patch-edges-corrupt", "mean")
     whole_result, whole = run(*mean)
