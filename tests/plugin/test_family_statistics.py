@@ -4,8 +4,9 @@ added to its chapter (three families and two lone pairs) and read back with pyte
 clustered figure equals an independent computation from the report's own case verdicts and probabilities
 (statsmodels, scipy, an enumeration of signs), and the page shows each family beside its instance zero.
 
-Collection does not fill ChapterInfo.families in this branch (cases/families.py does, in another): the section is
-written into the JSON as a run with families would write it."""
+The `families` section is written into the JSON as a run with --gotchas-instances writes it, over hand-written pairs,
+so that which pairs pass in which family follows PLAN (a drawn family's outcomes would be the tiny model's, not
+chosen); tests/plugin/test_families.py runs drawn families through the plugin."""
 
 from __future__ import annotations
 
