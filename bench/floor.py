@@ -212,8 +212,9 @@ def over_the_floor(runs: Runs) -> list[str]:
     parts = [
         (f"forward: {extra} passes more than the floor's {passes} (at the floor's {per_pass:.3f} s a pass)",
          extra * per_pass),
-        (f"forward: the rest ({t.incremental_steps} incremental steps of the text reading, every reading's "
-         "softmax and sums, against the floor's row at the cut)",
+        (f"forward: the rest (the text reading's {t.tree_calls} trees and "
+         f"{t.incremental_steps - t.tree_contexts} per-context steps, every reading's softmax and sums, against the "
+         "floor's row at the cut)",
          warm("test loop: forward") - script("forward") - extra * per_pass),
         ("model load beyond the floor's imports and weights",
          warm("test loop: model_load") + warm("test loop: tokenizer_load") - script("imports") - script("weights")),
@@ -245,10 +246,12 @@ def cpus(children: list[Child]) -> list[float]:
 def calls_line(runs: Runs) -> str:
     """A warm run's model calls against its prompts (the floor's passes: one per prompt)."""
     t, prompts = runs.warm[-1].child.timings, runs.floor[0].extra["passes"]
-    calls = t.forward_calls + t.incremental_steps
+    steps = t.incremental_steps - t.tree_contexts  # contexts computed a call each, not in a tree
+    calls = t.forward_calls + t.tree_calls + steps
     return (f"Forward calls of a warm run: {calls} for {prompts} prompts ({calls / prompts:.2f} a prompt): "
-            f"{t.forward_calls} calls for {t.forward_passes} full passes, and {t.incremental_steps} incremental steps "
-            f"of the text reading (one call each; {t.incremental_tokens} tokens). The floor: {prompts} calls.")
+            f"{t.forward_calls} calls for {t.forward_passes} full passes, {t.tree_calls} calls that computed the text "
+            f"reading's {t.tree_contexts} contexts as trees (one per prompt that reads past it) and {steps} "
+            f"per-context steps ({t.incremental_tokens} tokens fed on a KV cache). The floor: {prompts} calls.")
 
 
 def markdown(runs: Runs) -> list[str]:

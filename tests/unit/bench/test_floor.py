@@ -33,9 +33,10 @@ def test_ratios_are_paired() -> None:
 class Counted(Child):
     """A plugin run's child whose report counted these passes and steps."""
 
-    def __init__(self, wall: float, passes: int, steps: int) -> None:
+    def __init__(self, wall: float, passes: int, steps: int, trees: int = 0, in_trees: int = 0) -> None:
         super().__init__(argv=[], wall=wall, maxrss_mb=0.0, returncode=0, stdout="", stderr="")
-        self.counted = Timings(forward_passes=passes, forward_calls=passes, incremental_steps=steps)
+        self.counted = Timings(forward_passes=passes, forward_calls=passes, incremental_steps=steps,
+                               incremental_tokens=steps + 1, tree_calls=trees, tree_contexts=in_trees)
 
     @property
     def timings(self) -> Timings:
@@ -51,7 +52,7 @@ def plugin_run(wall: float, seconds: dict[str, float] | None = None) -> floor.Tr
               "unconfigure": 0.3, "after pytest.main": 0.3}
     phases.update(seconds or {})
     phases["interpreter exit (the remainder)"] = wall - sum(phases.values())
-    return floor.Traced(Counted(wall, 44, 30), phases)
+    return floor.Traced(Counted(wall, 44, 30, trees=5, in_trees=24), phases)
 
 
 def test_the_warm_runs_time_over_the_floor_is_told_in_parts_that_add_up() -> None:
@@ -62,13 +63,25 @@ def test_the_warm_runs_time_over_the_floor_is_told_in_parts_that_add_up() -> Non
     assert floor.over_the_floor(runs) == [
         "| warm run over the floor | seconds |", "|---|---:|",
         "| forward: 4 passes more than the floor's 40 (at the floor's 0.100 s a pass) | +0.40 |",
-        "| forward: the rest (30 incremental steps of the text reading, every reading's softmax and sums, against "
-        "the floor's row at the cut) | +1.60 |",
+        "| forward: the rest (the text reading's 5 trees and 6 per-context steps, every reading's softmax and sums, "
+        "against the floor's row at the cut) | +1.60 |",
         "| model load beyond the floor's imports and weights | +1.00 |",
         "| the load's seconds (and the vocabulary table's) that ran beside collection, not waited for | -0.50 |",
         "| pytest and the plugin: imports, start-up, collection, per-test work, session end, teardown | +1.90 |",
         "| interpreter start and exit beyond the floor's | +0.60 |",
         "| **whole process, warm - floor (medians; the parts are medians too)** | **+5.00** |"]
+
+
+def test_a_warm_runs_calls_count_a_tree_as_one_call_and_its_contexts_apart() -> None:
+    """A report counts the tree's contexts among its incremental steps (tree_contexts): a call is a full pass, a
+    tree, or a context computed alone."""
+    runs = floor.Runs()
+    runs.floor = [Child(argv=[], wall=8.0, maxrss_mb=0.0, returncode=0, stdout="", stderr="", extra={"passes": 40})]
+    runs.warm = [plugin_run(13.0)]
+    assert floor.calls_line(runs) == (
+        "Forward calls of a warm run: 55 for 40 prompts (1.38 a prompt): 44 calls for 44 full passes, 5 calls that "
+        "computed the text reading's 24 contexts as trees (one per prompt that reads past it) and 6 per-context steps "
+        "(31 tokens fed on a KV cache). The floor: 40 calls.")
 
 
 def test_a_first_runs_time_over_a_warm_one_names_the_phases_that_differ() -> None:
@@ -95,5 +108,5 @@ def test_the_summary_gives_cpu_seconds_the_serial_first_run_and_the_calls_per_pr
     assert "| plugin first run, `--gotchas-jobs 1` (one thing at a time) | 24.00 (24.00-24.00) | 19.00 |" in lines
     assert "| a first run overlapped against one thing at a time | 0.75x | - |" in lines
     assert "| first run <= 1.5x warm | 1.38x | yes |" in lines
-    assert any(line.startswith("Forward calls of a warm run: 74 for 40 prompts (1.85 a prompt): 44 calls for 44 "
-                               "full passes, and 30 incremental steps") for line in lines)
+    assert any(line.startswith("Forward calls of a warm run: 55 for 40 prompts (1.38 a prompt): 44 calls for 44 "
+                               "full passes, 5 calls that computed") for line in lines)
