@@ -139,10 +139,10 @@ REFUSED_BETWEEN_RULES = {"[": {"1": 2.0, "2": 1.0}, "\n": {"2": 2.0, "3": 1.0}}
 SEVEN_EIGHT_RULES = {"a": {"7": 2.0, "8": 0.5}, "b": {"8": 2.0, "7": 0.5}}
 
 
-def seven_eight_chapter(title: str, pairs: str, *others: tuple[str, str, str]) -> str:
-    """`seven` (`print("a7")`, answers 7) and `eight` (`print("b8")`, answers 8), then each of `others` = (its id,
-    the expression printed, the output's first character, where it is cut), answering 7, then the chapter's
-    `pairs:` lines."""
+def seven_eight_chapter(title: str, pairs: str, *others: tuple[str, str, str], name: str = "demo") -> str:
+    """Chapter `name`: `seven` (`print("a7")`, answers 7) and `eight` (`print("b8")`, answers 8), then each of
+    `others` = (its id, the expression printed, the output's first character, where it is cut), answering 7, then
+    the chapter's `pairs:` lines."""
     extra = "".join(f"""  - id: {name}
     transcript: |-
       >>> print({printed})
@@ -151,7 +151,7 @@ def seven_eight_chapter(title: str, pairs: str, *others: tuple[str, str, str]) -
     wrong: "8"
 """ for name, printed, cut in others)
     return f'''\
-chapter: demo
+chapter: {name}
 title: "{title}"
 interpreter: "3.11"
 env: {{PYTHONHASHSEED: "0"}}

@@ -20,33 +20,19 @@ import termios
 from pathlib import Path
 
 import pytest
+from helpers.chapters import SEVEN_EIGHT_RULES, seven_eight_chapter
 from helpers.results import read_report
 from helpers.tinymodel import build_tiny_model
 
 pytest.importorskip("torch")
 
-RULES = {"a": {"7": 2.0, "8": 0.5}, "b": {"8": 2.0, "7": 0.5}}
-CHAPTER = """\
-chapter: {name}
-title: "progress on a tiny model"
-interpreter: "3.11"
-env: {{PYTHONHASHSEED: "0"}}
-cases:
-  - id: seven
-    transcript: |-
-      >>> print("a7")
-      a█
-    correct: "7"
-    wrong: "8"
-  - id: eight
-    transcript: |-
-      >>> print("b8")
-      b█
-    correct: "8"
-    wrong: "7"
-pairs:
-  seven-eight: [seven, eight]
-"""
+RULES = SEVEN_EIGHT_RULES
+
+
+def chapter(name: str) -> str:
+    return seven_eight_chapter("progress on a tiny model", "  seven-eight: [seven, eight]\n", name=name)
+
+
 SEEN = ("executing ground truth of chapter file", "patching pair")
 
 
@@ -58,7 +44,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def args(pytester: pytest.Pytester, tiny_model: Path) -> list[str]:
     for name in ("first", "second"):
-        (pytester.path / f"{name}.yaml").write_text(CHAPTER.format(name=name), encoding="utf-8")
+        (pytester.path / f"{name}.yaml").write_text(chapter(name), encoding="utf-8")
     return ["--gotchas", "--gotchas-model", str(tiny_model), "--gotchas-cache-dir", str(pytester.path / "models"),
             "-o", f"cache_dir={pytester.path / 'pc'}", "--rootdir", str(pytester.path), "-p", "no:randomly",
             "--gotchas-patch", "--color=no"]
