@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import re
 import importlib.metadata
 import importlib.util
 from collections.abc import Callable

@@ -22,7 +22,7 @@ from ..results.schema import CaseResult, ChapterInfo
 from ..results.verdict import Status
 from ..results.vocabulary import EdgeCorruption
 from ..errors import GotchasError
-from ..cases.chapter import Chapter, load_chapter
+from ..cases.chapter import Chapter
 from ..cases.families import keywords
 from ..truth.collect import Planned, chapter_info
 from ..truth.execute import ExecutionError

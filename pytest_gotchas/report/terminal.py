@@ -17,12 +17,11 @@ from ..results.verdict import OUTCOMES, Status, Verdict, colour
 from .claims import claim_lines, log_ratio_lines
 from .escape import escape
 from .wording import (Line, backend_text, chapter_line, comparison_line, differences_text, lead_text, model_line,
-                      one_pass_check_line, pct, probabilities, slow_bfloat16_line)
+                      one_pass_check_line, pct, slow_bfloat16_line)
 from .wording_claims import SIGN_FLIP
 from .wording_edges import direction_lines
 from .wording_effects import effects_lines
 from .wording_paths import stepped_line
-from .wording_patching import patched_lines
 from ..results.vocabulary import ReadingKind, ReadingName
 from .wording_run import partial_run
 
