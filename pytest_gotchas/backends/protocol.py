@@ -205,6 +205,11 @@ class ModuleBackend(Loaded, Protocol):
     def float32(self) -> Any:
         """A float32 twin of `model` for --gotchas-precision-check (the model itself when it runs in float32)."""
 
+    @property
+    def shared_head(self) -> bool:
+        """Whether the text reading's trees can leave their head to one product with other cases' trees (measured
+        at load: model/paths.apart), so that the head's weights are read once for many trees (scoring/heads.py)."""
+
 
 class EngineBackend(Loaded, Protocol):
     """A backend that gives whole logits rows by context, each context computed as a prompt of its own by an engine

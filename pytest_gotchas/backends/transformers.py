@@ -60,6 +60,10 @@ class TransformersBackend:
     def batch_invariant(self) -> bool:
         return self.loaded.invariance.batch
 
+    @property
+    def shared_head(self) -> bool:
+        return self.loaded.shared_head
+
     def float32(self) -> Any:
         return self.loaded.float32()
 

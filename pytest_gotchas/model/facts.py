@@ -37,6 +37,7 @@ class Facts:
     kept: bool  # an xdist worker kept every thread: its share gives other bits
     rows_first: bool  # the head's rows as first measured (False: row_readout applies)
     batch: bool  # a batch computes a prompt's bits
+    shared_head: bool  # a tree's head can be one product with other trees' (paths.apart)
 
 
 def key(parts: dict[str, str]) -> str:
@@ -117,7 +118,7 @@ def measure(model: Any, shared: int, full: int) -> tuple[Facts, Any]:
             torch.set_num_threads(shared)
         else:
             probe, threads, kept = with_all, full, True
-    return Facts(probe.fingerprint, threads, kept, rows_first, probe.batch), probe
+    return Facts(probe.fingerprint, threads, kept, rows_first, probe.batch, probe.shared_head), probe
 
 
 def apply(model: Any, facts: Facts) -> None:

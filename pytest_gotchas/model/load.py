@@ -46,6 +46,7 @@ class LoadedModel:
         self.notes: list[str] = []  # said once per run: how the load went against the defaults
         self._float32: Any = None
         self.invariance = INVARIANT  # load_model measures it (invariance.py)
+        self.shared_head = False  # trees can share a head product (paths.apart): load_model measures it
 
     @property
     def tokenizer(self) -> Any:
@@ -129,6 +130,7 @@ def load_model(spec: ModelSpec, cache_dir: Path, log: Log | None = None, lazy_to
                             text_path=TextPath.TREE if paths.takes_tree(model) else TextPath.STEPS,
                             attention=paths.attention(model))
     loaded.invariance = found
+    loaded.shared_head = known.shared_head
     loaded.notes = notes
     notes.extend(found_notes)
     if known.kept:

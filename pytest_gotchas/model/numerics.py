@@ -64,6 +64,7 @@ class Probe:
     parts: tuple[tuple[str, str], ...]  # (path, sha256 of its bits), in PATHS' order
     rows: bool  # the last row of the head over every position equals the full pass's
     batch: bool  # a prompt's row in a batch of two equals its row alone
+    shared_head: bool = False  # the tree's head computed apart, in a product with other rows, gives its bits (paths.apart)
 
     @property
     def fingerprint(self) -> str:
@@ -103,6 +104,7 @@ def probe(model: Any) -> Probe:
             steps = [paths.step(model, cache, len(short), len(short) - 1, short[-1:], arg),
                      paths.step(model, cache, len(short), len(short), [short[1]], arg)]
         tree = _tree(model, cache, short, arg)
+        shared_head = tree is not None and _apart(model, cache, short, arg, tree)
         two = model(input_ids=torch.tensor([short, short[::-1]], device=device), logits_to_keep=1,
                     use_cache=False).logits[:, -1]
         softmax = [paths.softmax32(full[0]), torch.softmax(full[0], dim=-1)]
@@ -112,21 +114,39 @@ def probe(model: Any) -> Probe:
              ("softmax", _digest(softmax)), ("float32-matmul", _digest(product)), ("batch", _digest([two])),
              *([("tree", _digest([tree]))] if tree is not None else []))
     return Probe(parts=parts, rows=paths.same_bits(rows[-1], full[0]),
-                 batch=paths.same_bits(two[0], full[0]))
+                 batch=paths.same_bits(two[0], full[0]), shared_head=shared_head)
+
+
+def _tree_args(short: list[int]) -> tuple[int, list[int], list[int], list[list[bool]]]:
+    """The probe's tree: the cache cropped by one token, then that token and another as siblings, and a child of the
+    first (start, tokens, positions, mask)."""
+    start = len(short) - 1
+    seen = ((0,), (1,), (0, 2))  # each node's ancestors and itself
+    mask = [[True] * start + [n in nodes for n in range(3)] for nodes in seen]
+    return start, [short[-1], short[1], short[2]], [start, start, start + 1], mask
 
 
 def _tree(model: Any, cache: Any, short: list[int], arg: str) -> Any:
-    """The tree path's logits on the short probe (None where the model takes no tree): the cache cropped by one
-    token, then that token and another as siblings, and a child of the first."""
+    """The tree path's logits on the short probe (None where the model takes no tree)."""
     from . import paths
 
-    start = len(short) - 1
+    start, tokens, positions, mask = _tree_args(short)
     if cache is None or not paths.takes_tree(model) or not paths.extendable(cache, start + 3):
         return None
-    seen = ((0,), (1,), (0, 2))  # each node's ancestors and itself
-    mask = [[True] * start + [n in nodes for n in range(3)] for nodes in seen]
-    return paths.tree_step(model, cache, len(short), start, [short[-1], short[1], short[2]], [start, start, start + 1],
-                           mask, arg)
+    return paths.tree_step(model, cache, len(short), start, tokens, positions, mask, arg)
+
+
+def _apart(model: Any, cache: Any, short: list[int], arg: str, tree: Any) -> bool:
+    """Whether the probe's tree through the decoder alone and its head apart gives `tree` (paths.apart); False for a
+    model whose decoder cannot be reached that way."""
+    from . import paths
+
+    start, tokens, positions, mask = _tree_args(short)
+    try:
+        hidden = paths.tree_hidden(model, cache, len(short), start, tokens, positions, mask, arg)
+    except (AttributeError, NotImplementedError, TypeError):
+        return False
+    return paths.apart(model, tree, hidden)
 
 
 def _first_linear(model: Any) -> Any:

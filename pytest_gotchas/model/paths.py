@@ -4,7 +4,9 @@ fingerprint alike, never the one without the other.
 
 - an incremental step on a KV cache (scoring/rows.py's text reading where the model cannot take a tree): `step`;
 - every node of a tree of contexts in one call on a KV cache (the text reading's chains of one prompt, the tree of
-  scoring/tree.py): `tree_step`, for a model whose attention takes a 4D mask as given (`tree_refusal`);
+  scoring/tree.py): `tree_step`, for a model whose attention takes a 4D mask as given (`takes_tree`); the same call
+  through the decoder alone (`tree_hidden`), its head later in one product with other trees' (`head`), where the
+  load measured that this gives tree_step's bits (`apart`);
 - the float32 softmax (every run's other softmax, or its main one): `softmax32`.
 
 The head computed a row at a time is row_readout.py's, the float32-matmul layers float32_matmul.py's. torch is
@@ -88,17 +90,54 @@ def tree_step(model: Any, cache: Any, cached: int, start: int, tokens: list[int]
     elsewhere, as transformers' own eager mask is, so that eager and sdpa read it alike."""
     import torch
 
+    with torch.inference_mode():
+        output = model(**_tree_inputs(model, cache, cached, start, tokens, positions, mask, arg),
+                       logits_to_keep=len(tokens))
+    return output.logits[0]
+
+
+def tree_hidden(model: Any, cache: Any, cached: int, start: int, tokens: list[int], positions: list[int],
+                mask: list[list[bool]], arg: str) -> Any:
+    """tree_step's call through the decoder alone: each node's last hidden state ([len(tokens), hidden]), which
+    `head` turns into tree_step's logits where the model's head is only its output embeddings (`apart`)."""
+    import torch
+
+    with torch.inference_mode():
+        output = model.get_decoder()(**_tree_inputs(model, cache, cached, start, tokens, positions, mask, arg))
+    return output.last_hidden_state[0]
+
+
+def head(model: Any, hidden: Any) -> Any:
+    """The logits ([rows, vocab]) of hidden states ([rows, hidden]) through the model's output embeddings, in one
+    product (a row at a time where row_readout applies), as the model's forward computes them from its decoder's."""
+    import torch
+
+    with torch.inference_mode():
+        return model.get_output_embeddings()(hidden[None])[0]
+
+
+def apart(model: Any, tree: Any, hidden: Any) -> bool:
+    """Whether `hidden` (tree_hidden's) through `head`, alone and as the first rows of a product of twice as many,
+    gives tree_step's logits `tree` bit for bit: then a tree's head can wait and be one product with other trees'
+    (scoring/heads.py). A model whose forward does more after its head (a soft cap of the logits) fails here."""
+    import torch
+
+    twice = head(model, torch.cat([hidden, hidden.flip(0)]))
+    return same_bits(head(model, hidden), tree) and same_bits(twice[: len(hidden)], tree)
+
+
+def _tree_inputs(model: Any, cache: Any, cached: int, start: int, tokens: list[int], positions: list[int],
+                 mask: list[list[bool]], arg: str) -> dict[str, Any]:
+    import torch
+
     kept = copy.deepcopy(cache)
     kept.crop(start - cached)
     device, dtype = model.device, model.dtype
     allowed = torch.tensor(mask, dtype=torch.bool, device=device)
     additive = torch.zeros(allowed.shape, dtype=dtype, device=device).masked_fill(~allowed, torch.finfo(dtype).min)
-    ids = torch.tensor([tokens], dtype=torch.long, device=device)
-    with torch.inference_mode():
-        output = model(input_ids=ids, position_ids=torch.tensor([positions], device=device),
-                       attention_mask=additive[None, None], logits_to_keep=len(tokens), use_cache=True,
-                       **{arg: kept})
-    return output.logits[0]
+    return {"input_ids": torch.tensor([tokens], dtype=torch.long, device=device),
+            "position_ids": torch.tensor([positions], device=device), "attention_mask": additive[None, None],
+            "use_cache": True, arg: kept}
 
 
 def softmax32(logits: Any) -> Any:

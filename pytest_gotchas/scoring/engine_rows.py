@@ -69,6 +69,7 @@ class EngineRows(Rows):
 
             self._keep([context], source.logits[context].to(getattr(torch, self.fetcher.dtype)).unsqueeze(0))
             self.full += 1
+            self._owe(1, 0)
             self.tokens += len(context)
             self.full_contexts.append(context)
 

@@ -243,19 +243,20 @@ def score_batch(loaded: Backend, cuts: list[Cut] | list[CutPlan], softmax_dtype:
 
     table = vocab() if vocab is not None and all(cut.prompt for cut in cuts) else None
     claimed: set[Context] = set()
-    scored = []
+    scored: list[Scored] = []
     for cut in cuts:
         plan = cut.plan
         # The main pass (and the full passes of token-reading contexts outside it) is the first run's that needs
         # it; passes and steps while reading are the run's that caused them.
         own = ((token_contexts(plan) | {plan.prompt_ids}) & set(rows.full_contexts)) - claimed
         claimed |= own
-        full, steps = rows.full, rows.steps
-        readings = read_cut(cut, rows, dtype, rows.other_dtype, table, decode, main, exact)
+        with rows.asking(len(scored)):
+            readings = read_cut(cut, rows, dtype, rows.other_dtype, table, decode, main, exact)
         checked = (read_cut(cut, separate, dtype, separate.other_dtype, table, decode, main, separate_exact)
                    if separate is not None else {})
         top = [TopToken(decode(i), p) for i, p in rows.top[plan.context_ids]]
-        scored.append(Scored(readings, top, len(own) + rows.full - full, rows.steps - steps, checked))
+        full, steps = rows.caused.get(len(scored), (0, 0))
+        scored.append(Scored(readings, top, len(own) + full, steps, checked))
     used = [rows] + ([exact] if exact is not None else [])
     return Batch(scored, used, [r for r in (separate, separate_exact) if r is not None])
 

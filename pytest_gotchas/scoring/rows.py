@@ -32,6 +32,8 @@ the functions that need it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 from ..model import paths
@@ -41,6 +43,17 @@ from .tree import Tree
 
 MAX_DEPTH = 8  # tokens along one chain of the text reading
 REFEED = 1  # tokens an incremental step computes again, its new one included (1: only the new token)
+
+
+class Waits(Protocol):
+    """Where a tree's head waits to be one product with other cases' trees (heads.Heads)."""
+
+    def wait(self, rows: OnePassRows, tree: Tree, hidden: Any) -> None: ...
+
+
+class Pending(Exception):
+    """Trees whose head waits for one product with other cases' trees (heads.Heads): the readings that asked for
+    them stop here, and run again once the product is kept."""
 
 
 def needs_plain(plan: CutPlan) -> bool:
@@ -147,6 +160,9 @@ class Rows:
         self.step_tokens = 0  # tokens the steps fed (a tree: its nodes)
         self.tree_calls = 0  # calls that computed a tree of contexts on a KV cache
         self.tree_contexts = 0  # the contexts those calls computed (in `steps` too; the nodes fed: `step_tokens`)
+        self.owner = -1  # the cut whose readings ask now (readings.score_batch sets it); -1: the prompts' passes
+        self.caused: dict[int, list[int]] = {}  # cut -> [full passes, contexts computed on a cache] it asked for
+        self.non_finite = False  # a logit computed apart from the model's forward (heads.py) was not finite
 
     def need(self, contexts: set[Context] | list[Context]) -> None:
         missing = sorted(c for c in set(contexts) if c not in self.main)
@@ -166,6 +182,25 @@ class Rows:
         self.calls += 1
         self.full += len(group)
         self.tokens += sum(len(c) for c in group)
+        self._owe(len(group), 0)
+
+    @contextmanager
+    def asking(self, owner: int) -> Iterator[None]:
+        """While the readings of cut `owner` ask: what they cause is counted as theirs (`caused`)."""
+        self.owner = owner
+        try:
+            yield
+        finally:
+            self.owner = -1
+
+    def _owe(self, full: int, steps: int, owner: int | None = None) -> None:
+        """Count what `owner` (default: the cut asking now) caused: a case's counts stay its cuts' own however many
+        rounds its readings took (heads.py stops and runs them again)."""
+        owner = self.owner if owner is None else owner
+        if owner >= 0:
+            caused = self.caused.setdefault(owner, [0, 0])
+            caused[0] += full
+            caused[1] += steps
 
     def _keep(self, contexts: list[Context], logits: Any) -> None:
         """Store the rows of `logits` (one per context) through both softmax dtypes, and their top-k."""
@@ -231,11 +266,13 @@ class OnePassRows(Rows):
     as a full pass of its own (counted in ``full``)."""
 
     def __init__(self, model: Any, softmax_dtype: str, batch_size: int, top_k: int, refeed: int = REFEED,
-                 tree: bool | None = None) -> None:
-        """`tree`: compute the contexts on a cache as one tree per `need` (default: where the model takes one)."""
+                 tree: bool | None = None, heads: Waits | None = None) -> None:
+        """`tree`: compute the contexts on a cache as one tree per `need` (default: where the model takes one).
+        `heads`: where a tree's head waits to be one product with other cases' trees (heads.py); None: at once."""
         super().__init__(model, softmax_dtype, batch_size, top_k)
         self.refeed = refeed
         self.tree = paths.takes_tree(model) if tree is None else tree
+        self.heads = heads
         self.caches: dict[Context, Any] = {}  # contexts run as full passes -> their KV cache (None: not extendable)
         self.full_contexts: list[Context] = []  # in the order they ran
         self._cache_arg = paths.cache_arg(model)
@@ -265,28 +302,38 @@ class OnePassRows(Rows):
                 fulls.append(context)
             else:
                 on.setdefault(base, []).append((context, shared))
-        for base, stepped in on.items():
-            self._on_cache(base, stepped)
+        waiting = [self._on_cache(base, stepped) for base, stepped in on.items()]
         for group in forward_groups(fulls, self.batch_size):
             self._full(group)
+        if any(waiting):
+            raise Pending(sum(waiting))
 
-    def _on_cache(self, base: Context, group: list[tuple[Context, int]]) -> None:
+    def _on_cache(self, base: Context, group: list[tuple[Context, int]]) -> int:
         """The contexts of `group` (each with the prefix it shares with `base`) from the cache of `base`: one tree
         where the model takes one and the cache holds the tree's every node (a sliding window must not drop one),
-        else a step each."""
+        else a step each. Returns 1 where the tree's head waits (`heads`), 0 where every row is kept."""
         start = min(self._start(context, shared) for context, shared in group)
         tree = Tree.of([context for context, _ in group], start) if self.tree else None
         if tree is None or not paths.extendable(self.caches[base], start + len(tree)):
             for context, shared in group:
                 self._step(context, base, shared)
-            return
-        logits = paths.tree_step(self.model, self.caches[base], len(base), start, list(tree.tokens),
-                                 list(tree.positions), tree.mask(), self._cache_arg)
+            return 0
+        call = (self.model, self.caches[base], len(base), start, list(tree.tokens), list(tree.positions), tree.mask(),
+                self._cache_arg)
+        if self.heads is not None:
+            self.heads.wait(self, tree, paths.tree_hidden(*call))
+            return 1
+        self.tree_rows(tree, paths.tree_step(*call), self.owner)
+        return 0
+
+    def tree_rows(self, tree: Tree, logits: Any, owner: int) -> None:
+        """Keep a tree's rows (`logits`, one per node), counted as `owner`'s."""
         new = sum(context not in self.main for context in tree.contexts)  # not the ancestors fed again
         self.tree_calls += 1
         self.tree_contexts += new
         self.steps += new
         self.step_tokens += len(tree)
+        self._owe(0, new, owner)
         self._keep(list(tree.contexts), logits)
 
     def _start(self, context: Context, shared: int) -> int:
@@ -348,4 +395,5 @@ class OnePassRows(Rows):
         logits = paths.step(self.model, self.caches[base], len(base), start, list(context[start:]), self._cache_arg)
         self.steps += 1
         self.step_tokens += len(context) - start
+        self._owe(0, 1)
         self._keep([context], logits)

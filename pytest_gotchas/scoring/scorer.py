@@ -32,6 +32,9 @@ from .pairedges import EdgeConfig
 from .slot import Clock, ModelSlot
 
 
+SHARED_CASES = 32  # cases whose trees share head products (their rows' probabilities wait: ~1.5 MB a context)
+
+
 @dataclass(frozen=True, kw_only=True)
 class ScoringConfig:
     """How every case of a run is read (the options of settings/options.py that scoring needs)."""
@@ -77,9 +80,16 @@ class Scorer:
     """
 
     def __init__(self, *, model_id: str, slot: ModelSlot, config: ScoringConfig,
-                 planned: Callable[[], list[Planned]] | None = None) -> None:
+                 planned: Callable[[], list[Planned]] | None = None, shared_cases: int = SHARED_CASES) -> None:
+        """`shared_cases`: how many cases of the run's order share a round of tree heads (heads.py; 0: none, as in
+        an xdist worker, whose share of the run is not known ahead)."""
         self.model_id, self.slot, self.config = model_id, slot, config
         self._planned = planned
+        self.shared_cases = shared_cases
+        self._run_order: dict[int, int] = {}  # id of a planned case -> its place in the run (for the shared heads)
+        self._in_order: list[Planned] = []
+        self._shared: dict[int, Any] = {}  # id of a planned case -> its heads.Shared, read with the next cases'
+        self._shared_seen: set[int] = set()  # cases already read in a round (scored since, or waiting)
         self.clock = slot.clock
         self.notes: list[str] = []  # said once per run: a convention of the model that looks wrong
         self.model_info: ModelInfo | None = None
@@ -114,9 +124,11 @@ class Scorer:
         if self._planned is not None:
             self._prefetch(loaded)
         guard = self._guarded(loaded)
+        self._share_heads(loaded, planned, guard)
         texts = _texts(planned)
         try:
             cuts, scores = self._read(loaded, planned, texts)
+            shared = self._shared.pop(id(planned), None)
             per_layer = self._layers(loaded, cuts, texts) if self.config.layers else [[] for _ in cuts]
         except NonFiniteProbability as error:
             raise GotchasError(_non_finite(planned, loaded, guard, str(error))) from None
@@ -125,7 +137,7 @@ class Scorer:
                                f"{error.positions} positions of model {_name(loaded)!r} (max_position_embeddings in "
                                "its config), so the case has no verdict; shorten its transcript") from None
         found = _not_finite(scores, per_layer)
-        if guard.non_finite or found:
+        if guard.non_finite or found or (shared is not None and shared.non_finite()):
             raise GotchasError(_non_finite(planned, loaded, guard, found))
         if self.model_info is None:
             assert loaded.info is not None
@@ -229,6 +241,9 @@ class Scorer:
         left to say why when it is scored itself."""
         every_planned, self._planned = self._planned, None
         fetcher = self._fetcher_of(loaded)
+        if fetcher is None and every_planned is not None and self._shares_heads(loaded):
+            self._in_order = every_planned()
+            self._run_order = {id(planned): n for n, planned in enumerate(self._in_order)}
         if fetcher is None or every_planned is None:
             return
         from .engine_rows import prefetch
@@ -246,6 +261,33 @@ class Scorer:
 
         calls, _ = prefetch(fetcher, [job(planned) for planned in every_planned()], lambda: self.clock.phase("forward"))
         self.clock.forward_calls += calls
+
+    def _shares_heads(self, loaded: Backend) -> bool:
+        """Whether this run's trees can share head products (heads.py): a module whose load measured it, and no
+        check that reads every case's passes again its own way."""
+        from ..model import paths
+
+        return (loaded.role is Role.MODULE and self.shared_cases > 1 and loaded.shared_head
+                and paths.takes_tree(loaded.model) and not self.config.precision_check
+                and not self.config.one_pass_check)
+
+    def _share_heads(self, loaded: Backend, planned: Planned, guard: Any) -> None:
+        """Read `planned` and the next cases of the run (up to `shared_cases`, each once) in rounds: each round
+        runs every case's readings until they wait for a tree's head (rows.Pending), then computes the heads of all
+        the round's trees in one product (heads.Heads.flush), until no case waits. Their rows stay until each case is
+        scored (`_read` reads them then). A case whose reading fails here is left to fail, and say why, when it is
+        scored itself; the guard's finding is kept with its rows."""
+        place = self._run_order.get(id(planned))
+        if place is None or id(planned) in self._shared_seen or loaded.role is not Role.MODULE:
+            return
+        from .heads import Heads, Shared, read_in_rounds
+
+        heads = Heads(loaded.model)
+        chunk = [p for p in self._in_order[place : place + self.shared_cases] if id(p) not in self._shared_seen]
+        self._shared_seen.update(id(p) for p in chunk)
+        self._shared.update((id(p), Shared(loaded.model, heads)) for p in chunk)
+        read_in_rounds(chunk, lambda case: self._read(loaded, case, _texts(case)), self._shared, heads, guard,
+                       lambda: self.clock.phase("forward", exclude=self.slot.tokenizer_seconds))
 
     def _read(self, loaded: Backend, planned: Planned, texts: list[tuple[str, str, str]]) -> tuple[list[Any], Any]:
         """The cut plans (cached, or asked of the tokenizer) and the readings of every prompt of the case."""
@@ -271,7 +313,7 @@ class Scorer:
                                      vocab=lambda: vocab.get(lambda: loaded.tokenizer), main=config.reading,
                                      precision=(self._module(loaded, "--gotchas-precision-check").float32()
                                                 if config.precision_check else None),
-                                     check=config.one_pass_check, rows_of=self._rows_of(loaded))
+                                     check=config.one_pass_check, rows_of=self._rows_of(loaded, planned))
         except CutError as error:
             raise GotchasError(f"{planned.where}: {error}") from None
         except VocabError as error:
@@ -336,13 +378,16 @@ class Scorer:
             self._fetcher = Fetcher(source, loaded.dtype)
         return self._fetcher
 
-    def _rows_of(self, loaded: Backend) -> Callable[[str, int, int, int], Any] | None:
-        """Where the probabilities come from: the model's forward passes, run here (None: readings.OnePassRows), or
-        the backend's logits rows by context."""
+    def _rows_of(self, loaded: Backend, planned: Planned) -> Callable[[str, int, int, int], Any] | None:
+        """Where the probabilities come from: the model's forward passes, run here (None: readings.OnePassRows, or
+        the case's rows read with the next cases', `_share_heads`), or the backend's logits rows by context."""
         from .engine_rows import rows_of
 
         fetcher = self._fetcher_of(loaded)
-        return None if fetcher is None else rows_of(fetcher)
+        if fetcher is not None:
+            return rows_of(fetcher)
+        shared = self._shared.get(id(planned))
+        return None if shared is None else shared.rows_of
 
     @property
     def cut_cache(self) -> Any:

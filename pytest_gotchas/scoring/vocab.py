@@ -34,11 +34,14 @@ class VocabError(Exception):
 @dataclass
 class Vocab:
     texts: list[bytes]  # by token id; b"" for tokens that write no text
+    _extending: dict[bytes, list[int]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @cached_property
     def _sorted(self) -> tuple[list[bytes], list[int]]:
-        order = sorted((t, i) for i, t in enumerate(self.texts) if t)
-        return [t for t, _ in order], [i for _, i in order]
+        # By text, equal texts by id (a stable sort of the ids in order), without a tuple per token.
+        texts = self.texts
+        ids = sorted((i for i, t in enumerate(texts) if t), key=texts.__getitem__)
+        return [texts[i] for i in ids], ids
 
     @cached_property
     def _exact(self) -> dict[bytes, list[int]]:
@@ -49,13 +52,17 @@ class Vocab:
         return exact
 
     def extending(self, text: bytes) -> list[int]:
-        """Ids of the tokens whose text starts with `text` (itself included)."""
-        keys, ids = self._sorted
-        start = bisect.bisect_left(keys, text)
-        end = start
-        while end < len(keys) and keys[end].startswith(text):
-            end += 1
-        return ids[start:end]
+        """Ids of the tokens whose text starts with `text` (itself included). Kept per text: a case's readings ask
+        again for the same texts in each round of shared heads (heads.py)."""
+        found = self._extending.get(text)
+        if found is None:
+            keys, ids = self._sorted
+            start = bisect.bisect_left(keys, text)
+            end = start
+            while end < len(keys) and keys[end].startswith(text):
+                end += 1
+            found = self._extending[text] = ids[start:end]
+        return found
 
     def prepare(self) -> None:
         """Build the lookups' tables now, not at the first lookup (a load ahead does it beside collection)."""
@@ -121,7 +128,10 @@ def _bytes_to_unicode() -> dict[int, str]:
 
 
 def _decoders(tokenizer: Any) -> list[dict[str, Any]]:
-    decoder = json.loads(tokenizer.backend_tokenizer.to_str()).get("decoder") or {}
+    # The decoder's own state, not the whole tokenizer's JSON (gemma-3-270m's is 33 MB: writing and parsing it took
+    # 1.4 s of a first run for these few bytes); tokenizers gives the same dict either way.
+    component = tokenizer.backend_tokenizer.decoder
+    decoder = json.loads(component.__getstate__()) if component is not None else {}
     return decoder.get("decoders", [decoder]) if decoder.get("type") == "Sequence" else [decoder]
 
 

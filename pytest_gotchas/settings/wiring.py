@@ -13,7 +13,7 @@ from ..results.effects import Floor
 from ..results.hardware import PLAIN_KERNELS
 from ..results.vocabulary import EdgeCorruption, PatchMetric, PatchMode, ReadingName
 from ..scoring.pairedges import EdgeConfig
-from ..scoring.scorer import Scorer, ScoringConfig
+from ..scoring.scorer import SHARED_CASES, Scorer, ScoringConfig
 from ..scoring.slot import Clock, ModelSlot
 from ..truth.collect import Collector, Planned
 from ..truth.execute import Cache, Limits
@@ -100,8 +100,9 @@ def scorer(settings: Settings, model_id: str, ref: ModelRef, clock: Clock, pytes
 
     # Only a model this process runs is loaded ahead: an engine (vLLM) starts processes and signal handlers of its own.
     ahead = (lambda: load(quiet=True)) if ref.backend == TRANSFORMERS else None
+    # An xdist worker is sent its cases a few at a time: the next cases of the run may be another worker's.
     return Scorer(model_id=model_id, slot=ModelSlot(load, clock, ahead), config=scoring_config(settings, pytest_cache),
-                  planned=planned)
+                  planned=planned, shared_cases=0 if worker_id is not None else SHARED_CASES)
 
 
 def first_run(settings: Settings, pytest_cache: Path | None) -> Callable[[str], bool] | None:

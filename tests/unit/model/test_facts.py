@@ -110,10 +110,14 @@ def test_kept_facts_put_the_row_at_a_time_head_back(folder: Path, tmp_path: Path
 
 def test_damaged_or_foreign_facts_are_measured_again(tmp_path: Path) -> None:
     parts = {"model": "m"}
-    kept = facts.Facts("abc", 2, False, True, True)
+    kept = facts.Facts("abc", 2, False, True, True, True)
     facts.write(tmp_path, parts, kept)
     assert facts.read(tmp_path, parts) == kept
     path = tmp_path / facts.FOLDER / f"{facts.key(parts)}.json"
+    older = json.loads(path.read_text())
+    del older["facts"]["shared_head"]  # kept by a version that did not measure it
+    path.write_text(json.dumps(older))
+    assert facts.read(tmp_path, parts) is None
     path.write_text(json.dumps({"environment": {"model": "other"}, "facts": {}}))
     assert facts.read(tmp_path, parts) is None
     path.write_text("{")

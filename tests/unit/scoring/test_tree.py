@@ -20,6 +20,7 @@ import pytest
 import torch
 from helpers.attention import OWN, own_attention
 from helpers.tinymodel import build_tiny_model
+from helpers.treemodels import CHAINS, PROMPT, START, random_model
 
 from pytest_gotchas.model import paths
 from pytest_gotchas.model.load import ModelSpec, load_model
@@ -97,27 +98,6 @@ def test_ahead_notes_what_a_reading_asks_for_and_bounds_what_it_cannot_know_yet(
 
 
 # -- the call, on tiny models from a config --------------------------------------------------------------------------
-
-
-def random_model(kind: str, attention: str, dtype: torch.dtype) -> torch.nn.Module:
-    """A random Llama or Gemma3 (a sliding layer, then a full one), two layers of real arithmetic."""
-    from transformers import Gemma3ForCausalLM, Gemma3TextConfig, LlamaConfig, LlamaForCausalLM
-
-    shape = dict(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-                 num_key_value_heads=2, head_dim=16, max_position_embeddings=256, bos_token_id=2, eos_token_id=1,
-                 pad_token_id=0, attn_implementation=attention)
-    torch.manual_seed(0)
-    if kind == "llama":
-        model = LlamaForCausalLM(LlamaConfig(**shape, tie_word_embeddings=False))
-    else:
-        model = Gemma3ForCausalLM(Gemma3TextConfig(**shape, sliding_window=64,
-                                                   layer_types=["sliding_attention", "full_attention"]))
-    return model.to(dtype).eval()
-
-
-PROMPT = tuple([2] + [(7 + 31 * n) % 128 for n in range(20)])
-START = len(PROMPT) - 2  # the back-off: the chains start two tokens before the prompt's end
-CHAINS = [(5,), (9,), (5, 11), (5, 12, 13), (9, 14, 15, 16), (5, 12, 17)]
 
 
 def logits_three_ways(model: torch.nn.Module) -> tuple[Tree, torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
