@@ -1,7 +1,9 @@
 """A first run that overlaps (#52): once pytest has deselected, collection knows which cases run; the model of the
 first scored one starts loading in a thread of its own (scoring/ahead.py) and every selected snippet is executed,
-`--gotchas-jobs` side by side whatever its chapter, before the chapters are checked one by one in their order. The
-test loop waits for the load before its first test, so that nothing of a test runs beside it.
+`--gotchas-jobs` side by side whatever its chapter, before the chapters are checked one by one in their order. Once
+loaded, the model reads the selected cases whose prompts the chapters give (scorer.Scorer.load_ahead) until collection
+ends. The test loop stops those readings and waits for the thread before its first test, so that nothing of a test
+runs beside it.
 
 Only one model is loaded ahead, and only where the process knows which model it uses first: serially, the first
 selected case's; under xdist, a worker's only model (with several, the controller decides which a worker runs
@@ -10,14 +12,19 @@ first). `--gotchas-jobs 1` executes one snippet after another and loads the mode
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from .state import SESSION
 
+if TYPE_CHECKING:
+    from ..truth.collect import Planned
 
-def start(session: pytest.Session, first: str | None) -> None:
+
+def start(session: pytest.Session, first: str | None, cases: list[Planned]) -> None:
     """Start loading model `first`, the first scored case's (None: the run scores nothing), after deselection and
-    before the snippets execute."""
+    before the snippets execute, and then read `cases` beside them (scorer.Scorer.load_ahead)."""
     gotchas, option = session.config.stash[SESSION], session.config.option
     if first is None or gotchas.settings.jobs == 1 or option.collectonly:
         return
@@ -25,7 +32,7 @@ def start(session: pytest.Session, first: str | None) -> None:
         return
     if gotchas.worker_id is not None and len(gotchas.model_ids) > 1:
         return
-    gotchas.scorer(first).load_ahead()
+    gotchas.scorer(first).load_ahead(cases)
 
 
 def settle(config: pytest.Config) -> None:
@@ -34,4 +41,5 @@ def settle(config: pytest.Config) -> None:
     gotchas = config.stash.get(SESSION, None)
     if gotchas is not None:
         for scorer in gotchas.scorers.values():
+            scorer.stop_ahead()
             scorer.slot.settle()

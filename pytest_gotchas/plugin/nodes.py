@@ -150,8 +150,12 @@ def _execute_ahead(session: pytest.Session, items: list[pytest.Item],
     from . import ahead
 
     gotchas = session.config.stash[SESSION]
-    ahead.start(session, next((item.model for item in items
-                               if isinstance(item, GotchaItem) and item.planned.status == Status.SCORED), None))
+    scored = [item for item in items if isinstance(item, GotchaItem) and item.planned.status == Status.SCORED]
+    first = scored[0].model if scored else None
+    # Their prompts are the chapter's own, known before the snippets run (a family's drawn case is cut from them).
+    known = {id(item.planned): item.planned for item in scored
+             if item.model == first and item.planned.case.drawn is None}
+    ahead.start(session, first, list(known.values()))
     if gotchas.settings.jobs == 1 or not by_chapter:
         return
     chapters = [chapter.planned if whole_chapter(gotchas.settings)

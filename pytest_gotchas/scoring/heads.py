@@ -63,18 +63,31 @@ class Heads:
 
 
 class Shared:
-    """One case's rows while its readings share tree heads with other cases' (read_in_rounds): made by the case's
-    first score_batch (readings.py, as its `rows_of`), kept for its next ones until the case is scored."""
+    """One case read with other cases' (read_in_rounds): its rows while its readings share tree heads with theirs,
+    made by the case's first score_batch (readings.py, as its `rows_of`) and kept for its next ones; then what its
+    last read gave (`result`, for the texts it read), the rows let go."""
 
-    def __init__(self, model: Any, heads: Heads) -> None:
+    def __init__(self, model: Any, heads: Heads | None) -> None:
         self.model, self.heads = model, heads
         self.rows: OnePassRows | None = None
+        self.result: Any = None  # what the read gave, once it ran to its end
+        self.texts: Any = None  # the texts it read them for
         self.guarded = False  # the guard found a non-finite logit in one of the case's passes
 
     def rows_of(self, softmax_dtype: str, batch_size: int, top_k: int, refeed: int) -> OnePassRows:
         if self.rows is None:
             self.rows = OnePassRows(self.model, softmax_dtype, batch_size, top_k, refeed, heads=self.heads)
         return self.rows
+
+    def done(self) -> None:
+        """No head waits any more: anything a later read asks for is computed at once; a case read to its end lets
+        its rows go (its result holds what scoring reads of them)."""
+        self.heads = None
+        if self.rows is not None:
+            self.rows.heads = None
+            if self.result is not None:
+                self.guarded = self.guarded or self.rows.non_finite
+                self.rows = None
 
     def non_finite(self) -> bool:
         return self.guarded or (self.rows is not None and self.rows.non_finite)
@@ -88,31 +101,36 @@ class Guard(Protocol):
     def reset(self) -> None: ...
 
 
-def read_in_rounds(cases: list[Case], read: Callable[[Case], object], shared: dict[int, Shared], heads: Heads,
-                   guard: Guard, phase: Callable[[], AbstractContextManager[object]]) -> None:
+def read_in_rounds(cases: list[Case], read: Callable[[Case], tuple[Any, Any]], shared: dict[int, Shared],
+                   heads: Heads, guard: Guard, phase: Callable[[], AbstractContextManager[object]],
+                   stop: Callable[[], bool] = lambda: False) -> None:
     """Each round runs every case's readings (`read`, with `shared[id(case)]`'s rows) until they wait for a tree's
     head (rows.Pending), then computes the heads of all the round's trees in one product (`phase` times it), until
-    no case waits. A case whose reading fails here is dropped from `shared`, to fail, and say why, when it is scored
-    itself; the guard's finding is kept with its rows. Afterwards the rows compute at once anything asked later."""
+    no case waits or `stop` says to (checked before each round: a case stopped keeps what it has, and its next read
+    computes the rest at once). A case whose reading fails here is dropped from `shared`, to fail, and say why, when
+    it is scored itself; the guard's finding is kept with its entry."""
     waiting = cases
-    while waiting:
+    while waiting and not stop():
         stopped = []
         for case in waiting:
             guard.reset()
+            entry = shared[id(case)]
             try:
-                read(case)
+                entry.result = read(case)
             except Pending:
                 stopped.append(case)
             except ModelUnavailable:
                 raise
             except Exception:  # noqa: BLE001  (met again, and said, when the case is scored itself)
                 shared.pop(id(case), None)
-            if guard.non_finite and id(case) in shared:
-                shared[id(case)].guarded = True
+            if guard.non_finite:
+                entry.guarded = True
         with phase():
             heads.flush()
         waiting = stopped
+    with phase():
+        heads.flush()
     for case in cases:
-        if (entry := shared.get(id(case))) is not None and entry.rows is not None:
-            entry.rows.heads = None
+        if (kept := shared.get(id(case))) is not None:
+            kept.done()
     guard.reset()

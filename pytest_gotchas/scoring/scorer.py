@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from ..results.vocabulary import PatchMethod, PatchMetric, PatchMode, ReadingNam
 from ..truth.collect import Planned, Scoring
 from .engine_rows import Fetcher
 from .pairedges import EdgeConfig
+from .shared import SharedReads
 from .slot import Clock, ModelSlot
 
 
@@ -85,11 +87,7 @@ class Scorer:
         an xdist worker, whose share of the run is not known ahead)."""
         self.model_id, self.slot, self.config = model_id, slot, config
         self._planned = planned
-        self.shared_cases = shared_cases
-        self._run_order: dict[int, int] = {}  # id of a planned case -> its place in the run (for the shared heads)
-        self._in_order: list[Planned] = []
-        self._shared: dict[int, Any] = {}  # id of a planned case -> its heads.Shared, read with the next cases'
-        self._shared_seen: set[int] = set()  # cases already read in a round (scored since, or waiting)
+        self.shared = SharedReads(shared_cases, _texts)
         self.clock = slot.clock
         self.notes: list[str] = []  # said once per run: a convention of the model that looks wrong
         self.model_info: ModelInfo | None = None
@@ -99,10 +97,16 @@ class Scorer:
         self._fetcher: Fetcher | None = None  # the backend's rows by context, where it gives them
         self._means: dict[Any, Any] = {}  # the chapters' mean writes for the edges (chaptermean.py), per process
 
-    def load_ahead(self) -> bool:
+    def load_ahead(self, cases: Sequence[Planned] = ()) -> bool:
         """Start loading this model while collection goes on (ahead.py), with the vocabulary table its first passes
-        build; False where the slot does not (scorer.ModelSlot.load_ahead)."""
-        return self.slot.load_ahead(self._ready)
+        build, then the readings of `cases` (those whose prompts are known before their snippets run) until
+        `stop_ahead`; False where the slot does not (scorer.ModelSlot.load_ahead)."""
+        self.shared.ahead = list(cases)
+        return self.slot.load_ahead(self._ready, self._read_ahead)
+
+    def stop_ahead(self) -> None:
+        """Collection is over: the readings ahead stop after their round (the test loop reads the rest)."""
+        self.shared.stop.set()
 
     def _ready(self, loaded: Backend) -> None:
         """What the first case's passes need before they start: the vocabulary table (read from the cache folder, or
@@ -115,6 +119,14 @@ class Scorer:
             if self.config.reading == ReadingName.TEXT:
                 table.prepare()
 
+    def _read_ahead(self, loaded: Backend) -> None:
+        """Where trees share heads, the readings of the cases given to load_ahead, the next `shared_cases` at a time,
+        beside collection (#52: a first run costs about the larger of the two), until `stop_ahead`: a case is scored
+        from them only if its texts are still those read."""
+        if loaded.role is Role.MODULE and self._shares_heads(loaded):
+            self.shared.read_ahead(loaded.model, lambda case: self._read(loaded, case, _texts(case)),
+                                   self._guarded(loaded), self._forward_phase)
+
     def score(self, planned: Planned, partners: Sequence[Any] = (), chapter: Sequence[Planned] = ()) -> CaseResult:
         """The case's result; with --gotchas-patch also the patching of the pairs it is the last member of
         (``partners``: truth/partners.Partner; ``chapter``: every case of its chapter, for the edges' mean)."""
@@ -126,9 +138,12 @@ class Scorer:
         guard = self._guarded(loaded)
         self._share_heads(loaded, planned, guard)
         texts = _texts(planned)
+        shared = self.shared.take(planned)
         try:
-            cuts, scores = self._read(loaded, planned, texts)
-            shared = self._shared.pop(id(planned), None)
+            if shared is not None and shared.result is not None:
+                cuts, scores = shared.result
+            else:
+                cuts, scores = self._read(loaded, planned, texts, shared)
             per_layer = self._layers(loaded, cuts, texts) if self.config.layers else [[] for _ in cuts]
         except NonFiniteProbability as error:
             raise GotchasError(_non_finite(planned, loaded, guard, str(error))) from None
@@ -242,8 +257,7 @@ class Scorer:
         every_planned, self._planned = self._planned, None
         fetcher = self._fetcher_of(loaded)
         if fetcher is None and every_planned is not None and self._shares_heads(loaded):
-            self._in_order = every_planned()
-            self._run_order = {id(planned): n for n, planned in enumerate(self._in_order)}
+            self.shared.know(every_planned())
         if fetcher is None or every_planned is None:
             return
         from .engine_rows import prefetch
@@ -267,30 +281,25 @@ class Scorer:
         check that reads every case's passes again its own way."""
         from ..model import paths
 
-        return (loaded.role is Role.MODULE and self.shared_cases > 1 and loaded.shared_head
+        return (loaded.role is Role.MODULE and self.shared.size > 1 and loaded.shared_head
                 and paths.takes_tree(loaded.model) and not self.config.precision_check
                 and not self.config.one_pass_check)
 
     def _share_heads(self, loaded: Backend, planned: Planned, guard: Any) -> None:
-        """Read `planned` and the next cases of the run (up to `shared_cases`, each once) in rounds: each round
-        runs every case's readings until they wait for a tree's head (rows.Pending), then computes the heads of all
-        the round's trees in one product (heads.Heads.flush), until no case waits. Their rows stay until each case is
-        scored (`_read` reads them then). A case whose reading fails here is left to fail, and say why, when it is
-        scored itself; the guard's finding is kept with its rows."""
-        place = self._run_order.get(id(planned))
-        if place is None or id(planned) in self._shared_seen or loaded.role is not Role.MODULE:
-            return
-        from .heads import Heads, Shared, read_in_rounds
+        """Read `planned` and the next cases of the run (up to `shared_cases`, each once) in rounds whose trees share
+        head products (shared.SharedReads, heads.read_in_rounds); what each read gave waits for its case to be
+        scored. A case whose reading fails there fails, and says why, when it is scored itself."""
+        if loaded.role is Role.MODULE:
+            self.shared.read(loaded.model, self.shared.next_from(planned),
+                             lambda case: self._read(loaded, case, _texts(case)), guard, self._forward_phase)
 
-        heads = Heads(loaded.model)
-        chunk = [p for p in self._in_order[place : place + self.shared_cases] if id(p) not in self._shared_seen]
-        self._shared_seen.update(id(p) for p in chunk)
-        self._shared.update((id(p), Shared(loaded.model, heads)) for p in chunk)
-        read_in_rounds(chunk, lambda case: self._read(loaded, case, _texts(case)), self._shared, heads, guard,
-                       lambda: self.clock.phase("forward", exclude=self.slot.tokenizer_seconds))
+    def _forward_phase(self) -> AbstractContextManager[None]:
+        return self.clock.phase("forward", exclude=self.slot.tokenizer_seconds)
 
-    def _read(self, loaded: Backend, planned: Planned, texts: list[tuple[str, str, str]]) -> tuple[list[Any], Any]:
-        """The cut plans (cached, or asked of the tokenizer) and the readings of every prompt of the case."""
+    def _read(self, loaded: Backend, planned: Planned, texts: list[tuple[str, str, str]], shared: Any = None
+              ) -> tuple[list[Any], Any]:
+        """The cut plans (cached, or asked of the tokenizer) and the readings of every prompt of the case (from the
+        rows it was read into with other cases', `shared`, where those stopped before its end)."""
         from .cut import CutError
         from .readings import Cut, score_batch
         from .vocab import VocabError
@@ -313,7 +322,7 @@ class Scorer:
                                      vocab=lambda: vocab.get(lambda: loaded.tokenizer), main=config.reading,
                                      precision=(self._module(loaded, "--gotchas-precision-check").float32()
                                                 if config.precision_check else None),
-                                     check=config.one_pass_check, rows_of=self._rows_of(loaded, planned))
+                                     check=config.one_pass_check, rows_of=self._rows_of(loaded, planned, shared))
         except CutError as error:
             raise GotchasError(f"{planned.where}: {error}") from None
         except VocabError as error:
@@ -378,7 +387,8 @@ class Scorer:
             self._fetcher = Fetcher(source, loaded.dtype)
         return self._fetcher
 
-    def _rows_of(self, loaded: Backend, planned: Planned) -> Callable[[str, int, int, int], Any] | None:
+    def _rows_of(self, loaded: Backend, planned: Planned, shared: Any = None
+                 ) -> Callable[[str, int, int, int], Any] | None:
         """Where the probabilities come from: the model's forward passes, run here (None: readings.OnePassRows, or
         the case's rows read with the next cases', `_share_heads`), or the backend's logits rows by context."""
         from .engine_rows import rows_of
@@ -386,8 +396,8 @@ class Scorer:
         fetcher = self._fetcher_of(loaded)
         if fetcher is not None:
             return rows_of(fetcher)
-        shared = self._shared.get(id(planned))
-        return None if shared is None else shared.rows_of
+        found = self.shared.entry(planned, shared)
+        return None if found is None else found.rows_of
 
     @property
     def cut_cache(self) -> Any:

@@ -50,14 +50,15 @@ class ModelSlot:
         self._ahead: Any = None  # a load ahead under way (ahead.py)
         self._raise: BaseException | None = None  # what the load ahead raised, for get to raise once
 
-    def load_ahead(self, ready: Callable[[Backend], None]) -> bool:
-        """Start loading in a thread of its own (ahead.py), `ready` run on the model once loaded; False where
-        nothing is loaded ahead (a slot that cannot, or a model loaded, failed or under way already)."""
+    def load_ahead(self, ready: Callable[[Backend], None], then: Callable[[Backend], None] | None = None) -> bool:
+        """Start loading in a thread of its own (ahead.py), `ready` run on the model once loaded (timed as a forward
+        phase), then `then` (which times its own); False where nothing is loaded ahead (a slot that cannot, or a
+        model loaded, failed or under way already)."""
         if self._quiet is None or self._loaded is not None or self._error is not None or self._ahead is not None:
             return False
         from .ahead import Ahead
 
-        self._ahead = Ahead(self._quiet, ready, self.clock)
+        self._ahead = Ahead(self._quiet, ready, self.clock, then)
         return True
 
     def settle(self) -> None:

@@ -11,6 +11,7 @@ case refused for its length among them included.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -157,7 +158,7 @@ def score_all(loaded: LoadedModel, cases: list[Planned], shared: int) -> tuple[l
             out.append(str(error))
         else:
             out.append([(run.readings, run.top, run.forward_passes, run.incremental_steps) for run in result.runs])
-    assert scorer._shared == {}  # every case's rows were read and let go
+    assert scorer.shared._entries == {}  # every case's read was taken and let go
     return out, clock
 
 
@@ -180,3 +181,60 @@ def test_cases_that_share_head_products_score_as_cases_that_do_not(tiny: LoadedM
                "tree_calls", "tree_contexts")
     assert [getattr(shared_clock, n) for n in counted] == [getattr(alone_clock, n) for n in counted]
     assert json.dumps(shared, default=str) == json.dumps(alone, default=str)
+
+
+# -- beside collection (a first run: scorer.Scorer.load_ahead) -------------------------------------------------------
+
+
+def ahead_scorer(loaded: LoadedModel, cases: list[Planned], stop_first: bool = False) -> tuple[Scorer, list[str]]:
+    """A scorer whose model loads in a thread and reads `cases` there (as beside collection), joined as the test
+    loop joins it; then the ids of the cases its tests read again."""
+    load = lambda: TransformersBackend(loaded)  # noqa: E731
+    scorer = Scorer(model_id="tiny", slot=ModelSlot(load, Clock(), load), config=ScoringConfig(reading="text"),
+                    planned=lambda: cases, shared_cases=32)
+    if stop_first:
+        scorer.stop_ahead()
+    assert scorer.load_ahead(cases)
+    scorer.slot.settle()
+    again: list[str] = []
+    read = scorer._read
+
+    def counted(loaded: object, planned: Planned, *rest: object) -> object:
+        again.append(planned.case.id)
+        return read(loaded, planned, *rest)  # type: ignore[arg-type]
+
+    scorer._read = counted  # type: ignore[method-assign, assignment]
+    return scorer, again
+
+
+def outcomes(scorer: Scorer, cases: list[Planned]) -> list[object]:
+    out: list[object] = []
+    for case in cases:
+        try:
+            out.append([(r.readings, r.top, r.forward_passes, r.incremental_steps) for r in scorer.score(case).runs])
+        except GotchasError as error:
+            out.append(str(error))
+    return out
+
+
+def test_cases_read_beside_collection_are_scored_from_what_they_gave(tiny: LoadedModel, tmp_path: Path) -> None:
+    cases = chapter(tmp_path)
+    alone, _ = score_all(tiny, cases, 0)
+    scorer, again = ahead_scorer(tiny, cases)
+    assert outcomes(scorer, cases) == alone
+    assert again == ["long"]  # read again only to say why it has no verdict
+    stopped, again = ahead_scorer(tiny, cases, stop_first=True)  # collection ended before the model loaded
+    assert outcomes(stopped, cases) == alone
+    assert again == [case.case.id for case in cases]
+
+
+def test_a_case_whose_texts_changed_after_its_read_ahead_is_read_again(tiny: LoadedModel, tmp_path: Path) -> None:
+    cases = chapter(tmp_path)
+    scorer, again = ahead_scorer(tiny, cases)
+    first = cases[0]
+    first.prompts = [dataclasses.replace(prompt, correct="21", wrong="12") for prompt in first.prompts]
+    assert scorer.shared.entry(first) is None
+    result = scorer.score(first)
+    assert again == ["twelve"]
+    fresh, _ = score_all(tiny, [first], 0)
+    assert [(r.readings, r.top, r.forward_passes, r.incremental_steps) for r in result.runs] == fresh[0]
