@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from pydantic import TypeAdapter
-from pydantic.dataclasses import dataclass
+from ..results.typed import dataclass
 
 from ..results.schema import ChapterInfo, ModelInfo, Timings
 from .session import GotchasSession

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import field
 
-from pydantic.dataclasses import dataclass
+from .typed import dataclass
 
 from .schema import CaseResult
 from .verdict import Verdict

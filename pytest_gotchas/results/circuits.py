@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import field
 
 from pydantic import computed_field
-from pydantic.dataclasses import dataclass
+from .typed import dataclass
 
 from .faithfulness import area, faithfulness
 from .vocabulary import EdgeCorruption, EdgeInput, EdgeNode

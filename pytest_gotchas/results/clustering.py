@@ -25,7 +25,7 @@ import math
 from collections.abc import Sequence
 
 from pydantic import computed_field
-from pydantic.dataclasses import dataclass
+from .typed import dataclass
 
 from .stats import (LEVEL, MeanInterval, discordant_needed, mcnemar, normal_quantile, t_interval, t_quantile,
                     wilson, wilson_bounds)

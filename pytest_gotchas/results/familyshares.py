@@ -7,7 +7,7 @@ instances fail is named: the model knew that spelling, not the trap (surface dep
 from __future__ import annotations
 
 from pydantic import computed_field
-from pydantic.dataclasses import dataclass
+from .typed import dataclass
 
 from .clustering import ClusteredInterval, clustered_wilson
 from .clusters import Cluster, pair_clusters

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import field
 
-from pydantic.dataclasses import dataclass
+from .typed import dataclass
 
 from .schema import CaseResult, ModelInfo, Reading
 from .vocabulary import ReadingName, TextPath

@@ -19,7 +19,7 @@ from dataclasses import replace
 from itertools import combinations
 
 from pydantic import computed_field
-from pydantic.dataclasses import dataclass
+from .typed import dataclass
 
 from .clustering import cluster_t_interval, families_needed, sign_flip
 from .clusters import Cluster, case_clusters, pair_clusters, twin_clusters

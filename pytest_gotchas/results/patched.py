@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import field
 
-from pydantic.dataclasses import dataclass as typed
+from .typed import dataclass as typed
 
 from .recurrence import Recurring, recurring
 from .rollup import ChapterRollup

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic.dataclasses import dataclass as typed
+from .typed import dataclass as typed
 
 from .schema import Patching
 from .vocabulary import ComponentKind, ComponentsMethod

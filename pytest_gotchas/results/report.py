@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from pydantic import TypeAdapter, model_validator
-from pydantic.dataclasses import dataclass as typed
+from .typed import dataclass as typed
 
 from .baselines import BaselineOutcome
 from .clustering import ClusteredInterval

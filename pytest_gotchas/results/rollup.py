@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pydantic.dataclasses import dataclass as typed
+from .typed import dataclass as typed
 
 from .schema import CaseResult, ChapterInfo, Patching
 from .verdict import Verdict

@@ -27,7 +27,7 @@ from dataclasses import field
 from typing import Any
 
 from pydantic import computed_field
-from pydantic.dataclasses import dataclass
+from .typed import dataclass
 
 from .circuits import Edges
 from .verdict import Judged, Status, Verdict

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic.dataclasses import dataclass as typed
+from .typed import dataclass as typed
 
 from .schema import ScreenScore
 from .vocabulary import Cell

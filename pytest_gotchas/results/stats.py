@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from statistics import NormalDist
 
-from pydantic.dataclasses import dataclass
+from .typed import dataclass
 
 from .levels import LEVEL, MIN_LEVEL, level_computable  # noqa: F401  (published here too)
 from .vocabulary import IntervalMethod
