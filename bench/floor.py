@@ -250,7 +250,9 @@ def calls_line(runs: Runs) -> str:
     calls = t.forward_calls + t.tree_calls + steps
     return (f"Forward calls of a warm run: {calls} for {prompts} prompts ({calls / prompts:.2f} a prompt): "
             f"{t.forward_calls} calls for {t.forward_passes} full passes, {t.tree_calls} calls that computed the text "
-            f"reading's {t.tree_contexts} contexts as trees (one per prompt that reads past it) and {steps} "
+            f"reading's {t.tree_contexts} contexts as trees (one per prompt that reads past it; through the decoder "
+            "alone, their heads one product per round of up to 32 cases, where the load measured that this gives "
+            f"their bits: scoring/heads.py) and {steps} "
             f"per-context steps ({t.incremental_tokens} tokens fed on a KV cache). The floor: {prompts} calls.")
 
 
