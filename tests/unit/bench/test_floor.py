@@ -80,8 +80,9 @@ def test_a_warm_runs_calls_count_a_tree_as_one_call_and_its_contexts_apart() -> 
     runs.warm = [plugin_run(13.0)]
     assert floor.calls_line(runs) == (
         "Forward calls of a warm run: 55 for 40 prompts (1.38 a prompt): 44 calls for 44 full passes, 5 calls that "
-        "computed the text reading's 24 contexts as trees (one per prompt that reads past it) and 6 per-context steps "
-        "(31 tokens fed on a KV cache). The floor: 40 calls.")
+        "computed the text reading's 24 contexts as trees (one per prompt that reads past it; through the decoder "
+        "alone, their heads one product per round of up to 32 cases, where the load measured that this gives their "
+        "bits: scoring/heads.py) and 6 per-context steps (31 tokens fed on a KV cache). The floor: 40 calls.")
 
 
 def test_a_first_runs_time_over_a_warm_one_names_the_phases_that_differ() -> None:
