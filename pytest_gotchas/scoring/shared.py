@@ -40,8 +40,9 @@ class SharedReads(Generic[Case]):
         return self._in_order[place : place + self.size]
 
     def read(self, model: Any, cases: Sequence[Case], read: Callable[[Case], tuple[Any, Any]], guard: Guard,
-             phase: Callable[[], AbstractContextManager[object]]) -> None:
-        """The reads of `cases` not read yet, in rounds whose trees share a head product (heads.read_in_rounds)."""
+             phase: Callable[[], AbstractContextManager[object]], stop: Callable[[], bool] = lambda: False) -> None:
+        """The reads of `cases` not read yet, in rounds whose trees share a head product (heads.read_in_rounds),
+        until `stop` (the reads beside collection; the test loop's own run to their end)."""
         chunk = [case for case in cases if id(case) not in self._seen]
         if not chunk:
             return
@@ -50,7 +51,7 @@ class SharedReads(Generic[Case]):
         for case in chunk:
             self._entries[id(case)] = entry = Shared(model, heads)
             entry.texts = self.texts(case)
-        read_in_rounds(chunk, read, self._entries, heads, guard, phase, self.stop.is_set)
+        read_in_rounds(chunk, read, self._entries, heads, guard, phase, stop)
 
     def read_ahead(self, model: Any, read: Callable[[Case], tuple[Any, Any]], guard: Guard,
                    phase: Callable[[], AbstractContextManager[object]]) -> None:
@@ -58,7 +59,7 @@ class SharedReads(Generic[Case]):
         for start in range(0, len(self.ahead), self.size):
             if self.stop.is_set():
                 return
-            self.read(model, self.ahead[start : start + self.size], read, guard, phase)
+            self.read(model, self.ahead[start : start + self.size], read, guard, phase, self.stop.is_set)
 
     def entry(self, case: Case, default: Shared | None = None) -> Shared | None:
         """What the read of `case` holds (else `default`), where it read the case's present texts."""

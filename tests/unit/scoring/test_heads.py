@@ -217,15 +217,21 @@ def outcomes(scorer: Scorer, cases: list[Planned]) -> list[object]:
     return out
 
 
-def test_cases_read_beside_collection_are_scored_from_what_they_gave(tiny: LoadedModel, tmp_path: Path) -> None:
+def test_cases_read_beside_collection_are_scored_from_what_they_gave(tiny: LoadedModel, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     cases = chapter(tmp_path)
     alone, _ = score_all(tiny, cases, 0)
     scorer, again = ahead_scorer(tiny, cases)
     assert outcomes(scorer, cases) == alone
     assert again == ["long"]  # read again only to say why it has no verdict
+    products: list[int] = []
+    head = paths.head
+    monkeypatch.setattr(paths, "head", lambda model, hidden: products.append(len(hidden)) or head(model, hidden))
     stopped, again = ahead_scorer(tiny, cases, stop_first=True)  # collection ended before the model loaded
     assert outcomes(stopped, cases) == alone
-    assert again == [case.case.id for case in cases]
+    assert products == [6]  # the test loop's own reads share their heads all the same (the stop is collection's)
+    # Read by the test loop in two rounds (the second for the three trees), then the long case again to say why.
+    assert again == ["twelve", "one", "long", "eleven", "twenty-one", "twelve", "eleven", "twenty-one", "long"]
 
 
 def test_a_case_whose_texts_changed_after_its_read_ahead_is_read_again(tiny: LoadedModel, tmp_path: Path) -> None:
