@@ -64,7 +64,7 @@ class Probe:
     parts: tuple[tuple[str, str], ...]  # (path, sha256 of its bits), in PATHS' order
     rows: bool  # the last row of the head over every position equals the full pass's
     batch: bool  # a prompt's row in a batch of two equals its row alone
-    shared_head: bool = False  # the tree's head computed apart, in a product with other rows, gives its bits (paths.apart)
+    shared_head: bool = False  # the tree's head apart, among other rows, gives its bits (paths.apart)
 
     @property
     def fingerprint(self) -> str:

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 from pydantic import TypeAdapter
-from ..results.typed import dataclass
 
 from ..results.schema import ChapterInfo, ModelInfo, Timings
+from ..results.typed import dataclass
 from .session import GotchasSession
 
 KEY = "gotchas"  # in config.workeroutput

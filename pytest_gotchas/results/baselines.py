@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from dataclasses import field
 
-from .typed import dataclass
-
 from .schema import CaseResult
+from .typed import dataclass
 from .verdict import Verdict
 from .vocabulary import PairVerdict
 

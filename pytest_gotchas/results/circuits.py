@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import field
 
 from pydantic import computed_field
-from .typed import dataclass
 
 from .faithfulness import area, faithfulness
+from .typed import dataclass
 from .vocabulary import EdgeCorruption, EdgeInput, EdgeNode
 
 

@@ -25,10 +25,10 @@ import math
 from collections.abc import Sequence
 
 from pydantic import computed_field
-from .typed import dataclass
 
 from .stats import (LEVEL, MeanInterval, discordant_needed, mcnemar, normal_quantile, t_interval, t_quantile,
                     wilson, wilson_bounds)
+from .typed import dataclass
 from .vocabulary import IntervalMethod
 
 # Beyond this many degrees of freedom `families_needed` takes the normal quantile for t's: t(300) is 1.968 against

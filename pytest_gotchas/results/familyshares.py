@@ -7,12 +7,12 @@ instances fail is named: the model knew that spelling, not the trap (surface dep
 from __future__ import annotations
 
 from pydantic import computed_field
-from .typed import dataclass
 
 from .clustering import ClusteredInterval, clustered_wilson
 from .clusters import Cluster, pair_clusters
 from .rollup import ChapterRollup
 from .stats import LEVEL, Interval, wilson
+from .typed import dataclass
 from .verdict import Verdict
 from .vocabulary import FamilyKind
 

@@ -14,9 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import field
 
-from .typed import dataclass
-
 from .schema import CaseResult, ModelInfo, Reading
+from .typed import dataclass
 from .vocabulary import ReadingName, TextPath
 
 SUFFIX = "/separate"

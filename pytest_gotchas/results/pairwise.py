@@ -19,13 +19,13 @@ from dataclasses import replace
 from itertools import combinations
 
 from pydantic import computed_field
-from .typed import dataclass
 
 from .clustering import cluster_t_interval, families_needed, sign_flip
 from .clusters import Cluster, case_clusters, pair_clusters, twin_clusters
 from .rollup import ChapterRollup, TwinResult
 from .schema import CaseResult
 from .stats import LEVEL, MeanInterval, discordant_needed, holm
+from .typed import dataclass
 from .verdict import Verdict
 
 # Up to this many models, every two are compared (a CI matrix of a few models: 28 pairs at most). Beyond it, each

@@ -7,12 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import field
 
-from .typed import dataclass as typed
-
 from .recurrence import Recurring, recurring
 from .rollup import ChapterRollup
 from .schema import Patching
 from .screening import ScreenSum, screen_sum
+from .typed import dataclass as typed
 from .vocabulary import Under
 
 

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .typed import dataclass as typed
-
 from .schema import Patching
+from .typed import dataclass as typed
 from .vocabulary import ComponentKind, ComponentsMethod
 
 TOP = 3  # a direction's top components: as many as its components line names

@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from pydantic import TypeAdapter, model_validator
-from .typed import dataclass as typed
 
 from .baselines import BaselineOutcome
 from .clustering import ClusteredInterval
@@ -33,6 +32,7 @@ from .pairwise import (LogRatioDifference, ModelComparison, TwinSplit, compare_m
 from .rollup import ChapterRollup, PairResult, TwinResult, merged_infos, rollup
 from .schema import CaseResult, ChapterInfo, ModelInfo, Invocation
 from .stats import Interval, discordant_needed, smallest_difference, wilson
+from .typed import dataclass as typed
 from .verdict import Verdict
 
 SCHEMA_FILE = Path(__file__).with_name("report.schema.json")

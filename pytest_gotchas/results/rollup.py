@@ -7,9 +7,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .typed import dataclass as typed
-
 from .schema import CaseResult, ChapterInfo, Patching
+from .typed import dataclass as typed
 from .verdict import Verdict
 
 

@@ -27,9 +27,9 @@ from dataclasses import field
 from typing import Any
 
 from pydantic import computed_field
-from .typed import dataclass
 
 from .circuits import Edges
+from .typed import dataclass
 from .verdict import Judged, Status, Verdict
 from .vocabulary import (Cell, ComponentKind, ComponentsMethod, FamilyKind, PatchMethod, ReadingKind, ReadingName,
                          TextPath, Under)

@@ -21,9 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .typed import dataclass as typed
-
 from .schema import ScreenScore
+from .typed import dataclass as typed
 from .vocabulary import Cell
 
 CHECKPOINTS = (1, 2, 5, 10)  # the curve is shown at these multiples of k verifications

@@ -20,9 +20,8 @@ from collections.abc import Sequence
 from functools import lru_cache
 from statistics import NormalDist
 
-from .typed import dataclass
-
 from .levels import LEVEL, MIN_LEVEL, level_computable  # noqa: F401  (published here too)
+from .typed import dataclass
 from .vocabulary import IntervalMethod
 
 
